@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs the Debian packages scalebpf builds and tests with, when missing.
+# Called by the Makefile (stamp build/.deps-ok) so that a fresh Debian 12
+# machine needs only `make demo` / `make check`.
+set -e
+PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
+libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "scalebpf: installing missing Debian packages:$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "error: packages missing ($missing) and not root: run 'sudo make deps' or install them" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

@@ -1,0 +1,116 @@
+# scalebpf — see README.md.  `make`, `make demo`, `make check`, `make bench`.
+
+VERSION   := 0.1.0
+BUILD     := build
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := x86
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS    ?= -O2 -g
+CFLAGS    += $(WARN) -std=gnu11 -D_GNU_SOURCE -DSB_VERSION=\"$(VERSION)\" \
+	     -Iinclude -Ianalysis -Iuser -I$(BUILD)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=undefined
+
+LIBS_ANALYSIS := -lgsl -lgslcblas -lm
+LIBS_ELF      := -ldw -lelf -lcapstone -lz
+LIBS_BPF      := -lbpf
+
+ANALYSIS_SRC := $(wildcard analysis/*.c)
+# user modules that need neither libbpf nor root: unit-testable anywhere
+USER_LIB_SRC := user/elfsym.c user/procmaps.c
+USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
+BPF_SRC      := $(wildcard bpf/*.bpf.c)
+SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
+
+ANALYSIS_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(ANALYSIS_SRC))
+USER_LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(USER_LIB_SRC))
+USER_OBJ     := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRC))
+ASAN_ANALYSIS_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(ANALYSIS_SRC))
+ASAN_USER_LIB_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(USER_LIB_SRC))
+ASAN_USER_OBJ     := $(patsubst %.c,$(BUILD)/asan/%.o,$(USER_SRC))
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_ASAN  := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps demo check check-unit check-integration bench clean workloads
+all: $(BUILD)/scalebpf
+
+# Missing Debian packages are installed once (root + apt-get); the stamp
+# is redone when the script changes.
+$(DEPS_STAMP): .ci/install-deps.sh
+	@mkdir -p $(BUILD)
+	@sh .ci/install-deps.sh
+	@touch $@
+deps: $(DEPS_STAMP)
+
+$(BUILD)/vmlinux.h: | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	@if [ ! -r $(VMLINUX_BTF) ]; then \
+		echo "error: $(VMLINUX_BTF) is missing: this kernel has no BTF" \
+		     "(CONFIG_DEBUG_INFO_BTF=y is needed to build and run scalebpf)" >&2; \
+		exit 1; fi
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c include/*.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Iinclude -I$(BUILD) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/analysis/%.o: analysis/%.c analysis/*.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/user/%.o: user/%.c user/*.h analysis/*.h include/*.h $(SKELS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+# Sanitizer builds of everything userspace.
+$(BUILD)/asan/%.o: %.c analysis/*.h user/*.h include/*.h $(SKELS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
+		$(LIBS_ELF) $(LIBS_ANALYSIS)
+
+$(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
+		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+include tests/workloads/workloads.mk
+
+check-unit: $(UNIT_BIN) $(UNIT_ASAN) workloads
+	@sh tests/run-unit.sh $(UNIT_BIN) $(UNIT_ASAN)
+
+check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads
+	@sh tests/run-integration.sh
+
+check: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	@sh tests/run-all.sh
+
+demo: $(BUILD)/scalebpf workloads
+	@sh tests/demo.sh
+
+bench: $(BUILD)/scalebpf workloads
+	@sh tests/bench.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scalebpf profile: in-memory model and its on-disk form.
+ *
+ * A profile is self-contained: every code location is stored already
+ * symbolized, so `scalebpf report` works on another machine without the
+ * binaries.  The on-disk form is a chunked file so that later analyses
+ * (CHiP, sharing, speedup stacks) add chunk types without breaking readers:
+ *
+ *   header  : "SCALEBPF" magic (8 bytes), u32 format version, u32 flags
+ *   chunks  : u32 type, u32 reserved(0), u64 payload length, payload,
+ *             u32 CRC-32 of the payload
+ *   trailer : a chunk of type SB_CHUNK_END whose payload is the u64 number
+ *             of chunks before it
+ *
+ * Integers are little-endian; strings are u32 length + bytes (no NUL).
+ * A reader skips chunk types it does not know, and rejects a file without
+ * the END trailer (truncated) or with a CRC mismatch (corrupt).
+ */
+#ifndef SB_PROFILE_H
+#define SB_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_PROFILE_MAGIC "SCALEBPF"
+#define SB_PROFILE_VERSION 1
+
+enum sb_chunk_type {
+	SB_CHUNK_META = 1,      /* key/value strings */
+	SB_CHUNK_BINARIES = 2,
+	SB_CHUNK_LOCS = 3,
+	SB_CHUNK_THREADS = 4,
+	SB_CHUNK_SECTIONS = 5,
+	SB_CHUNK_INSTANCES = 6,
+	SB_CHUNK_WAITS = 7,
+	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
+};
+
+/* Section kinds: what closes a parallel section. */
+enum sb_section_kind {
+	SB_SECT_BARRIER = 1,      /* pthread_barrier_wait */
+	SB_SECT_USER_BARRIER = 2, /* --barrier SYMBOL (mutex+condvar barriers) */
+	SB_SECT_OMP_REGION = 3,   /* end of an OpenMP parallel region */
+	SB_SECT_OMP_BARRIER = 4,  /* explicit/implicit OpenMP barrier in a region */
+	SB_SECT_JOIN = 5,         /* threads of one creator, closed by their exits */
+	SB_SECT_KIND_MAX
+};
+
+/* Wait primitives. */
+enum sb_prim {
+	SB_PRIM_OTHER = 0,
+	SB_PRIM_BARRIER = 1,
+	SB_PRIM_USER_BARRIER = 2,
+	SB_PRIM_JOIN = 3,
+	SB_PRIM_COND = 4,
+	SB_PRIM_MUTEX = 5,
+	SB_PRIM_SEM = 6,
+	SB_PRIM_SPIN = 7,        /* sampled */
+	SB_PRIM_RWLOCK = 8,
+	SB_PRIM_OMP_REGION_END = 9,  /* implicit barrier at the end of a region */
+	SB_PRIM_OMP_BARRIER = 10,
+	SB_PRIM_OMP_CRITICAL = 11,
+	SB_PRIM_OMP_LOCK = 12,
+	SB_PRIM_OMP_IDLE = 13,   /* runtime threads parked between regions */
+	SB_PRIM_MAX
+};
+
+const char *sb_section_kind_name(uint32_t kind);
+const char *sb_prim_name(uint32_t prim);
+/* Returns SB_PRIM_MAX when the name is unknown. */
+uint32_t sb_prim_from_name(const char *name);
+
+struct sb_kv {
+	char *key;
+	char *value;
+};
+
+struct sb_binary {
+	char *path;
+	char *build_id;     /* lowercase hex, NULL when the binary has none */
+};
+
+/* A code location, symbolized at record time. */
+struct sb_loc {
+	uint64_t addr;      /* runtime address in the target */
+	uint64_t offset;    /* address relative to the binary's load base */
+	int32_t binary;     /* index into binaries, -1 when unknown */
+	uint32_t line;      /* 0 when unknown */
+	char *function;     /* NULL when unknown */
+	char *file;         /* source path as in DWARF, NULL when unknown */
+};
+
+struct sb_thread {
+	uint32_t tid;
+	uint32_t parent_tid;  /* 0 when unknown (existed before attach) */
+	char *comm;
+	uint64_t start_ns;    /* first seen (creation or attach) */
+	uint64_t end_ns;      /* exit or end of recording */
+	uint64_t oncpu_ns;    /* on-CPU time while recorded */
+};
+
+/* One thread's share of one dynamic section instance. */
+struct sb_thread_time {
+	uint32_t tid;
+	uint64_t busy_ns;   /* on-CPU time spent working in the section */
+	uint64_t wait_ns;   /* time at the closing synchronization */
+	uint64_t wall_ns;   /* segment start to departure */
+};
+
+/* A static section: the closing sync location.  Aggregates cover every
+ * instance, including those beyond the stored-instance limit. */
+struct sb_section {
+	uint32_t kind;               /* enum sb_section_kind */
+	uint32_t loc;                /* index into locs */
+	uint64_t ninstances;         /* all instances seen */
+	uint32_t nthreads;           /* entries in per_thread */
+	struct sb_thread_time *per_thread; /* summed over all instances */
+	uint64_t lost_ns;            /* sum over instances of idle thread-time */
+	uint64_t capacity_ns;        /* sum over instances of nthreads * max busy */
+};
+
+struct sb_instance {
+	uint32_t section;            /* index into sections */
+	uint64_t seq;                /* 0-based instance number in its section */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t nthreads;
+	struct sb_thread_time *per_thread;
+};
+
+/* Waits aggregated by (primitive, call site, object). */
+struct sb_wait {
+	uint32_t prim;               /* enum sb_prim */
+	int32_t loc;                 /* call site, index into locs, -1 unknown */
+	uint64_t object;             /* lock/condvar/barrier address, 0 unknown */
+	uint64_t count;
+	uint64_t wait_ns;
+};
+
+struct sb_profile {
+	size_t nmeta;
+	struct sb_kv *meta;
+	size_t nbinaries;
+	struct sb_binary *binaries;
+	size_t nlocs;
+	struct sb_loc *locs;
+	size_t nthreads;
+	struct sb_thread *threads;
+	size_t nsections;
+	struct sb_section *sections;
+	size_t ninstances;
+	struct sb_instance *instances;
+	size_t nwaits;
+	struct sb_wait *waits;
+};
+
+/* Status codes; sb_profile_strerror() turns them into words. */
+enum sb_status {
+	SB_OK = 0,
+	SB_ERR_IO = -1,        /* open/read/write failed: errno is kept */
+	SB_ERR_MAGIC = -2,     /* not a scalebpf profile */
+	SB_ERR_VERSION = -3,   /* newer format version than this reader */
+	SB_ERR_TRUNCATED = -4, /* file ends before the END trailer */
+	SB_ERR_CORRUPT = -5,   /* CRC mismatch or inconsistent contents */
+	SB_ERR_NOMEM = -6,
+};
+
+struct sb_profile *sb_profile_alloc(void);
+void sb_profile_free(struct sb_profile *p);
+
+/* Appends; strings are copied.  Return an index, or -1 on ENOMEM. */
+int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value);
+const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
+long sb_profile_add_binary(struct sb_profile *p, const char *path, const char *build_id);
+long sb_profile_add_loc(struct sb_profile *p, const struct sb_loc *loc);
+long sb_profile_add_thread(struct sb_profile *p, const struct sb_thread *t);
+/* per_thread arrays are copied. */
+long sb_profile_add_section(struct sb_profile *p, const struct sb_section *s);
+long sb_profile_add_instance(struct sb_profile *p, const struct sb_instance *in);
+long sb_profile_add_wait(struct sb_profile *p, const struct sb_wait *w);
+
+/*
+ * Writes atomically: the data goes to a temporary file in the target's
+ * directory, is fsync'ed and renamed over path, so an interrupted write
+ * leaves either the old file, the complete new one, or nothing.
+ * err (may be NULL) receives a message on failure.
+ */
+int sb_profile_write(const struct sb_profile *p, const char *path, char *err, size_t errlen);
+/* On failure *out is NULL and err says what is wrong and where (offset). */
+int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen);
+const char *sb_profile_strerror(int status);
+
+#endif

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The kernel half of `scalebpf record`.
+ *
+ * Cost model (measured, ../shared/notes/platform.md): probes sit only on
+ * rare calls (barriers, region entry/exit, joins); blocking waits are taken
+ * where they reach the kernel (futex), on-CPU time from sched_switch, spin
+ * waits from cpu-clock samples.  Nothing here runs on an uncontended lock.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sbpf_events.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define NR_FUTEX 202           /* x86-64 */
+#define FUTEX_CMD_MASK 0x7f    /* strips PRIVATE and CLOCK_REALTIME flags */
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+
+const volatile __u32 targ_tgid = 0;
+const volatile __u64 sample_period_ns = 0;
+
+struct thread_state {
+	__u64 oncpu_total;   /* on-CPU ns accumulated at switch-outs */
+	__u64 last_in;       /* when it last went on CPU */
+	__u64 fx_ts;         /* futex wait start, 0 when none */
+	__u64 fx_uaddr;
+	__u32 fx_op;
+	__u32 on_cpu;
+	__s32 sync_depth;    /* inside a probed waiting call */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);   /* resized from userspace before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SB_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SB_MAX_SPIN_RANGES);
+	__type(key, __u32);
+	__type(value, struct sb_ip_range);
+} spin_ranges SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline bool is_target(void)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+}
+
+/* The state of a thread, created on first sight as if it went on CPU now:
+ * a thread that runs when we attach is then timed from attach on. */
+static __always_inline struct thread_state *state_get(__u32 tid, __u64 now)
+{
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_state fresh = { .last_in = now, .on_cpu = 1 };
+
+	if (st)
+		return st;
+	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		count(SB_CNT_STATE_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline __u64 oncpu_now(const struct thread_state *st, __u64 now)
+{
+	return st->oncpu_total + (st->on_cpu ? now - st->last_in : 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *st;
+	__u32 tid;
+
+	if (BPF_CORE_READ(prev, tgid) == targ_tgid) {
+		tid = BPF_CORE_READ(prev, pid);
+		st = bpf_map_lookup_elem(&threads, &tid);
+		if (st && st->on_cpu) {
+			st->oncpu_total += now - st->last_in;
+			st->on_cpu = 0;
+		}
+		count(SB_CNT_SWITCHES);
+	}
+	if (BPF_CORE_READ(next, tgid) == targ_tgid) {
+		tid = BPF_CORE_READ(next, pid);
+		st = state_get(tid, now);
+		if (st) {
+			st->last_in = now;
+			st->on_cpu = 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline __u64 cookie_arg(struct pt_regs *ctx, __u64 cookie)
+{
+	/* Load every candidate first: a ctx pointer with a computed offset
+	 * is rejected by the verifier. */
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u64 which = cookie & SB_COOKIE_ARG_MASK;
+
+	barrier_var(a1);
+	barrier_var(a2);
+	barrier_var(a3);
+	return which == 1 ? a1 : which == 2 ? a2 : which == 3 ? a3 : 0;
+}
+
+static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
+{
+	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_state *st;
+	struct sb_rec_probe *r;
+
+	if (!is_target())
+		return 0;
+	st = state_get(tid, now);
+	if (!st)
+		return 0;
+	if (cookie & SB_COOKIE_SYNC) {
+		if (enter)
+			st->sync_depth++;
+		else if (st->sync_depth > 0)
+			st->sync_depth--;
+	}
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(SB_CNT_DROP_PROBE);
+		return 0;
+	}
+	r->hdr.type = enter ? SB_REC_PROBE_ENTER : SB_REC_PROBE_EXIT;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = tid;
+	r->hdr.ts = now;
+	r->probe = SB_COOKIE_ID(cookie);
+	r->depth = st->sync_depth;
+	r->oncpu_ns = oncpu_now(st, now);
+	r->ret_addr = 0;
+	r->ip = PT_REGS_IP(ctx);
+	if (enter) {
+		r->arg = cookie_arg(ctx, cookie);
+		/* Probe sites keep rsp untouched (see sb_elf_probe_site). */
+		bpf_probe_read_user(&r->ret_addr, sizeof(r->ret_addr),
+				    (void *)PT_REGS_SP(ctx));
+	} else {
+		r->arg = PT_REGS_RC(ctx);
+	}
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int probe_enter(struct pt_regs *ctx)
+{
+	return emit_probe(ctx, true);
+}
+
+SEC("uretprobe")
+int probe_exit(struct pt_regs *ctx)
+{
+	return emit_probe(ctx, false);
+}
+
+static __always_inline bool is_wait_cmd(__u32 cmd)
+{
+	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET ||
+	       cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2 ||
+	       cmd == FUTEX_WAIT_REQUEUE_PI;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	struct thread_state *st;
+	__u64 now;
+	__u32 cmd;
+
+	if (id != NR_FUTEX || !is_target())
+		return 0;
+	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
+	if (!is_wait_cmd(cmd))
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = state_get((__u32)bpf_get_current_pid_tgid(), now);
+	if (!st)
+		return 0;
+	if (st->sync_depth > 0) {   /* the probed call accounts for it */
+		st->fx_ts = 0;
+		return 0;
+	}
+	st->fx_ts = now;
+	st->fx_uaddr = BPF_CORE_READ(regs, di);
+	st->fx_op = cmd;
+	return 0;
+}
+
+static __always_inline void fill_stack(struct sb_rec_wait *r, __u64 sp)
+{
+	r->sp = sp;
+	r->nwords = SB_STACK_WORDS;
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack), (void *)sp) == 0)
+		return;
+	/* Near the top of the stack mapping: take what fits. */
+	r->nwords = SB_STACK_WORDS / 4;
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack) / 4, (void *)sp))
+		r->nwords = 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_state *st;
+	struct sb_rec_wait *r;
+	__u64 now;
+
+	if (!is_target())
+		return 0;
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st || !st->fx_ts)
+		return 0;
+	if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+		return 0;
+	now = bpf_ktime_get_ns();
+	count(SB_CNT_FUTEX_WAITS);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		st->fx_ts = 0;
+		count(SB_CNT_DROP_WAIT);
+		return 0;
+	}
+	r->hdr.type = SB_REC_WAIT;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = tid;
+	r->hdr.ts = now;
+	r->source = SB_WAIT_FUTEX;
+	r->op = st->fx_op;
+	r->uaddr = st->fx_uaddr;
+	r->dur_ns = now - st->fx_ts;
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->pad = 0;
+	st->fx_ts = 0;
+	fill_stack(r, BPF_CORE_READ(regs, sp));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+/* cpu-clock samples: spin waits are on-CPU, so only sampling sees them. */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	struct thread_state *st;
+	struct sb_rec_wait *r;
+	struct pt_regs *uregs;
+	__u64 ip, sp;
+	__u32 i;
+
+	if (!is_target())
+		return 0;
+	count(SB_CNT_SAMPLES);
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st && st->sync_depth > 0)
+		return 0;
+	task = bpf_get_current_task_btf();
+	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	ip = BPF_CORE_READ(uregs, ip);
+	sp = BPF_CORE_READ(uregs, sp);
+	/* Ranges are filled in once the libraries' load addresses are known. */
+	for (i = 0; i < SB_MAX_SPIN_RANGES; i++) {
+		__u32 k = i;
+		struct sb_ip_range *rg = bpf_map_lookup_elem(&spin_ranges, &k);
+
+		if (!rg || !rg->start || ip < rg->start || ip >= rg->end)
+			continue;
+		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (!r) {
+			count(SB_CNT_DROP_WAIT);
+			return 0;
+		}
+		r->hdr.type = SB_REC_WAIT;
+		r->hdr.size = sizeof(*r);
+		r->hdr.tid = tid;
+		r->hdr.ts = bpf_ktime_get_ns();
+		r->source = SB_WAIT_SPIN_SAMPLE;
+		r->op = 0;
+		r->uaddr = 0;
+		r->dur_ns = sample_period_ns;
+		r->ip = ip;
+		r->pad = 0;
+		fill_stack(r, sp);
+		bpf_ringbuf_submit(r, 0);
+		return 0;
+	}
+	return 0;
+}
+
+static __always_inline void emit_thread(__u16 type, __u32 tid, __u32 parent,
+					__u64 oncpu, struct task_struct *task)
+{
+	struct sb_rec_thread *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(SB_CNT_DROP_THREAD);
+		return;
+	}
+	r->hdr.type = type;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = tid;
+	r->hdr.ts = bpf_ktime_get_ns();
+	r->parent_tid = parent;
+	r->pad = 0;
+	r->oncpu_ns = oncpu;
+	BPF_CORE_READ_STR_INTO(&r->comm, task, comm);
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("tp_btf/task_newtask")
+int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
+{
+	if (BPF_CORE_READ(task, tgid) != targ_tgid)
+		return 0;
+	emit_thread(SB_REC_THREAD_NEW, BPF_CORE_READ(task, pid),
+		    (__u32)bpf_get_current_pid_tgid(), 0, task);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u64 now = bpf_ktime_get_ns(), oncpu = 0;
+	struct thread_state *st;
+	__u32 tid;
+
+	if (BPF_CORE_READ(task, tgid) != targ_tgid)
+		return 0;
+	tid = BPF_CORE_READ(task, pid);
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st)
+		oncpu = oncpu_now(st, now);
+	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);
+	bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}

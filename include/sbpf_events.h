@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records the BPF side sends to `scalebpf record` through the ring buffer,
+ * and the constants both sides share.  Every record starts with struct
+ * sb_rec_hdr; the consumer switches on hdr.type and rejects unknown types
+ * and sizes.  Shared by bpf/record.bpf.c (with vmlinux.h types) and user/.
+ */
+#ifndef SBPF_EVENTS_H
+#define SBPF_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+enum sb_rec_type {
+	SB_REC_PROBE_ENTER = 1,   /* entry uprobe on a sync/region function */
+	SB_REC_PROBE_EXIT = 2,    /* its uretprobe */
+	SB_REC_WAIT = 3,          /* blocking futex wait, or a spin sample */
+	SB_REC_THREAD_NEW = 4,
+	SB_REC_THREAD_EXIT = 5,
+	SB_REC_TYPE_MAX
+};
+
+struct sb_rec_hdr {
+	__u16 type;
+	__u16 size;       /* whole record, header included */
+	__u32 tid;
+	__u64 ts;         /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+};
+
+/*
+ * Probe cookies: the low byte says how to read the probe, the high 32 bits
+ * index the userspace probe table.
+ */
+#define SB_COOKIE_ARG_MASK 0x7ull    /* 0: none, 1..3: PT_REGS_PARM1..3 */
+#define SB_COOKIE_SYNC 0x8ull        /* a waiting call: nested waits are its own */
+#define SB_COOKIE_ID(c) ((__u32)((c) >> 32))
+#define SB_COOKIE_MAKE(id, flags) (((__u64)(id) << 32) | (flags))
+
+struct sb_rec_probe {
+	struct sb_rec_hdr hdr;
+	__u32 probe;      /* index into the probe table */
+	__u32 depth;      /* sync nesting depth after this event */
+	__u64 arg;        /* enter: the argument the cookie names; exit: return value */
+	__u64 ret_addr;   /* enter: return address found at [sp] (the call site) */
+	__u64 oncpu_ns;   /* the thread's on-CPU time so far, at this event */
+	__u64 ip;         /* the probed instruction (entry) */
+};
+
+#define SB_STACK_WORDS 40
+
+enum sb_wait_source {
+	SB_WAIT_FUTEX = 1,
+	SB_WAIT_SPIN_SAMPLE = 2,
+};
+
+struct sb_rec_wait {
+	struct sb_rec_hdr hdr;   /* ts: when the wait ended (or the sample) */
+	__u32 source;            /* enum sb_wait_source */
+	__u32 op;                /* futex command */
+	__u64 uaddr;             /* futex word; 0 for samples */
+	__u64 dur_ns;            /* blocked time, or the sample period */
+	__u64 ip;                /* user IP */
+	__u64 sp;                /* user stack pointer the words start at */
+	__u32 nwords;            /* valid words in stack[] */
+	__u32 pad;
+	__u64 stack[SB_STACK_WORDS];
+};
+
+struct sb_rec_thread {
+	struct sb_rec_hdr hdr;
+	__u32 parent_tid;        /* THREAD_NEW: the creating thread */
+	__u32 pad;
+	__u64 oncpu_ns;          /* THREAD_EXIT: final on-CPU time */
+	char comm[16];
+};
+
+/* Per-CPU counters: drops are never silent. */
+enum sb_counter {
+	SB_CNT_DROP_PROBE = 0,   /* ring buffer full: probe records lost */
+	SB_CNT_DROP_WAIT,
+	SB_CNT_DROP_THREAD,
+	SB_CNT_STATE_FULL,       /* thread table full: a thread not timed */
+	SB_CNT_SAMPLES,          /* cpu-clock samples that hit the target */
+	SB_CNT_FUTEX_WAITS,
+	SB_CNT_SWITCHES,
+	SB_CNT_MAX
+};
+
+#define SB_MAX_SPIN_RANGES 8
+
+struct sb_ip_range {
+	__u64 start, end;        /* runtime [start, end) */
+};
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/* The section builder against constructed timelines with known answers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "profile.h"
+#include "sections.h"
+
+#define MS 1000000ull
+
+static long loc_of(void *ctx, uint64_t addr)
+{
+	struct sb_profile *p = ctx;
+	struct sb_loc l = { .addr = addr, .binary = -1 };
+
+	for (size_t i = 0; i < p->nlocs; i++)
+		if (p->locs[i].addr == addr)
+			return (long)i;
+	return sb_profile_add_loc(p, &l);
+}
+
+static struct sb_event ev(uint64_t ts, uint32_t tid, uint16_t kind, uint16_t prim,
+			  uint64_t site, uint64_t obj, uint64_t oncpu)
+{
+	struct sb_event e = { .ts = ts, .tid = tid, .kind = kind, .prim = prim,
+			      .site = site, .obj = obj, .oncpu = oncpu };
+	return e;
+}
+
+static const struct sb_section *find_section(const struct sb_profile *p, uint32_t kind)
+{
+	for (size_t i = 0; i < p->nsections; i++)
+		if (p->sections[i].kind == kind)
+			return &p->sections[i];
+	return NULL;
+}
+
+/* 4 threads, busy 1:2:3:4 ms per iteration, 3 iterations, events pushed in
+ * a shuffled order: one barrier section, 37.5 % imbalance. */
+static void test_barrier_ratio(void)
+{
+	struct sb_builder *b = sb_builder_alloc(2);
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_event evs[64];
+	struct sb_builder_stats st;
+	uint64_t oncpu[4] = { 0 }, t0 = 1000 * MS;
+	size_t n = 0;
+
+	for (uint32_t t = 0; t < 4; t++)
+		evs[n++] = ev(t0, 100 + t, SB_EV_THREAD_START, 0, 0, 1, 0);
+	for (int it = 0; it < 3; it++) {
+		uint64_t start = t0 + (uint64_t)it * 10 * MS;
+
+		for (uint32_t t = 0; t < 4; t++) {
+			oncpu[t] += (t + 1) * MS;
+			evs[n++] = ev(start + (t + 1) * MS, 100 + t, SB_EV_SYNC_ENTER,
+				      SB_PRIM_BARRIER, 0x401000, 0xbeef, oncpu[t]);
+			evs[n++] = ev(start + 4 * MS + 10 + t, 100 + t, SB_EV_SYNC_EXIT,
+				      SB_PRIM_BARRIER, 0, 0, oncpu[t]);
+		}
+	}
+	/* Reverse each adjacent pair: out of order within the window. */
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		struct sb_event x = evs[i];
+
+		evs[i] = evs[i + 1];
+		evs[i + 1] = x;
+	}
+	for (size_t i = 0; i < n; i++)
+		CHECK(sb_builder_add(b, &evs[i]) == 0, "add %zu", i);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.instances == 3, "instances %llu", (unsigned long long)st.instances);
+	CHECK(st.stored_instances == 2, "stored limited to 2: %llu",
+	      (unsigned long long)st.stored_instances);
+	CHECK(p->nsections == 1, "sections %zu", p->nsections);
+	CHECK(p->ninstances == 2, "instances in profile %zu", p->ninstances);
+	if (p->nsections == 1) {
+		const struct sb_section *s = &p->sections[0];
+
+		CHECK(s->kind == SB_SECT_BARRIER, "kind %u", s->kind);
+		CHECK(p->locs[s->loc].addr == 0x401000, "site");
+		CHECK(s->ninstances == 3, "ninstances");
+		CHECK(s->nthreads == 4, "nthreads %u", s->nthreads);
+		for (uint32_t t = 0; t < s->nthreads && t < 4; t++) {
+			CHECK(s->per_thread[t].tid == 100 + t, "sorted by tid");
+			CHECK(s->per_thread[t].busy_ns == 3 * (t + 1) * MS, "busy t%u", t);
+			/* Everyone leaves ~4 ms in: waited (4 - (t+1)) ms. */
+			CHECK_NEAR(s->per_thread[t].wait_ns, 3 * (3 - t) * MS, 3 * 20);
+		}
+		CHECK(s->lost_ns == 3 * (3 + 2 + 1) * MS, "lost %llu",
+		      (unsigned long long)s->lost_ns);
+		CHECK_NEAR(100.0 * s->lost_ns / s->capacity_ns, 37.5, 1e-9);
+	}
+	if (p->ninstances >= 2) {
+		CHECK(p->instances[1].seq == 1, "seq");
+		CHECK(p->instances[0].start_ns == t0, "first instance starts at thread start");
+	}
+	/* Barrier waits aggregate by site and object. */
+	CHECK(p->nwaits == 1 && p->waits[0].count == 12 && p->waits[0].object == 0xbeef,
+	      "waits %zu", p->nwaits);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
+/* An OpenMP region with an explicit barrier: busy before the barrier
+ * 1:2, after it equal; the region end is balanced. */
+static void test_omp_region(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_profile *p = sb_profile_alloc();
+	const uint64_t fn = 0x4011a0, site = 0x401300, bsite = 0x401200;
+	const struct sb_section *sb, *sr;
+	struct sb_event e[] = {
+		ev(1 * MS, 1, SB_EV_REGION_ENTER, 0, site, fn, 0),
+		ev(1 * MS + 1, 1, SB_EV_TASK_ENTER, 0, 0, fn, 0),
+		ev(1 * MS + 2, 2, SB_EV_TASK_ENTER, 0, 0, fn, 50 * MS),
+		ev(2 * MS, 1, SB_EV_SYNC_ENTER, SB_PRIM_OMP_BARRIER, bsite, 0, 1 * MS),
+		ev(3 * MS, 2, SB_EV_SYNC_ENTER, SB_PRIM_OMP_BARRIER, bsite, 0, 52 * MS),
+		ev(3 * MS + 5, 2, SB_EV_SYNC_EXIT, SB_PRIM_OMP_BARRIER, 0, 0, 52 * MS),
+		ev(3 * MS + 6, 1, SB_EV_SYNC_EXIT, SB_PRIM_OMP_BARRIER, 0, 0, 1 * MS + 100),
+		ev(4 * MS, 1, SB_EV_TASK_EXIT, 0, 0, fn, 2 * MS + 100),
+		ev(4 * MS + 10, 2, SB_EV_TASK_EXIT, 0, 0, fn, 53 * MS),
+		ev(4 * MS + 20, 1, SB_EV_REGION_EXIT, 0, 0, 0, 2 * MS + 120),
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	CHECK(p->nsections == 2, "sections %zu", p->nsections);
+	sb = find_section(p, SB_SECT_OMP_BARRIER);
+	sr = find_section(p, SB_SECT_OMP_REGION);
+	CHECK(sb && sr, "both kinds");
+	if (sb && sr) {
+		CHECK(p->locs[sb->loc].addr == bsite, "barrier site");
+		CHECK(p->locs[sr->loc].addr == site, "region site is the fork call");
+		CHECK(sb->per_thread[0].busy_ns == 1 * MS && sb->per_thread[1].busy_ns == 2 * MS,
+		      "barrier busy %llu %llu", (unsigned long long)sb->per_thread[0].busy_ns,
+		      (unsigned long long)sb->per_thread[1].busy_ns);
+		CHECK_NEAR(100.0 * sb->lost_ns / sb->capacity_ns, 25.0, 1e-9);
+		CHECK(sr->per_thread[0].busy_ns == 1 * MS && sr->per_thread[1].busy_ns == 1 * MS,
+		      "region busy");
+		CHECK(sr->lost_ns == 0, "balanced region end");
+		CHECK(sr->per_thread[0].wait_ns == 20 && sr->per_thread[1].wait_ns == 10,
+		      "wait from task end to region end");
+	}
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
+/* Three threads of one creator exit at 10, 20, 40 ms: one join instance. */
+static void test_join_and_partial(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_builder_stats st;
+	const struct sb_section *s;
+	struct sb_event e[] = {
+		ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+		ev(1, 8, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(2, 9, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(3, 10, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(5, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0),
+		ev(10 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 10 * MS),
+		ev(20 * MS, 9, SB_EV_THREAD_EXIT, 0, 0, 0, 20 * MS),
+		ev(40 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 40 * MS),
+		ev(40 * MS + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0),
+		/* Thread 7 was running before recording: its first barrier
+		 * instance cannot be timed and is skipped, not guessed. */
+		ev(50 * MS, 7, SB_EV_WAIT, SB_PRIM_MUTEX, 0x777, 0xabc, 0),
+		ev(60 * MS, 11, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+		ev(61 * MS, 11, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x999, 0x1, 5 * MS),
+		ev(62 * MS, 11, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5 * MS),
+		ev(63 * MS, 11, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5 * MS),
+	};
+	e[9].dur = 3 * MS;
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.partial_instances == 1, "partial %llu", (unsigned long long)st.partial_instances);
+	CHECK(st.unmatched == 1, "unmatched exit %llu", (unsigned long long)st.unmatched);
+	s = find_section(p, SB_SECT_JOIN);
+	CHECK(s != NULL && p->nsections == 1, "one join section");
+	if (s) {
+		CHECK(p->locs[s->loc].addr == 0x555, "join site");
+		CHECK(s->nthreads == 3, "three threads");
+		CHECK(s->per_thread[0].wait_ns == 30 * MS && s->per_thread[2].wait_ns == 0,
+		      "idle after exit until the last exit");
+		CHECK_NEAR(100.0 * s->lost_ns / s->capacity_ns, 100.0 * (30 + 20) / 120, 1e-9);
+	}
+	for (size_t i = 0; i < p->nwaits; i++) {
+		if (p->waits[i].prim == SB_PRIM_MUTEX)
+			CHECK(p->waits[i].wait_ns == 3 * MS && p->waits[i].object == 0xabc,
+			      "mutex wait");
+		if (p->waits[i].prim == SB_PRIM_JOIN)
+			CHECK(p->waits[i].wait_ns == 40 * MS - 4, "join wait");
+	}
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
+/* A barrier instance left open at the end is counted, not stored. */
+static void test_unfinished(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_builder_stats st;
+	struct sb_event e[] = {
+		ev(1, 1, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(2, 2, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(10, 1, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 5),
+		ev(11, 2, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 5),
+		ev(12, 2, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5),
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	/* The watermark holds back what is newer than it. */
+	sb_builder_flush(b, 10);
+	sb_builder_get_stats(b, &st);
+	CHECK(st.events == 3, "flushed up to the watermark: %llu", (unsigned long long)st.events);
+	sb_builder_finish(b);
+	sb_builder_get_stats(b, &st);
+	CHECK(st.unfinished_instances == 1 && st.instances == 0, "unfinished");
+	sb_builder_free(b);
+}
+
+int main(void)
+{
+	test_barrier_ratio();
+	test_omp_region();
+	test_join_and_partial();
+	test_unfinished();
+	return CHECK_DONE("test_sections");
+}

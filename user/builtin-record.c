@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * scalebpf record: attach to a process (or start one), time every thread's
+ * work and waits per parallel-section instance, write a profile.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "decode.h"
+#include "elfsym.h"
+#include "procmaps.h"
+#include "probes.h"
+#include "record_bpf.h"
+#include "record_session.h"
+#include "target.h"
+
+static const char record_usage[] =
+"usage: scalebpf record [options] -p PID\n"
+"       scalebpf record [options] -- CMD [ARGS...]\n"
+"\n"
+"Attach to a multi-threaded (pthreads/OpenMP) process with eBPF and record,\n"
+"for every thread, its on-CPU work and its waits in each dynamic instance of\n"
+"every parallel section (the code between two barriers, an OpenMP region,\n"
+"or a thread's life up to its join).  Only rare calls are probed (barriers,\n"
+"region entry/exit, joins); blocking waits are taken from futex and\n"
+"sched_switch, spin waits from cpu-clock samples.\n"
+"\n"
+"  -p, --pid PID          attach to a running process (and threads it creates)\n"
+"  -o, --output FILE      profile to write (default: scalebpf.data)\n"
+"  -d, --duration SEC     stop after SEC seconds (default: until the target\n"
+"                         exits or SIGINT/SIGTERM)\n"
+"  -b, --barrier SYMBOL   a function of the target that is a barrier (e.g. a\n"
+"                         mutex+condvar barrier as in SPLASH-2/PARSEC);\n"
+"                         repeatable\n"
+"      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
+"  -F, --freq HZ          cpu-clock sampling rate for spin waits (default 199)\n"
+"      --max-instances N  instances kept in full per section (default 10000;\n"
+"                         totals always cover all of them)\n"
+"      --ringbuf-mb MB    ring buffer size (default 16)\n"
+"  -q, --quiet            no status line\n"
+"  -h, --help             this text\n"
+"\n"
+"With -- CMD, the command starts only once the probes are in, and record\n"
+"exits with its exit status.  With -p, probes are removed on exit and the\n"
+"process runs on unharmed.  Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN).\n"
+"\n"
+"examples:\n"
+"  scalebpf record -o run.sbp -- ./solver 8\n"
+"  OMP_NUM_THREADS=8 scalebpf record -- ./omp_app\n"
+"  scalebpf record -p 4242 --duration 10\n"
+"  scalebpf record --barrier my_barrier -- ./splash_lu -p4\n"
+"then: scalebpf report -i run.sbp\n";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+uint64_t sb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_opts(struct sb_rec *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "barrier", required_argument, NULL, 'b' },
+		{ "no-auto-barrier", no_argument, NULL, 'A' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "max-instances", required_argument, NULL, 'M' },
+		{ "ringbuf-mb", required_argument, NULL, 'R' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	r->output = "scalebpf.data";
+	r->auto_barrier = true;
+	r->sample_hz = 199;
+	r->max_instances = 10000;
+	r->ringbuf_mb = 16;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:o:d:b:F:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			r->pid = (int)strtol(optarg, &end, 10);
+			if (*end || r->pid <= 0)
+				return sb_rec_fail(r, "invalid PID '%s'", optarg);
+			break;
+		case 'o':
+			r->output = optarg;
+			break;
+		case 'd':
+			r->duration_s = strtod(optarg, &end);
+			if (*end || r->duration_s <= 0)
+				return sb_rec_fail(r, "invalid duration '%s' (seconds > 0)", optarg);
+			break;
+		case 'b':
+			if (r->nbarriers < SB_REC_MAX_BARRIERS)
+				r->barriers[r->nbarriers++] = optarg;
+			break;
+		case 'A':
+			r->auto_barrier = false;
+			break;
+		case 'F':
+			r->sample_hz = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || r->sample_hz > 10000)
+				return sb_rec_fail(r, "invalid sampling rate '%s' (0..10000 Hz)", optarg);
+			break;
+		case 'M':
+			r->max_instances = strtoull(optarg, &end, 10);
+			if (*end)
+				return sb_rec_fail(r, "invalid --max-instances '%s'", optarg);
+			break;
+		case 'R':
+			r->ringbuf_mb = strtoul(optarg, &end, 10);
+			if (*end || !r->ringbuf_mb || (r->ringbuf_mb & (r->ringbuf_mb - 1)) ||
+			    r->ringbuf_mb > 1024)
+				return sb_rec_fail(r, "--ringbuf-mb must be a power of two, 1..1024");
+			break;
+		case 'q':
+			r->quiet = true;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			exit(0);
+		default:
+			fputs(record_usage, stderr);
+			return 2;
+		}
+	}
+	r->cmd = argv + optind;
+	r->ncmd = argc - optind;
+	if ((r->pid > 0) == (r->ncmd > 0)) {
+		fprintf(stderr, "scalebpf record: give either -p PID or -- CMD [ARGS...]\n\n%s",
+			record_usage);
+		return 2;
+	}
+	return 0;
+}
+
+static int check_privileges(struct sb_rec *r)
+{
+	if (geteuid() == 0)
+		return 0;
+	return sb_rec_fail(r, "recording needs root (BPF programs and uprobes need CAP_BPF, "
+			   "CAP_PERFMON and CAP_SYS_ADMIN): run it with sudo");
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* True when recording should end; reaps a spawned child. */
+static bool should_stop(struct sb_rec *r, uint64_t now)
+{
+	if (stop_signal) {
+		if (!r->stop_reason)
+			r->stop_reason = "signal";
+		return true;
+	}
+	if (r->duration_s > 0 && now - r->start_ns >= (uint64_t)(r->duration_s * 1e9)) {
+		r->stop_reason = "duration";
+		return true;
+	}
+	if (r->spawned) {
+		int status;
+
+		if (waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
+			r->child_exited = true;
+			r->child_status = status;
+			r->stop_reason = "target exited";
+			return true;
+		}
+		return false;
+	}
+	if (!sb_target_alive(r->pid)) {
+		r->stop_reason = "target exited";
+		return true;
+	}
+	return false;
+}
+
+static int record_loop(struct sb_rec *r)
+{
+	uint64_t last_status = 0, last_refresh = sb_now_ns();
+
+	while (!should_stop(r, sb_now_ns())) {
+		uint64_t now;
+		int n = sb_bpf_poll(r->bpf, 100);
+
+		if (n < 0 && n != -EINTR)
+			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));
+		now = sb_now_ns();
+		/* Records from other CPUs may lag a little: hold back 200 ms. */
+		if (sb_builder_flush(r->builder, now - 200000000ull))
+			return sb_rec_fail(r, "out of memory while building sections");
+		if (now - last_refresh > 1000000000ull) {
+			last_refresh = now;
+			sb_maps_refresh(r->maps, r->pid);
+			sb_rec_set_spin_ranges(r);
+		}
+		if (!r->quiet && now - last_status > (r->tty ? 500000000ull : 10000000000ull)) {
+			last_status = now;
+			sb_rec_status(r, false);
+		}
+	}
+	return 0;
+}
+
+/* Forwards a stop request to a child we started, then waits for it. */
+static void finish_child(struct sb_rec *r)
+{
+	if (!r->spawned || r->child_exited)
+		return;
+	if (stop_signal)
+		kill(r->child.pid, stop_signal == SIGHUP ? SIGTERM : stop_signal);
+	else if (!r->quiet)
+		fprintf(stderr, "scalebpf: recording stopped (%s); waiting for the command "
+			"to exit\n", r->stop_reason);
+	while (waitpid(r->child.pid, &r->child_status, 0) < 0 && errno == EINTR)
+		;
+	r->child_exited = true;
+}
+
+static int exit_code(const struct sb_rec *r, int ret)
+{
+	if (ret)
+		return ret;
+	if (!r->spawned)
+		return 0;
+	if (WIFEXITED(r->child_status))
+		return WEXITSTATUS(r->child_status);
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return 1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct sb_rec r = { .tty = isatty(2) };
+	int ret;
+
+	if ((ret = parse_opts(&r, argc, argv)))
+		return ret;
+	if ((ret = check_privileges(&r)))
+		return ret;
+	install_signals();
+	ret = sb_rec_setup(&r);
+	if (!ret) {
+		ret = record_loop(&r);
+		sb_rec_stop(&r);
+		finish_child(&r);
+		if (!ret)
+			ret = sb_rec_write(&r);
+	} else if (r.spawned) {
+		sb_target_abort(&r.child);
+		r.spawned = false;
+	}
+	sb_rec_cleanup(&r);
+	return exit_code(&r, ret);
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/* scalebpf report: read a profile, rank where thread-time is lost. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "profile.h"
+#include "report.h"
+
+static const char report_usage[] =
+"usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"\n"
+"Read a profile written by `scalebpf record` (on this or any other machine:\n"
+"locations were symbolized when recording) and show:\n"
+"  - parallel sections ranked by lost thread-time: thread-time idle at the\n"
+"    sync that closes the section, with imbalance %% (LIME: mean over threads\n"
+"    of the fraction of the instance a thread idles), per-thread busy/wait\n"
+"    bars, and the busiest and idlest threads;\n"
+"  - wait time by primitive (barriers, joins, mutexes, condition variables,\n"
+"    semaphores, spin locks, OpenMP barriers/critical/locks);\n"
+"  - the most contended locks and condition variables by call site.\n"
+"Busy time is on-CPU time, so runs with more threads than cores still show\n"
+"each thread's true work.\n"
+"\n"
+"  -i, --input FILE     profile to read (default: scalebpf.data)\n"
+"  -f, --format FMT     text (default) or json (a stable contract for scripts:\n"
+"                       sections, waits, locks, meta)\n"
+"  -s, --sort KEY       order sections by lost (default), imbalance,\n"
+"                       instances or wait\n"
+"  -n, --top N          sections shown in detail (default 5)\n"
+"  -h, --help           this text\n";
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sb_report_opts o = { .input = "scalebpf.data", .top = 5 };
+	const char *format = "text";
+	struct sb_profile *p;
+	char err[512], *end;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:f:s:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o.input = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 's':
+			o.sort = optarg;
+			if (strcmp(optarg, "lost") && strcmp(optarg, "imbalance") &&
+			    strcmp(optarg, "instances") && strcmp(optarg, "wait")) {
+				fprintf(stderr, "scalebpf report: unknown sort key '%s' "
+					"(lost, imbalance, instances, wait)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			o.top = strtoul(optarg, &end, 10);
+			if (*end) {
+				fprintf(stderr, "scalebpf report: invalid --top '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		default:
+			fputs(report_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "scalebpf report: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (strcmp(format, "text") && strcmp(format, "json")) {
+		fprintf(stderr, "scalebpf report: unknown format '%s' (text or json)\n", format);
+		return 2;
+	}
+	if (sb_profile_read(o.input, &p, err, sizeof(err))) {
+		fprintf(stderr, "scalebpf report: %s\n", err);
+		return 1;
+	}
+	ret = !strcmp(format, "json") ? sb_report_json(p, stdout) : sb_report_text(p, &o, stdout);
+	if (fflush(stdout) || ret) {
+		fprintf(stderr, "scalebpf report: cannot write the report\n");
+		ret = 1;
+	}
+	sb_profile_free(p);
+	return ret;
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+#include "decode.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "elfsym.h"
+#include "procmaps.h"
+#include "sbpf_events.h"
+
+static const struct { const char *name; uint16_t prim; } prim_names[] = {
+	{ "pthread_mutex_lock", SB_PRIM_MUTEX },
+	{ "pthread_mutex_timedlock", SB_PRIM_MUTEX },
+	{ "pthread_mutex_clocklock", SB_PRIM_MUTEX },
+	{ "pthread_cond_wait", SB_PRIM_COND },
+	{ "pthread_cond_timedwait", SB_PRIM_COND },
+	{ "pthread_cond_clockwait", SB_PRIM_COND },
+	{ "sem_wait", SB_PRIM_SEM },
+	{ "sem_timedwait", SB_PRIM_SEM },
+	{ "sem_clockwait", SB_PRIM_SEM },
+	{ "pthread_rwlock_rdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_wrlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_timedrdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_timedwrlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_clockrdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_clockwrlock", SB_PRIM_RWLOCK },
+	{ "pthread_spin_lock", SB_PRIM_SPIN },
+	{ "pthread_barrier_wait", SB_PRIM_BARRIER },
+	{ "pthread_join", SB_PRIM_JOIN },
+	{ "GOMP_critical_start", SB_PRIM_OMP_CRITICAL },
+	{ "GOMP_critical_name_start", SB_PRIM_OMP_CRITICAL },
+	{ "GOMP_atomic_start", SB_PRIM_OMP_CRITICAL },
+	{ "omp_set_lock", SB_PRIM_OMP_LOCK },
+	{ "omp_set_nest_lock", SB_PRIM_OMP_LOCK },
+	{ "GOMP_barrier", SB_PRIM_OMP_BARRIER },
+	{ "GOMP_loop_end", SB_PRIM_OMP_BARRIER },
+	{ "__kmpc_critical", SB_PRIM_OMP_CRITICAL },
+	{ "__kmpc_critical_with_hint", SB_PRIM_OMP_CRITICAL },
+	{ "__kmpc_set_lock", SB_PRIM_OMP_LOCK },
+	{ "__kmpc_set_nest_lock", SB_PRIM_OMP_LOCK },
+	{ "__kmpc_barrier", SB_PRIM_OMP_BARRIER },
+};
+
+uint16_t sb_prim_of_function(const char *name)
+{
+	if (!name)
+		return SB_PRIM_MAX;
+	for (size_t i = 0; i < sizeof(prim_names) / sizeof(prim_names[0]); i++)
+		if (!strcmp(name, prim_names[i].name))
+			return prim_names[i].prim;
+	return SB_PRIM_MAX;
+}
+
+enum bin_class { BIN_USER, BIN_LIBC, BIN_OMP };
+
+static enum bin_class classify_binary(const char *path)
+{
+	static const char *const libc[] = { "libc.so", "libpthread.so", "ld-linux",
+					    "libstdc++.so", NULL };
+	static const char *const omp[] = { "libgomp.so", "libomp.so", "libiomp5.so", NULL };
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : (path ? path : "");
+	for (int i = 0; libc[i]; i++)
+		if (!strncmp(base, libc[i], strlen(libc[i])))
+			return BIN_LIBC;
+	for (int i = 0; omp[i]; i++)
+		if (!strncmp(base, omp[i], strlen(omp[i])))
+			return BIN_OMP;
+	return BIN_USER;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A library mapped since the last look: refresh, at most every 50 ms. */
+static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vaddr)
+{
+	uint64_t now;
+
+	if (!sb_maps_resolve(d->maps, addr, bin, vaddr))
+		return 0;
+	now = now_ns();
+	if (now - d->last_refresh_ns < 50000000ull)
+		return -1;
+	d->last_refresh_ns = now;
+	if (sb_maps_refresh(d->maps, d->pid))
+		return -1;
+	return sb_maps_resolve(d->maps, addr, bin, vaddr);
+}
+
+static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
+		       uint16_t *prim, uint64_t *site)
+{
+	bool saw_omp = false;
+	uint32_t n = r->nwords < SB_STACK_WORDS ? r->nwords : SB_STACK_WORDS;
+
+	*prim = SB_PRIM_MAX;
+	*site = 0;
+	for (int32_t i = -1; i < (int32_t)n; i++) {
+		uint64_t w = i < 0 ? r->ip : r->stack[i], vaddr;
+		enum bin_class cls;
+		struct sb_elf *e;
+		int bin;
+
+		if (w < 4096 || resolve(d, w, &bin, &vaddr))
+			continue;
+		e = sb_maps_binary_elf(d->maps, bin);
+		if (!e)
+			continue;
+		cls = classify_binary(sb_maps_binary_path(d->maps, bin));
+		if (cls != BIN_USER) {
+			saw_omp |= cls == BIN_OMP;
+			if (*prim == SB_PRIM_MAX) {
+				uint16_t p = sb_prim_of_function(sb_elf_func_at(e, vaddr, NULL));
+
+				/* Only a real return address counts as a frame. */
+				if (p != SB_PRIM_MAX && (i < 0 || sb_elf_is_return_address(e, vaddr)))
+					*prim = p;
+			}
+			continue;
+		}
+		if (i < 0) {             /* the program's own futex call */
+			*site = w;
+			break;
+		}
+		if (sb_elf_is_return_address(e, vaddr)) {
+			*site = w - 1;   /* inside the call instruction */
+			break;
+		}
+	}
+	if (*prim == SB_PRIM_MAX)
+		*prim = saw_omp ? SB_PRIM_OMP_IDLE : SB_PRIM_OTHER;
+}
+
+static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
+			struct sb_event *ev)
+{
+	const struct sb_probe *p;
+	bool enter = r->hdr.type == SB_REC_PROBE_ENTER;
+
+	if (r->probe >= d->plan->n)
+		return -1;
+	p = &d->plan->probes[r->probe];
+	ev->oncpu = r->oncpu_ns;
+	switch (p->role) {
+	case SB_ROLE_SYNC:
+	case SB_ROLE_JOIN:
+		ev->kind = enter ? SB_EV_SYNC_ENTER : SB_EV_SYNC_EXIT;
+		ev->prim = p->prim;
+		ev->obj = p->fixed_obj ? p->func_vaddr : r->arg;
+		break;
+	case SB_ROLE_REGION:
+		ev->kind = enter ? SB_EV_REGION_ENTER : SB_EV_REGION_EXIT;
+		ev->obj = enter ? r->arg : 0;
+		break;
+	case SB_ROLE_TASK:
+		ev->kind = enter ? SB_EV_TASK_ENTER : SB_EV_TASK_EXIT;
+		/* The runtime address of the function, as the fork call passes it. */
+		ev->obj = enter ? r->ip - (p->site_vaddr - p->func_vaddr) : 0;
+		break;
+	default:
+		return -1;
+	}
+	if (enter && r->ret_addr > 1) {
+		int bin;
+		uint64_t vaddr;
+
+		ev->site = r->ret_addr - 1;
+		/* Learn new mappings while the target is alive to show them. */
+		resolve(d, ev->site, &bin, &vaddr);
+	}
+	return 1;
+}
+
+int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
+		     struct sb_event *ev)
+{
+	const struct sb_rec_hdr *h = data;
+	static const uint16_t sizes[SB_REC_TYPE_MAX] = {
+		[SB_REC_PROBE_ENTER] = sizeof(struct sb_rec_probe),
+		[SB_REC_PROBE_EXIT] = sizeof(struct sb_rec_probe),
+		[SB_REC_WAIT] = sizeof(struct sb_rec_wait),
+		[SB_REC_THREAD_NEW] = sizeof(struct sb_rec_thread),
+		[SB_REC_THREAD_EXIT] = sizeof(struct sb_rec_thread),
+	};
+	int ret = -1;
+
+	memset(ev, 0, sizeof(*ev));
+	if (size < sizeof(*h) || h->type == 0 || h->type >= SB_REC_TYPE_MAX ||
+	    h->size != sizes[h->type] || size < h->size)
+		goto bad;
+	ev->ts = h->ts;
+	ev->tid = h->tid;
+	switch (h->type) {
+	case SB_REC_PROBE_ENTER:
+	case SB_REC_PROBE_EXIT:
+		ret = decode_probe(d, data, ev);
+		break;
+	case SB_REC_WAIT: {
+		const struct sb_rec_wait *w = data;
+		uint16_t prim;
+
+		scan_stack(d, w, &prim, &ev->site);
+		if (!ev->site)
+			d->unattributed++;
+		ev->kind = SB_EV_WAIT;
+		ev->prim = w->source == SB_WAIT_SPIN_SAMPLE ? SB_PRIM_SPIN : prim;
+		ev->obj = w->uaddr;
+		ev->dur = w->dur_ns;
+		ret = 1;
+		break;
+	}
+	case SB_REC_THREAD_NEW: {
+		const struct sb_rec_thread *t = data;
+
+		ev->kind = SB_EV_THREAD_START;
+		ev->obj = t->parent_tid;
+		ret = 1;
+		break;
+	}
+	case SB_REC_THREAD_EXIT: {
+		const struct sb_rec_thread *t = data;
+
+		ev->kind = SB_EV_THREAD_EXIT;
+		ev->oncpu = t->oncpu_ns;
+		ret = 1;
+		break;
+	}
+	}
+	if (ret >= 0)
+		return ret;
+bad:
+	d->bad_records++;
+	return -1;
+}

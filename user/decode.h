@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ring-buffer records -> section-builder events.  Futex waits and spin
+ * samples are classified by scanning the copied user stack: the innermost
+ * exported runtime function (pthread_mutex_lock, pthread_cond_wait,
+ * GOMP_critical_start...) names the primitive, and the first return
+ * address into user code is the call site.
+ */
+#ifndef SB_DECODE_H
+#define SB_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probes.h"
+#include "sections.h"
+
+struct sb_maps;
+
+struct sb_decoder {
+	const struct sb_plan *plan;
+	struct sb_maps *maps;
+	int pid;
+	uint64_t last_refresh_ns;
+	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
+	uint64_t unattributed;      /* waits with no user-code call site */
+};
+
+/* Primitive named by a runtime function, or SB_PRIM_MAX if none. */
+uint16_t sb_prim_of_function(const char *name);
+
+/* Fills *ev; returns 1 when the record yields an event, 0 when it does not,
+ * -1 for a malformed record (counted in bad_records). */
+int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
+		     struct sb_event *ev);
+
+#endif

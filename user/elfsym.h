@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ELF and DWARF access for one binary: symbols (.symtab, then .dynsym),
+ * address <-> file offset, build-id, and source lines through libdw.
+ * Addresses here are the binary's own virtual addresses (st_value space);
+ * procmaps.h converts runtime addresses to them.
+ */
+#ifndef SB_ELFSYM_H
+#define SB_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_elf;
+
+/* NULL on failure, with a message in err ("cannot open ...", "not an ELF file"). */
+struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen);
+void sb_elf_close(struct sb_elf *e);
+
+const char *sb_elf_path(const struct sb_elf *e);
+/* Lowercase hex of NT_GNU_BUILD_ID, NULL when absent. */
+const char *sb_elf_build_id(const struct sb_elf *e);
+/* True when the file has a .symtab. */
+bool sb_elf_has_symtab(const struct sb_elf *e);
+/* True when the file has DWARF line information (.debug_line). */
+bool sb_elf_has_debuginfo(const struct sb_elf *e);
+/* ET_DYN (PIE or shared object) versus ET_EXEC. */
+bool sb_elf_is_dyn(const struct sb_elf *e);
+
+/*
+ * A function symbol by exact name.  Versioned .dynsym entries
+ * ("omp_set_lock@@OMP_3.0", "pthread_cond_wait@GLIBC_2.2.5" as libelf
+ * shows them through the version sections) match the bare name; the
+ * default version (@@) wins over older ones.  Returns 0, or -1 if absent.
+ */
+int sb_elf_func_by_name(const struct sb_elf *e, const char *name,
+			uint64_t *vaddr, uint64_t *size);
+
+/* True when .dynsym has an undefined (imported) symbol of that name. */
+bool sb_elf_imports(const struct sb_elf *e, const char *name);
+
+/* Calls cb for every function symbol (STT_FUNC/STT_GNU_IFUNC, size > 0)
+ * whose name contains substr; each address once.  Returns the count. */
+typedef void (*sb_elf_func_cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg);
+int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
+			  sb_elf_func_cb cb, void *arg);
+
+/* The function symbol whose [start, start+size) holds vaddr, or NULL.
+ * Symbols of size 0 never match. */
+const char *sb_elf_func_at(const struct sb_elf *e, uint64_t vaddr, uint64_t *start);
+
+/* PT_LOAD translation.  Return 0, or -1 when no segment covers the value. */
+int sb_elf_vaddr_to_offset(const struct sb_elf *e, uint64_t vaddr, uint64_t *off);
+int sb_elf_offset_to_vaddr(const struct sb_elf *e, uint64_t off, uint64_t *vaddr);
+
+/* Copies up to len file bytes at vaddr; returns the number copied (0 when
+ * vaddr is not backed by file bytes). */
+size_t sb_elf_read(const struct sb_elf *e, uint64_t vaddr, void *buf, size_t len);
+
+/* True when the bytes just before ret_vaddr encode a call instruction,
+ * i.e. ret_vaddr is a plausible return address. */
+bool sb_elf_is_return_address(const struct sb_elf *e, uint64_t ret_vaddr);
+
+/*
+ * Source location through libdw: the innermost (inlined) frame's file and
+ * line, and the name of the function that contains it (DWARF name, falling
+ * back to the symbol).  Strings stay valid until sb_elf_close().  Returns
+ * 0 when a line was found, -1 otherwise (func may still be set).
+ */
+int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
+		   const char **file, unsigned *line, const char **func);
+
+/*
+ * Where to place an entry uprobe on the function at vaddr so that it is
+ * cheap: the kernel emulates push/jmp/jcc/call/1-byte nop but
+ * single-steps most others (~6 us here).  Walks the first instructions
+ * (after endbr64) while the stack pointer is untouched, so a uretprobe at
+ * the chosen site still finds the return address at [rsp] and arguments
+ * are still in their registers.  Returns the chosen vaddr (the function
+ * start or +4 after endbr64 when nothing better is reachable) and sets
+ * *emulated to whether the kernel will emulate it.
+ */
+uint64_t sb_elf_probe_site(const struct sb_elf *e, uint64_t vaddr,
+			   uint64_t size, bool *emulated);
+
+#endif

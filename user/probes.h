@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe plan: which rare synchronization functions of which binaries
+ * get entry/return uprobes, at which (cheap) site, and what each means.
+ * Hot fast paths (mutex lock, critical-section entry) are never probed:
+ * their contended waits are seen where they reach the kernel.
+ */
+#ifndef SB_PROBES_H
+#define SB_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sb_probe_role {
+	SB_ROLE_SYNC = 1,   /* a closing barrier: arrival at entry, departure at return */
+	SB_ROLE_JOIN,       /* pthread_join: a wait that names the join site */
+	SB_ROLE_REGION,     /* OpenMP fork/join by the master; arg = outlined fn */
+	SB_ROLE_TASK,       /* an outlined OpenMP function running in a thread */
+};
+
+struct sb_probe {
+	char *binary;        /* path */
+	char *func;
+	uint64_t func_vaddr, func_size;
+	uint64_t site_vaddr; /* where the uprobe sits (sb_elf_probe_site) */
+	uint64_t offset;     /* file offset of the site */
+	uint16_t role, prim; /* enum sb_probe_role, enum sb_prim */
+	uint8_t arg;         /* 0 none, 1..3: which argument is the object */
+	bool emulated;       /* the kernel emulates the probed instruction */
+	bool fixed_obj;      /* the object is the function itself (user barriers) */
+};
+
+/* A function whose on-CPU time is spin waiting, found by sampling. */
+struct sb_spin_fn {
+	char *binary;
+	uint64_t vaddr, size;
+	uint16_t prim;
+};
+
+struct sb_plan {
+	struct sb_probe *probes;
+	size_t n, cap;
+	struct sb_spin_fn spins[8];
+	size_t nspins;
+	char **user_barriers;   /* --barrier names not found yet */
+	size_t nuser_barriers;
+};
+
+void sb_plan_init(struct sb_plan *pl);
+void sb_plan_free(struct sb_plan *pl);
+
+/* Runtime libraries (libc, libpthread, libgomp, libomp) by file name;
+ * other paths are ignored.  Returns probes added, or -errno. */
+int sb_plan_add_library(struct sb_plan *pl, const char *path);
+
+/*
+ * The target executable: OpenMP outlined functions, static libc, the
+ * --barrier functions, and (auto_barrier) functions named *barrier* in a
+ * program that uses condition variables and no pthread barrier.  msg
+ * receives one line per decision worth telling the user.
+ */
+typedef void (*sb_plan_msg_fn)(void *ctx, const char *fmt, ...);
+int sb_plan_add_executable(struct sb_plan *pl, const char *path,
+			   char *const *barriers, size_t nbarriers, bool auto_barrier,
+			   sb_plan_msg_fn msg, void *ctx);
+
+#endif

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * procmaps.c - /proc/PID/maps parsing and runtime address -> (binary,
+ * vaddr) translation.  Binaries are kept across refreshes (keyed by
+ * path) so their indices stay stable and their ELF is opened once.
+ */
+#include "procmaps.h"
+
+#include "elfsym.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct binary {
+	char *path;
+	struct sb_elf *elf;
+	bool tried;             /* open attempted; do not retry a failure */
+};
+
+struct sb_maps {
+	struct sb_mapping *map; /* sorted by start */
+	size_t nmap;
+	struct binary *bins;
+	size_t nbins, capbins;
+};
+
+#define DELETED_SUFFIX " (deleted)"
+
+struct sb_maps *sb_maps_alloc(void)
+{
+	return calloc(1, sizeof(struct sb_maps));
+}
+
+void sb_maps_free(struct sb_maps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nbins; i++) {
+		sb_elf_close(m->bins[i].elf);
+		free(m->bins[i].path);
+	}
+	free(m->bins);
+	free(m->map);
+	free(m);
+}
+
+/* Index of the binary for path, adding it when new; -1 on ENOMEM. */
+static int bin_index(struct sb_maps *m, const char *path)
+{
+	for (size_t i = 0; i < m->nbins; i++)
+		if (!strcmp(m->bins[i].path, path))
+			return (int)i;
+	if (m->nbins == m->capbins) {
+		size_t cap = m->capbins ? 2 * m->capbins : 16;
+		struct binary *b = realloc(m->bins, cap * sizeof(*b));
+
+		if (!b)
+			return -1;
+		m->bins = b;
+		m->capbins = cap;
+	}
+	m->bins[m->nbins] = (struct binary){ .path = strdup(path) };
+	if (!m->bins[m->nbins].path)
+		return -1;
+	return (int)m->nbins++;
+}
+
+/*
+ * One maps line: "start-end perms offset dev inode   path".  The path
+ * is everything after the inode's padding and may contain spaces.
+ * Returns 1 for a file mapping (path set, pointing into line), 0 for
+ * anything else (anon, [heap], [vdso], malformed).
+ */
+static int parse_line(char *line, struct sb_mapping *mp, char **path)
+{
+	unsigned long long start, end, pgoff, inode;
+	unsigned maj, min;
+	char perms[8];
+	int pos = -1;
+	size_t len;
+	char *p;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &pgoff, &maj, &min, &inode, &pos) < 7 || pos < 0)
+		return 0;
+	p = line + pos;
+	len = strlen(p);
+	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+		p[--len] = '\0';
+	/* Keep deleted files: their path may still name a copy that opens. */
+	if (len > strlen(DELETED_SUFFIX) &&
+	    !strcmp(p + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX))
+		p[len - strlen(DELETED_SUFFIX)] = '\0';
+	if (p[0] != '/' || end <= start)
+		return 0;
+	*mp = (struct sb_mapping){ .start = start, .end = end, .pgoff = pgoff,
+				   .exec = strchr(perms, 'x') != NULL };
+	*path = p;
+	return 1;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct sb_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int sb_maps_parse(struct sb_maps *m, const char *text)
+{
+	char *buf = strdup(text), *line, *save = NULL;
+	struct sb_mapping *map = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct sb_mapping mp;
+		char *path;
+
+		if (!parse_line(line, &mp, &path))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct sb_mapping *nm = realloc(map, nc * sizeof(*nm));
+
+			if (!nm)
+				goto nomem;
+			map = nm;
+			cap = nc;
+		}
+		if ((mp.bin = bin_index(m, path)) < 0)
+			goto nomem;
+		map[n++] = mp;
+	}
+	free(buf);
+	/* The kernel lists mappings in order, but synthetic text may not. */
+	if (n)
+		qsort(map, n, sizeof(*map), map_cmp);
+	free(m->map);
+	m->map = map;
+	m->nmap = n;
+	return 0;
+nomem:
+	free(map);
+	free(buf);
+	return -ENOMEM;
+}
+
+/* Whole file into a NUL-terminated buffer; -errno on failure. */
+static int read_all(int fd, char **out)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap ? 2 * cap : 65536);
+
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = cap ? 2 * cap : 65536;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+
+			free(buf);
+			return err;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int sb_maps_refresh(struct sb_maps *m, int pid)
+{
+	char path[64], *text = NULL;
+	int fd, ret;
+
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	ret = read_all(fd, &text);
+	close(fd);
+	if (ret)
+		return ret;
+	/* An exiting process (zombie) shows no mappings: keep what we knew,
+	 * addresses recorded before the exit still need them. */
+	if (!strchr(text, '/')) {
+		free(text);
+		return -ESRCH;
+	}
+	ret = sb_maps_parse(m, text);
+	free(text);
+	return ret;
+}
+
+int sb_maps_resolve(struct sb_maps *m, uint64_t addr, int *bin, uint64_t *vaddr)
+{
+	size_t lo = 0, hi = m->nmap;
+	const struct sb_mapping *mp;
+	struct sb_elf *e;
+
+	while (lo < hi) {       /* hi = number of mappings starting <= addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->map[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!hi || addr >= m->map[hi - 1].end)
+		return -1;
+	mp = &m->map[hi - 1];
+	e = sb_maps_binary_elf(m, mp->bin);
+	if (!e || sb_elf_offset_to_vaddr(e, addr - mp->start + mp->pgoff, vaddr))
+		return -1;
+	if (bin)
+		*bin = mp->bin;
+	return 0;
+}
+
+size_t sb_maps_nbinaries(const struct sb_maps *m)
+{
+	return m->nbins;
+}
+
+const char *sb_maps_binary_path(const struct sb_maps *m, int bin)
+{
+	return bin >= 0 && (size_t)bin < m->nbins ? m->bins[bin].path : NULL;
+}
+
+struct sb_elf *sb_maps_binary_elf(struct sb_maps *m, int bin)
+{
+	struct binary *b;
+	char err[256];
+
+	if (bin < 0 || (size_t)bin >= m->nbins)
+		return NULL;
+	b = &m->bins[bin];
+	if (!b->tried) {
+		b->tried = true;
+		b->elf = sb_elf_open(b->path, err, sizeof(err));
+	}
+	return b->elf;
+}
+
+/*
+ * A path equal to name or ending in "/name" matches first; otherwise the
+ * first binary whose basename starts with name followed by '.', '-' or
+ * the end, so "libgomp.so" finds ".../libgomp.so.1" but "libc" does not
+ * find "libcapstone.so.4".
+ */
+int sb_maps_find_binary(const struct sb_maps *m, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < m->nbins; i++) {
+		const char *p = m->bins[i].path;
+		size_t pl = strlen(p);
+
+		if (!strcmp(p, name) ||
+		    (pl > nl && p[pl - nl - 1] == '/' && !strcmp(p + pl - nl, name)))
+			return (int)i;
+	}
+	for (size_t i = 0; i < m->nbins && nl; i++) {
+		const char *base = strrchr(m->bins[i].path, '/');
+
+		base = base ? base + 1 : m->bins[i].path;
+		if (!strncmp(base, name, nl) &&
+		    (base[nl] == '\0' || base[nl] == '.' || base[nl] == '-'))
+			return (int)i;
+	}
+	return -1;
+}
+
+size_t sb_maps_count(const struct sb_maps *m)
+{
+	return m->nmap;
+}
+
+const struct sb_mapping *sb_maps_get(const struct sb_maps *m, size_t i)
+{
+	return i < m->nmap ? &m->map[i] : NULL;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process's file mappings (/proc/PID/maps) and the binaries behind
+ * them, so runtime addresses can be turned into (binary, vaddr).
+ */
+#ifndef SB_PROCMAPS_H
+#define SB_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_elf;
+
+struct sb_mapping {
+	uint64_t start, end;    /* runtime range */
+	uint64_t pgoff;         /* file offset of start */
+	bool exec;              /* 'x' permission */
+	int bin;                /* index into sb_maps binaries */
+};
+
+struct sb_maps;
+
+struct sb_maps *sb_maps_alloc(void);
+void sb_maps_free(struct sb_maps *m);
+
+/*
+ * (Re)reads /proc/PID/maps.  Mappings of files only ([heap], anon and
+ * friends are skipped).  Binaries are opened lazily and kept across
+ * refreshes, keyed by path.  Returns 0, or -errno (ESRCH when the
+ * process is gone).
+ */
+int sb_maps_refresh(struct sb_maps *m, int pid);
+/* Parses maps text (for tests); same semantics as refresh. */
+int sb_maps_parse(struct sb_maps *m, const char *text);
+
+/*
+ * Runtime address -> binary index and binary vaddr.  Returns 0, or -1
+ * when no file mapping covers addr.
+ */
+int sb_maps_resolve(struct sb_maps *m, uint64_t addr, int *bin, uint64_t *vaddr);
+
+size_t sb_maps_nbinaries(const struct sb_maps *m);
+const char *sb_maps_binary_path(const struct sb_maps *m, int bin);
+/* Opens the ELF on first use; NULL when it cannot be opened. */
+struct sb_elf *sb_maps_binary_elf(struct sb_maps *m, int bin);
+/* Index of the binary whose path ends with "/name" or equals name, or -1. */
+int sb_maps_find_binary(const struct sb_maps *m, const char *basename_prefix);
+
+/* Current mappings, for iteration. */
+size_t sb_maps_count(const struct sb_maps *m);
+const struct sb_mapping *sb_maps_get(const struct sb_maps *m, size_t i);
+
+#endif

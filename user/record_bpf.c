@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+#include "record_bpf.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record.skel.h"
+
+struct sb_bpf {
+	struct record_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	unsigned nlinks, caplinks, nprobes;
+	int *perf_fds;
+	int ncpus;
+};
+
+static int add_link(struct sb_bpf *s, struct bpf_link *l)
+{
+	if (s->nlinks == s->caplinks) {
+		unsigned ncap = s->caplinks ? s->caplinks * 2 : 32;
+		struct bpf_link **n = realloc(s->links, ncap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		s->links = n;
+		s->caplinks = ncap;
+	}
+	s->links[s->nlinks++] = l;
+	return 0;
+}
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("SCALEBPF_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		   char *err, size_t errlen)
+{
+	struct sb_bpf *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	libbpf_set_print(silent_print);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+			 "scalebpf needs CONFIG_DEBUG_INFO_BTF=y");
+		free(s);
+		return -ENOENT;
+	}
+	s->skel = record_bpf__open();
+	if (!s->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
+	s->skel->rodata->targ_tgid = (__u32)opts->pid;
+	s->skel->rodata->sample_period_ns =
+		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
+	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
+	ret = record_bpf__load(s->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
+			 ret == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	s->perf_fds = calloc(s->ncpus > 0 ? s->ncpus : 1, sizeof(int));
+	if (!s->perf_fds) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < s->ncpus; i++)
+		s->perf_fds[i] = -1;
+	if (opts->sample_hz) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK, .freq = 0,
+			.sample_period = 1000000000ull / opts->sample_hz,
+		};
+
+		for (int cpu = 0; cpu < s->ncpus; cpu++) {
+			/* Offline CPUs fail with ENODEV: nothing to sample there. */
+			s->perf_fds[cpu] = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+							PERF_FLAG_FD_CLOEXEC);
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	sb_bpf_finish(s);
+	return ret;
+}
+
+int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
+			 bool retprobe, uint64_t cookie, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
+	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
+					    : s->skel->progs.probe_enter;
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(prog, s->skel->rodata->targ_tgid, path,
+					    (size_t)offset, &uo);
+	if (!l) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
+			 retprobe ? "uretprobe" : "uprobe", path,
+			 (unsigned long long)offset, strerror(e));
+		return -e;
+	}
+	s->nprobes++;
+	return add_link(s, l);
+}
+
+int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
+{
+	__u32 k = idx;
+
+	if (idx >= SB_MAX_SPIN_RANGES)
+		return -EINVAL;
+	return bpf_map__update_elem(s->skel->maps.spin_ranges, &k, sizeof(k), r,
+				    sizeof(*r), BPF_ANY);
+}
+
+/* Mirrors struct thread_state in bpf/record.bpf.c. */
+struct thread_state {
+	__u64 oncpu_total, last_in, fx_ts, fx_uaddr;
+	__u32 fx_op, on_cpu;
+	__s32 sync_depth;
+	__u32 pad;
+};
+
+int sb_bpf_thread_oncpu(struct sb_bpf *s, uint32_t tid, uint64_t now_ns, uint64_t *oncpu)
+{
+	struct thread_state st;
+
+	if (bpf_map__lookup_elem(s->skel->maps.threads, &tid, sizeof(tid), &st, sizeof(st), 0))
+		return -ENOENT;
+	*oncpu = st.oncpu_total + (st.on_cpu && now_ns > st.last_in ? now_ns - st.last_in : 0);
+	return 0;
+}
+
+int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns)
+{
+	struct thread_state st = { .last_in = now_ns, .on_cpu = 1 };
+
+	return bpf_map__update_elem(s->skel->maps.threads, &tid, sizeof(tid), &st,
+				    sizeof(st), BPF_NOEXIST);
+}
+
+int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
+		 char *err, size_t errlen)
+{
+	struct bpf_program *tps[] = {
+		s->skel->progs.on_switch, s->skel->progs.on_sys_enter,
+		s->skel->progs.on_sys_exit, s->skel->progs.on_newtask,
+		s->skel->progs.on_exit,
+	};
+	int ret;
+
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		struct bpf_link *l = bpf_program__attach(tps[i]);
+
+		if (!l) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot attach %s: %s",
+				 bpf_program__name(tps[i]), strerror(-ret));
+			return ret;
+		}
+		if ((ret = add_link(s, l)))
+			return ret;
+	}
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		struct bpf_link *l;
+
+		if (s->perf_fds[cpu] < 0)
+			continue;
+		l = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->perf_fds[cpu]);
+		if (!l) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot attach the cpu-clock sampler on CPU %d: %s",
+				 cpu, strerror(-ret));
+			return ret;
+		}
+		if ((ret = add_link(s, l)))
+			return ret;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
+				 (ring_buffer_sample_fn)fn, ctx, NULL);
+	if (!s->rb) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the ring buffer: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int sb_bpf_poll(struct sb_bpf *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	memset(out, 0, sizeof(uint64_t) * SB_CNT_MAX);
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < SB_CNT_MAX; k++) {
+		if (bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), vals,
+					 sizeof(*vals) * ncpu, 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void sb_bpf_stop(struct sb_bpf *s)
+{
+	for (unsigned i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nlinks = 0;
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+}
+
+unsigned sb_bpf_nprobes(const struct sb_bpf *s)
+{
+	return s->nprobes;
+}
+
+void sb_bpf_finish(struct sb_bpf *s)
+{
+	if (!s)
+		return;
+	sb_bpf_stop(s);
+	ring_buffer__free(s->rb);
+	if (s->perf_fds)
+		for (int i = 0; i < s->ncpus; i++)
+			if (s->perf_fds[i] >= 0)
+				close(s->perf_fds[i]);
+	free(s->perf_fds);
+	free(s->links);
+	record_bpf__destroy(s->skel);
+	free(s);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF side of `record` behind prepare/attach/start/poll/stop/finish,
+ * so builtin-record.c never touches the skeleton.
+ */
+#ifndef SB_RECORD_BPF_H
+#define SB_RECORD_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbpf_events.h"
+
+struct sb_bpf;
+
+struct sb_bpf_opts {
+	int pid;                       /* target tgid */
+	unsigned sample_hz;            /* cpu-clock sampling per CPU, 0 = off */
+	size_t ringbuf_bytes;          /* power of two */
+};
+
+/* Called for each ring-buffer record; data is valid during the call. */
+typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
+
+/* Open, set read-only data, load.  err gets a clear message on failure. */
+int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		   char *err, size_t errlen);
+/* Entry or return probe at a file offset of a binary, with a cookie. */
+int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
+			 bool retprobe, uint64_t cookie, char *err, size_t errlen);
+/* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
+int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r);
+/* Gives an existing thread a state as if it went on CPU at now_ns. */
+int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns);
+/* On-CPU ns of a thread still alive, as of now_ns.  0 or -ENOENT. */
+int sb_bpf_thread_oncpu(struct sb_bpf *s, uint32_t tid, uint64_t now_ns, uint64_t *oncpu);
+/* Attach tracepoints and the sampler, open the ring buffer. */
+int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
+		 char *err, size_t errlen);
+/* Returns records consumed, or a negative errno. */
+int sb_bpf_poll(struct sb_bpf *s, int timeout_ms);
+/* Counter totals over CPUs. */
+int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
+/* Detach every probe (the target runs on untouched), then drain. */
+void sb_bpf_stop(struct sb_bpf *s);
+void sb_bpf_finish(struct sb_bpf *s);
+unsigned sb_bpf_nprobes(const struct sb_bpf *s);
+
+#endif

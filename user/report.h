@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Report output: text for people, JSON for scripts (a stable contract). */
+#ifndef SB_REPORT_H
+#define SB_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+struct sb_report_opts {
+	const char *input;
+	const char *sort;      /* sections: lost (default), imbalance, instances, wait */
+	size_t top;            /* sections shown in full (text) */
+	int color;
+};
+
+/* "function (file.c:LINE)", or the best there is: "function+0x1a (bin)",
+ * "0x401234 (bin)". */
+void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
+/* "file.c:LINE" (basename), or "bin+0xOFF" / "0xADDR" without a line. */
+void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
+/* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
+void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
+
+int sb_report_text(const struct sb_profile *p, const struct sb_report_opts *o, FILE *out);
+int sb_report_json(const struct sb_profile *p, FILE *out);
+
+#endif

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+
+#include "report.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : (path ? path : "?");
+}
+
+static const char *binary_name(const struct sb_profile *p, const struct sb_loc *l)
+{
+	if (l->binary < 0 || (size_t)l->binary >= p->nbinaries)
+		return "?";
+	return base_name(p->binaries[l->binary].path);
+}
+
+void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t len)
+{
+	const struct sb_loc *l;
+
+	if (loc < 0 || (size_t)loc >= p->nlocs) {
+		snprintf(buf, len, "(unknown call site)");
+		return;
+	}
+	l = &p->locs[loc];
+	if (l->file && l->line)
+		snprintf(buf, len, "%s (%s:%u)", l->function ? l->function : "??",
+			 base_name(l->file), l->line);
+	else if (l->function)
+		snprintf(buf, len, "%s (%s+0x%llx)", l->function, binary_name(p, l),
+			 (unsigned long long)l->offset);
+	else
+		snprintf(buf, len, "0x%llx (%s)", (unsigned long long)l->addr, binary_name(p, l));
+}
+
+void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len)
+{
+	const struct sb_loc *l;
+
+	if (loc < 0 || (size_t)loc >= p->nlocs) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	l = &p->locs[loc];
+	if (l->file && l->line)
+		snprintf(buf, len, "%s:%u", base_name(l->file), l->line);
+	else if (l->binary >= 0)
+		snprintf(buf, len, "%s+0x%llx", binary_name(p, l), (unsigned long long)l->offset);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)l->addr);
+}
+
+void sb_fmt_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, len, "%.0f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The JSON report: a stable contract for scripts.  Top level:
+ *   meta: {key: value}                   all profile metadata, as strings
+ *   sections: [{location, function, address, kind, instances, threads,
+ *               imbalance_pct, lost_ns, per_thread: [{tid, busy_ns, wait_ns}]}]
+ *             sorted by lost_ns descending
+ *   waits: [{primitive, wait_ns, count}]  sorted by wait_ns descending
+ *   locks: [{location, function, primitive, contentions, wait_ns}]
+ *             sorted by wait_ns descending
+ * Fields are only ever added.
+ */
+#include <stdlib.h>
+
+#include "report.h"
+#include "summary.h"
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void loc_fields(FILE *f, const struct sb_profile *p, int32_t loc)
+{
+	char buf[512];
+	const struct sb_loc *l = loc >= 0 && (size_t)loc < p->nlocs ? &p->locs[loc] : NULL;
+
+	sb_loc_short(p, loc, buf, sizeof(buf));
+	fputs("\"location\": ", f);
+	json_str(f, buf);
+	fputs(", \"function\": ", f);
+	if (l && l->function)
+		json_str(f, l->function);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"address\": \"0x%llx\"", l ? (unsigned long long)l->addr : 0ull);
+}
+
+static void sections(FILE *f, const struct sb_profile *p)
+{
+	size_t *order = sb_sections_ranked(p);
+
+	fputs("  \"sections\": [", f);
+	for (size_t k = 0; order && k < p->nsections; k++) {
+		const struct sb_section *s = &p->sections[order[k]];
+
+		fprintf(f, "%s\n    {", k ? "," : "");
+		loc_fields(f, p, (int32_t)s->loc);
+		fprintf(f, ", \"kind\": \"%s\", \"instances\": %llu, \"threads\": %u, "
+			"\"imbalance_pct\": %.3f, \"lost_ns\": %llu, \"per_thread\": [",
+			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
+			s->nthreads, sb_section_imbalance_pct(s), (unsigned long long)s->lost_ns);
+		for (uint32_t t = 0; t < s->nthreads; t++)
+			fprintf(f, "%s{\"tid\": %u, \"busy_ns\": %llu, \"wait_ns\": %llu}",
+				t ? ", " : "", s->per_thread[t].tid,
+				(unsigned long long)s->per_thread[t].busy_ns,
+				(unsigned long long)s->per_thread[t].wait_ns);
+		fputs("]}", f);
+	}
+	fputs(p->nsections ? "\n  ],\n" : "],\n", f);
+	free(order);
+}
+
+int sb_report_json(const struct sb_profile *p, FILE *f)
+{
+	struct sb_prim_total prims[SB_PRIM_MAX];
+	struct sb_lock_total *locks;
+	size_t np = sb_waits_by_prim(p, prims);
+	long nl = sb_locks_ranked(p, &locks);
+
+	if (nl < 0)
+		return -1;
+	fputs("{\n  \"meta\": {", f);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		fputs(i ? ",\n    " : "\n    ", f);
+		json_str(f, p->meta[i].key);
+		fputs(": ", f);
+		json_str(f, p->meta[i].value);
+	}
+	fputs("\n  },\n", f);
+	sections(f, p);
+	fputs("  \"waits\": [", f);
+	for (size_t i = 0; i < np; i++)
+		fprintf(f, "%s\n    {\"primitive\": \"%s\", \"wait_ns\": %llu, \"count\": %llu}",
+			i ? "," : "", sb_prim_name(prims[i].prim),
+			(unsigned long long)prims[i].wait_ns, (unsigned long long)prims[i].count);
+	fputs(np ? "\n  ],\n" : "],\n", f);
+	fputs("  \"locks\": [", f);
+	for (long i = 0; i < nl; i++) {
+		fprintf(f, "%s\n    {", i ? "," : "");
+		loc_fields(f, p, locks[i].loc);
+		fprintf(f, ", \"primitive\": \"%s\", \"contentions\": %llu, \"wait_ns\": %llu}",
+			sb_prim_name(locks[i].prim), (unsigned long long)locks[i].contentions,
+			(unsigned long long)locks[i].wait_ns);
+	}
+	fputs(nl ? "\n  ]\n}\n" : "]\n}\n", f);
+	free(locks);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Runtime addresses -> profile locations, symbolized at record time so
+ * that the profile reports anywhere.  Binaries enter the profile with
+ * their build-ids; those without line information are named once.
+ */
+#ifndef SB_SYMBOLIZE_H
+#define SB_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct sb_maps;
+struct sb_profile;
+struct sb_symbolizer;
+
+struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profile *p);
+void sb_symbolizer_free(struct sb_symbolizer *s);
+/* An sb_loc_fn: the index of addr's location in the profile (added on
+ * first use), or -1 on ENOMEM. */
+long sb_symbolizer_loc(void *s, uint64_t addr);
+/* Binaries that had no debug information, comma separated ("" if none). */
+const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s);
+
+#endif

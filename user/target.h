@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* The process being recorded: checks, launching, its threads and libraries. */
+#ifndef SB_TARGET_H
+#define SB_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* 0 when PID is a live process we may trace; else -errno and a message. */
+int sb_target_check_pid(int pid, char *err, size_t errlen);
+bool sb_target_alive(int pid);
+/* The executable behind /proc/PID/exe. */
+int sb_target_exe(int pid, char *buf, size_t len);
+/* Thread ids from /proc/PID/task; caller frees *tids. */
+int sb_target_threads(int pid, uint32_t **tids, size_t *n);
+void sb_target_comm(int pid, uint32_t tid, char *buf, size_t len);
+
+/* A child started stopped at a gate, so probes go in before it runs. */
+struct sb_child {
+	pid_t pid;
+	int gate_fd;     /* write end: closing it lets the child exec */
+	int err_fd;      /* read end: the child's exec errno, EOF on success */
+};
+
+/* Resolves argv[0] through PATH into exe (absolute) and forks the gated
+ * child.  Returns 0, or -errno with a message. */
+int sb_target_spawn(char *const argv[], struct sb_child *c, char *exe, size_t exelen,
+		    char *err, size_t errlen);
+/* Opens the gate; fails with a message when exec failed. */
+int sb_target_release(struct sb_child *c, char *err, size_t errlen);
+/* Kills and reaps a child that never ran. */
+void sb_target_abort(struct sb_child *c);
+
+/* Shared libraries exe will load (DT_NEEDED, resolved by its own dynamic
+ * loader with --list, which runs none of the program).  cb per path. */
+int sb_target_libraries(const char *exe, void (*cb)(const char *path, void *ctx), void *ctx);
+
+#endif
