@@ -1,0 +1,72 @@
+# Shared helpers for scalebpf's shell test suites (sourced, bash).
+# Every check counts; the suite ends with "N passed, N failed".
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SB=${SCALEBPF:-$TOP/build/scalebpf}
+WL=$TOP/build/workloads
+PASS=0
+FAIL=0
+TMP=$(mktemp -d /tmp/scalebpf-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+
+# check DESC CMD...: passes when CMD succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else bad "$desc"; fi
+}
+
+# jqcheck DESC FILE FILTER: passes when the jq filter yields true.
+jqcheck() {
+	local desc=$1 file=$2 filter=$3
+	if jq -e "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then
+		ok "$desc"
+	else
+		bad "$desc"
+		echo "     filter: $filter"
+		cat "$TMP/jq.err" 2>/dev/null
+	fi
+}
+
+# site NAME FILE: "file.c:LINE" of the line marked /* SITE:NAME */.
+site() {
+	local line
+	line=$(grep -n "SITE:$1 " "$TOP/tests/workloads/$2" | head -1 | cut -d: -f1)
+	echo "$2:$line"
+}
+
+# record_json OUT.json ARGS...: record, then the JSON report; the record's
+# stderr is kept in OUT.err.
+record_json() {
+	local out=$1
+	shift
+	if ! "$SB" record -q -o "${out%.json}.sbp" "$@" 2>"${out%.json}.err"; then
+		echo "     record failed: $*"
+		cat "${out%.json}.err"
+		return 1
+	fi
+	"$SB" report -i "${out%.json}.sbp" --format json >"$out"
+}
+
+# section_at FILE LOCATION KIND: jq expression selecting that section.
+section_at() {
+	echo "[.sections[] | select(.location == \"$1\" and .kind == \"$2\")][0]"
+}
+
+# ratio_check DESC JSON SECTION_EXPR N TOL: per-thread busy, sorted, is
+# 1:2:...:N within TOL (relative) of the first.
+ratio_check() {
+	local desc=$1 json=$2 sel=$3 n=$4 tol=$5
+	jqcheck "$desc" "$json" "($sel | [.per_thread[].busy_ns] | sort) as \$b |
+		(\$b | length) == $n and
+		all(range(0; $n); . as \$i |
+		    ((\$b[\$i] / \$b[0]) / (\$i + 1) - 1 | fabs) <= $tol)"
+}
+
+finish() {
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" -eq 0 ]
+}

@@ -1,0 +1,194 @@
+#!/bin/bash
+# End-to-end tests of `scalebpf record` + `report` on workloads with known
+# truth (tests/workloads/).  Needs root and BPF: on CI (root) they run.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "integration tests need root (BPF); run 'sudo make check'"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+analytic_imbalance() {  # 1 - (N+1)/(2N), in %
+	awk -v n="$1" 'BEGIN { printf "%.4f", 100 * (1 - (n + 1) / (2 * n)) }' 
+}
+
+# --- pthread barrier, work 1:2:3:4 and, oversubscribed, 1:...:8 ---------
+for n in 4 8; do
+	j=$TMP/barrier$n.json
+	loc=$(site barrier barrier_ratio.c)
+	sel=$(section_at "$loc" barrier)
+	want=$(analytic_imbalance $n)
+	if record_json "$j" -- "$WL/barrier_ratio" $n 40 $((8000 / n)); then
+		jqcheck "barrier $n threads: section at $loc" "$j" "$sel != null and ($sel).instances == 40 and ($sel).threads == $n"
+		ratio_check "barrier $n threads: busy ratio 1:..:$n within 10%" "$j" "$sel" $n 0.10
+		jqcheck "barrier $n threads: imbalance within 5 points of $want" "$j" "(($sel).imbalance_pct - $want | fabs) <= 5"
+		jqcheck "barrier $n threads: barrier waits counted" "$j" "[.waits[] | select(.primitive == \"barrier\")][0].count >= 40 * ($n - 1)"
+	else
+		bad "barrier $n threads: record"
+	fi
+done
+
+# --- JSON contract ------------------------------------------------------
+j=$TMP/barrier4.json
+jqcheck "json: sections sorted by lost_ns descending" "$j" '[.sections[].lost_ns] as $l | $l == ($l | sort | reverse)'
+jqcheck "json: section fields" "$j" 'all(.sections[]; has("location") and has("kind") and has("instances") and has("threads") and has("imbalance_pct") and has("lost_ns") and (.per_thread | all(has("tid") and has("busy_ns") and has("wait_ns"))))'
+jqcheck "json: waits fields" "$j" '(.waits | length) > 0 and all(.waits[]; has("primitive") and has("wait_ns") and has("count"))'
+jqcheck "json: locks is an array" "$j" '.locks | type == "array"'
+jqcheck "json: meta names tool, kernel and event sources" "$j" '.meta.tool != null and .meta.kernel != null and (.meta.event_sources | test("sched_switch"))'
+jqcheck "json: no drops on the test workload" "$j" '.meta.drops_probe == "0" and .meta.drops_wait == "0"'
+
+# --- OpenMP: libgomp, and libomp when built ------------------------------
+for bin in omp_imbalance omp_imbalance_libomp; do
+	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang/libomp)"; continue; }
+	j=$TMP/$bin.json
+	bsel=$(section_at "$(site omp_barrier omp_imbalance.c)" omp_barrier)
+	rsel=$(section_at "$(site omp_region omp_imbalance.c)" omp_region)
+	if OMP_NUM_THREADS=4 record_json "$j" -- "$WL/$bin" 30 2000; then
+		jqcheck "$bin: explicit barrier section, 30 instances" "$j" "$bsel != null and ($bsel).instances == 30 and ($bsel).threads == 4"
+		ratio_check "$bin: busy ratio 1:2:3:4 within 10%" "$j" "$bsel" 4 0.10
+		jqcheck "$bin: barrier imbalance 37.5 +- 5" "$j" "(($bsel).imbalance_pct - 37.5 | fabs) <= 5"
+		jqcheck "$bin: region end section is balanced (< 15%)" "$j" "$rsel != null and ($rsel).instances == 30 and ($rsel).imbalance_pct < 15"
+	else
+		bad "$bin: record"
+	fi
+done
+
+# --- mutex + condition variable barrier ----------------------------------
+loc=$(site user_barrier condvar_barrier.c)
+sel=$(section_at "$loc" user_barrier)
+j=$TMP/condvar.json
+if record_json "$j" --barrier sb_user_barrier -- "$WL/condvar_barrier" 4 40 2000; then
+	jqcheck "--barrier: user barrier section at $loc" "$j" "$sel != null and ($sel).instances == 40"
+	ratio_check "--barrier: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
+	jqcheck "--barrier: imbalance 37.5 +- 5" "$j" "(($sel).imbalance_pct - 37.5 | fabs) <= 5"
+else
+	bad "--barrier: record"
+fi
+j=$TMP/condvar_auto.json
+if record_json "$j" -- "$WL/condvar_barrier" 4 20 2000; then
+	jqcheck "auto-detected user barrier section at $loc" "$j" "$sel != null and ($sel).instances == 20"
+	jqcheck "auto-detection is noted in the profile" "$j" '.meta.notes | test("user barrier detected: sb_user_barrier")'
+	jqcheck "no auto-detection in a program with pthread barriers" "$TMP/barrier4.json" '.meta.notes | test("user barrier") | not' 
+fi
+check "--barrier with an unknown symbol fails clearly" \
+	bash -c "! '$SB' record -q -o $TMP/x.sbp --barrier no_such_fn -- '$WL/condvar_barrier' 2 2 10 2>$TMP/nb.err && grep -q 'no such function' $TMP/nb.err"
+
+# --- contended lock: its call site with a plausible wait -----------------
+loc=$(site lock contended_lock.c)
+j=$TMP/lock.json
+if record_json "$j" -- "$WL/contended_lock" 4 300 200; then
+	jqcheck "contended lock: call site $loc in locks" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"mutex\")][0] | . != null and .contentions >= 10"
+	# 4 threads hold the lock ~80% of the time: waits are a large part
+	# of the run, but no more than 3 waiting threads times the run.
+	jqcheck "contended lock: wait time plausible" "$j" "([.locks[] | select(.location == \"$loc\")][0].wait_ns) as \$w | (.meta.duration_ns | tonumber) as \$d | \$w > 0.2 * \$d and \$w < 3 * \$d"
+	jqcheck "contended lock: mutex in waits by primitive" "$j" '[.waits[] | select(.primitive == "mutex")][0].count >= 10'
+else
+	bad "contended lock: record"
+fi
+
+# --- attach with -p to a running process that then creates threads ------
+"$WL/spawner" 1500 4 30 2000 >"$TMP/spawner.out" &
+spid=$!
+sleep 0.3
+j=$TMP/attach.json
+loc=$(site spawn_barrier spawner.c)
+sel=$(section_at "$loc" barrier)
+if record_json "$j" -p $spid; then
+	jqcheck "-p: threads created after attach are recorded" "$j" "$sel != null and ($sel).threads == 4 and ($sel).instances == 30"
+	ratio_check "-p: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
+	jqcheck "-p: stopped because the target exited" "$j" '.meta.stop_reason == "target exited"'
+else
+	bad "-p: record"
+fi
+wait $spid 2>/dev/null
+
+# --- stop on SIGINT: the target keeps running, probes are gone ----------
+"$WL/spawner" 0 2 100000 200 >/dev/null &
+spid=$!
+sleep 0.2
+"$SB" record -q -o "$TMP/int.sbp" -p $spid 2>"$TMP/int.err" &
+rpid=$!
+sleep 2
+kill -INT $rpid
+wait $rpid
+rc=$?
+check "SIGINT: record exits 0 and writes the profile" test $rc -eq 0 -a -s "$TMP/int.sbp"
+check "SIGINT: the target is still running" kill -0 $spid
+check "SIGINT: no scalebpf BPF program is left loaded" bash -c "! bpftool prog show 2>/dev/null | grep -qE 'probe_enter|on_switch'"
+"$SB" report -i "$TMP/int.sbp" --format json >"$TMP/int.json"
+jqcheck "SIGINT: profile has the barrier section" "$TMP/int.json" '.meta.stop_reason == "signal" and (.sections | length) >= 1'
+timeout 20 "$SB" record -q -o "$TMP/dur.sbp" --duration 1 -p $spid 2>"$TMP/dur.err"
+check "--duration 1 with -p stops by itself" test $? -eq 0 -a -s "$TMP/dur.sbp"
+kill $spid
+wait $spid 2>/dev/null
+
+# --- errors: clear message, non-zero exit --------------------------------
+expect_fail() {  # DESC PATTERN CMD...
+	local desc=$1 pat=$2
+	shift 2
+	if "$@" >"$TMP/ef.out" 2>"$TMP/ef.err"; then
+		bad "$desc (exit 0)"
+	elif grep -qi -- "$pat" "$TMP/ef.err"; then
+		ok "$desc"
+	else
+		bad "$desc: message lacks '$pat':"
+		cat "$TMP/ef.err"
+	fi
+}
+expect_fail "PID that does not exist" "no process with PID" "$SB" record -q -o "$TMP/e.sbp" -p 999999
+expect_fail "not root" "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$SB" record -q -o /tmp/e.sbp -p 1
+"$WL/zombie_parent" 5 >"$TMP/zombie.out" &
+zp=$!
+sleep 0.3
+expect_fail "target that has exited (zombie)" "has exited" "$SB" record -q -o "$TMP/e.sbp" -p "$(cat "$TMP/zombie.out")"
+kill $zp 2>/dev/null
+wait $zp 2>/dev/null
+expect_fail "command not found" "command not found" "$SB" record -q -o "$TMP/e.sbp" -- /no/such/cmd
+check "no profile is left behind by failed records" test ! -e "$TMP/e.sbp"
+"$SB" record -q -o "$TMP/st.sbp" -- sh -c 'exit 3' 2>/dev/null
+check "-- CMD: record exits with the command's status" test $? -eq 3
+expect_fail "neither -p nor a command" "either -p PID" "$SB" record -q
+
+# The target exits while probes are being attached: a short-lived process
+# must give either a clear error or a complete profile, never a crash.
+for i in 1 2 3; do
+	sleep 0.$((i * 2)) &
+	sp=$!
+	"$SB" record -q -o "$TMP/race$i.sbp" -p $sp >"$TMP/race.out" 2>"$TMP/race.err"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		check "target exiting during attach ($i): complete profile" \
+			bash -c "'$SB' report -i '$TMP/race$i.sbp' -f json >/dev/null"
+	else
+		check "target exiting during attach ($i): clear message" \
+			grep -qE "exited|no process" "$TMP/race.err"
+	fi
+	wait $sp 2>/dev/null
+done
+
+# --- damaged profiles: clear error, non-zero exit, no crash (ASan) -----
+ASB=$TOP/build/asan/scalebpf
+good=$TMP/barrier4.sbp
+size=$(stat -c %s "$good")
+head -c $((size / 2)) "$good" >"$TMP/trunc.sbp"
+head -c $((size - 3)) "$good" >"$TMP/trunc2.sbp"
+cp "$good" "$TMP/flip.sbp"
+printf '\xff' | dd of="$TMP/flip.sbp" bs=1 seek=$((size / 3)) conv=notrunc status=none
+printf 'not a profile at all' >"$TMP/garbage.sbp"
+: >"$TMP/empty.sbp"
+for f in trunc trunc2 flip garbage empty; do
+	"$ASB" report -i "$TMP/$f.sbp" >/dev/null 2>"$TMP/$f.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "scalebpf report: " "$TMP/$f.err" && ! grep -q "Sanitizer" "$TMP/$f.err"; then
+		ok "damaged profile ($f): clear error, exit 1: $(head -1 "$TMP/$f.err")"
+	else
+		bad "damaged profile ($f): rc=$rc"
+		cat "$TMP/$f.err"
+	fi
+done
+check "report of a good profile under ASan" bash -c "'$ASB' report -i '$good' >/dev/null 2>'$TMP/asan.err' && ! grep -q Sanitizer '$TMP/asan.err'"
+expect_fail "report of a missing file" "No such file" "$SB" report -i /no/such.sbp
+
+finish
