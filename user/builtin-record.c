@@ -221,7 +221,9 @@ static int record_loop(struct sb_rec *r)
 		/* Records from other CPUs may lag a little: hold back 200 ms. */
 		if (sb_builder_flush(r->builder, now - 200000000ull))
 			return sb_rec_fail(r, "out of memory while building sections");
-		if (now - last_refresh > 1000000000ull) {
+		/* Libraries appear right after exec: look often at first. */
+		if (now - last_refresh > (now - r->start_ns < 2000000000ull ? 100000000ull
+									   : 1000000000ull)) {
 			last_refresh = now;
 			sb_maps_refresh(r->maps, r->pid);
 			sb_rec_set_spin_ranges(r);

@@ -210,7 +210,10 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		if (!ev->site)
 			d->unattributed++;
 		ev->kind = SB_EV_WAIT;
-		ev->prim = w->source == SB_WAIT_SPIN_SAMPLE ? SB_PRIM_SPIN : prim;
+		/* A sample outside any known primitive is still spinning. */
+		if (w->source == SB_WAIT_SPIN_SAMPLE && prim == SB_PRIM_OTHER)
+			prim = SB_PRIM_SPIN;
+		ev->prim = prim;
 		ev->obj = w->uaddr;
 		ev->dur = w->dur_ns;
 		ret = 1;

@@ -199,30 +199,57 @@ static int seed_threads(struct sb_rec *r)
 	return 0;
 }
 
+static bool is_omp_runtime(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libgomp.so", 10) || !strncmp(base, "libomp.so", 9) ||
+	       !strncmp(base, "libiomp5.so", 11);
+}
+
+static void set_range(struct sb_rec *r, unsigned slot, uint64_t start, uint64_t end)
+{
+	struct sb_ip_range rg = { .start = start, .end = end };
+
+	if (slot < SB_MAX_SPIN_RANGES && !(r->spin_set & (1u << slot)) &&
+	    !sb_bpf_set_spin_range(r->bpf, slot, &rg))
+		r->spin_set |= 1u << slot;
+}
+
+/*
+ * Sampled spin waits: pthread_spin_lock, and the whole text of the OpenMP
+ * runtimes, whose spinning barriers, critical sections and locks live in
+ * hidden functions; the stack scan names the primitive of each sample.
+ * Runtime addresses are known only once the libraries are mapped.
+ */
 void sb_rec_set_spin_ranges(struct sb_rec *r)
 {
-	for (size_t i = 0; i < r->plan.nspins; i++) {
-		const struct sb_spin_fn *sp = &r->plan.spins[i];
-		struct sb_elf *e;
-		uint64_t off;
+	unsigned slot = (unsigned)r->plan.nspins;
 
-		if (r->spin_set & (1u << i))
+	for (size_t m = 0; m < sb_maps_count(r->maps); m++) {
+		const struct sb_mapping *mp = sb_maps_get(r->maps, m);
+		const char *path;
+
+		if (!mp->exec)
 			continue;
-		for (size_t m = 0; m < sb_maps_count(r->maps); m++) {
-			const struct sb_mapping *mp = sb_maps_get(r->maps, m);
-			struct sb_ip_range rg;
+		path = sb_maps_binary_path(r->maps, mp->bin);
+		for (size_t i = 0; i < r->plan.nspins; i++) {
+			const struct sb_spin_fn *sp = &r->plan.spins[i];
+			struct sb_elf *e;
+			uint64_t off;
 
-			if (!mp->exec || strcmp(sb_maps_binary_path(r->maps, mp->bin), sp->binary))
+			if (strcmp(path, sp->binary))
 				continue;
 			e = sb_maps_binary_elf(r->maps, mp->bin);
 			if (!e || sb_elf_vaddr_to_offset(e, sp->vaddr, &off) || off < mp->pgoff ||
 			    off - mp->pgoff >= mp->end - mp->start)
 				continue;
-			rg.start = mp->start + (off - mp->pgoff);
-			rg.end = rg.start + sp->size;
-			if (!sb_bpf_set_spin_range(r->bpf, (unsigned)i, &rg))
-				r->spin_set |= 1u << i;
+			off = mp->start + (off - mp->pgoff);
+			set_range(r, (unsigned)i, off, off + sp->size);
 		}
+		if (is_omp_runtime(path))
+			set_range(r, slot++, mp->start, mp->end);
 	}
 }
 
