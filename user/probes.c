@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,7 +149,7 @@ static bool name_has(const char *path, const char *prefix)
 int sb_plan_add_library(struct sb_plan *pl, const char *path)
 {
 	const struct spec *specs = NULL;
-	char err[256];
+	char err[256], real[PATH_MAX];
 	struct sb_elf *e;
 	int r;
 
@@ -160,6 +161,9 @@ int sb_plan_add_library(struct sb_plan *pl, const char *path)
 		specs = kmp_specs;
 	if (!specs)
 		return 0;
+	/* The canonical path, as /proc/PID/maps shows it (merged /usr). */
+	if (realpath(path, real))
+		path = real;
 	e = sb_elf_open(path, err, sizeof(err));
 	if (!e)
 		return -ENOENT;

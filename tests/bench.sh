@@ -1,0 +1,165 @@
+#!/bin/sh
+# tests/bench.sh — recording overhead of `scalebpf record` (`make bench`).
+# POSIX sh (make runs it with `sh`).
+#
+# For each benchmark workload, runs the plain command and the same command
+# under `scalebpf record -q -o FILE --`, interleaved (plain, recorded,
+# plain, recorded, ...; BENCH_PAIRS pairs), times every run end to end
+# (date +%s%N, nanoseconds; CLOCK_REALTIME, which is only slewed, never
+# stepped, by a running NTP client) and prints the medians and their ratio next to
+# the overhead goal.  It is a benchmark, not a test: a ratio above its goal
+# never fails it, but a command that fails (non-zero exit) does.
+#
+# Environment (defaults in brackets):
+#   SCALEBPF             recorder binary                  [build/scalebpf]
+#   WORKLOADS            directory of the workload binaries [build/workloads]
+#   BENCH_PAIRS          plain/recorded pairs per benchmark [5]
+#   BENCH_MUTEX_N        mutex_loop lock/unlock pairs per thread [120000000]
+#   BENCH_BARRIER_N      barrier_loop iterations          [15000]
+#   BENCH_BARRIER_UNITS  barrier_loop sb_work units per iteration [35]
+#   BENCH_OMP_N          omp_regions regions              [1500]
+#   BENCH_OMP_UNITS      omp_regions sb_work units per region [780]
+# The defaults give ~1-2 s per plain run on the 2-core development VM
+# (one sb_work unit ~= 1.3 us): mutex_loop ~1.4 s; barrier_loop ~1.5 s at
+# ~10,000 barriers per second per thread (35 units ~= 45 us of work plus
+# ~55 us per barrier round on that VM); omp_regions ~1.6 s of ~1 ms
+# regions (780 units).
+
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+
+SCALEBPF=${SCALEBPF:-build/scalebpf}
+WORKLOADS=${WORKLOADS:-build/workloads}
+PAIRS=${BENCH_PAIRS:-5}
+MUTEX_N=${BENCH_MUTEX_N:-120000000}
+BARRIER_N=${BENCH_BARRIER_N:-15000}
+BARRIER_UNITS=${BENCH_BARRIER_UNITS:-35}
+OMP_N=${BENCH_OMP_N:-1500}
+OMP_UNITS=${BENCH_OMP_UNITS:-780}
+THREADS=2
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+case $PAIRS in
+'' | *[!0-9]* | 0) die "BENCH_PAIRS must be a positive integer" ;;
+esac
+[ -x "$SCALEBPF" ] || die "$SCALEBPF not found or not executable (run make first)"
+for w in mutex_loop barrier_loop omp_regions; do
+	[ -x "$WORKLOADS/$w" ] || die "$WORKLOADS/$w not found (run make workloads)"
+done
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/scalebpf-bench.XXXXXX") ||
+	die "cannot create a temporary directory"
+cleanup() {
+	rm -rf "$tmpdir"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+
+# run_timed CMD ARGS... : runs the command with its output in a log,
+# sets $elapsed to the wall time in ns; exits the script if it fails.
+run_timed() {
+	t0=$(date +%s%N)
+	"$@" >"$tmpdir/run.log" 2>&1
+	rc=$?
+	t1=$(date +%s%N)
+	if [ "$rc" -ne 0 ]; then
+		echo "bench: command failed (exit status $rc): $*" >&2
+		tail -n 20 "$tmpdir/run.log" | sed 's/^/bench: | /' >&2
+		exit 1
+	fi
+	elapsed=$((t1 - t0))
+}
+
+# median NS... : prints the median in seconds
+median() {
+	printf '%s\n' "$@" | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			if (NR % 2) m = v[(NR + 1) / 2]
+			else m = (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f", m / 1e9
+		}'
+}
+
+# spread NS... : prints (max - min) / median in percent (run-to-run noise)
+spread() {
+	printf '%s\n' "$@" | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			if (NR % 2) m = v[(NR + 1) / 2]
+			else m = (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.0f%%", (m > 0 ? (v[NR] - v[1]) / m * 100 : 0)
+		}'
+}
+
+secs() {
+	awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }'
+}
+
+: >"$tmpdir/results"
+
+# bench NAME GOAL ENV CMD ARGS...
+#   ENV: space-separated VAR=VALUE assignments for the command ("" if none)
+bench() {
+	name=$1 goal=$2 benv=$3
+	shift 3
+
+	echo "bench: $name: ${benv:+$benv }$*" >&2
+	plain="" recorded="" i=1
+	while [ "$i" -le "$PAIRS" ]; do
+		# shellcheck disable=SC2086 # $benv is a list of assignments
+		run_timed env $benv "$@"
+		plain="$plain $elapsed"
+		p=$elapsed
+		rm -f "$tmpdir/bench.sbp"
+		# shellcheck disable=SC2086
+		run_timed env $benv "$SCALEBPF" record -q \
+			-o "$tmpdir/bench.sbp" -- "$@"
+		recorded="$recorded $elapsed"
+		echo "bench:   pair $i/$PAIRS: plain $(secs "$p") s," \
+			"recorded $(secs "$elapsed") s" >&2
+		i=$((i + 1))
+	done
+	# shellcheck disable=SC2086 # word splitting of the time lists
+	mp=$(median $plain)
+	# shellcheck disable=SC2086
+	mr=$(median $recorded)
+	# shellcheck disable=SC2086
+	sp=$(spread $plain)
+	# shellcheck disable=SC2086
+	sr=$(spread $recorded)
+	awk -v name="$name" -v p="$mp" -v r="$mr" -v g="$goal" \
+	    -v sp="$sp" -v sr="$sr" 'BEGIN {
+		x = (p > 0 ? r / p : 0)
+		printf "%-14s %10.3f %13.3f %8.3f %9s  %-10s %5s /%5s\n",
+		       name, p, r, x, "<= " g,
+		       (x <= g + 0.0005 ? "ok" : "above goal"), sp, sr
+	}' >>"$tmpdir/results"
+	if [ "$name" = barrier_loop ]; then
+		awk -v n="$BARRIER_N" -v s="$mp" 'BEGIN {
+			printf "  (barrier_loop plain: %.0f barriers/s per thread)\n",
+			       (s > 0 ? n / s : 0) }' >>"$tmpdir/results"
+	fi
+}
+
+bench mutex_loop 1.02 "" \
+	"$WORKLOADS/mutex_loop" "$THREADS" "$MUTEX_N"
+bench barrier_loop 1.10 "" \
+	"$WORKLOADS/barrier_loop" "$THREADS" "$BARRIER_N" "$BARRIER_UNITS"
+bench omp_regions 1.05 "OMP_NUM_THREADS=$THREADS" \
+	"$WORKLOADS/omp_regions" "$OMP_N" "$OMP_UNITS"
+
+echo
+echo "scalebpf recording overhead: median of $PAIRS interleaved runs, wall time"
+printf '%-14s %10s %13s %8s %9s  %-10s %s\n' \
+	benchmark "plain [s]" "recorded [s]" ratio goal "" "spread plain/rec."
+cat "$tmpdir/results"
+echo "(informational: a ratio above its goal does not fail the benchmark;"
+echo " spread = (max - min) / median of the runs: run-to-run noise)"
+exit 0

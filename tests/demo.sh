@@ -1,0 +1,15 @@
+#!/bin/sh
+# `make demo`: record the bundled demo workload (a small solver whose
+# block-ownership rule hands threads unequal work, plus a contended
+# accumulator lock) and print the report.
+cd "$(dirname "$0")/.." || exit 1
+if [ "$(id -u)" != 0 ]; then
+	echo "make demo records with eBPF and needs root: run 'sudo make demo'" >&2
+	exit 1
+fi
+out=build/demo.sbp
+echo "== scalebpf record -o $out -- build/workloads/demo" >&2
+build/scalebpf record -o "$out" -- build/workloads/demo || exit 1
+echo >&2
+echo "== scalebpf report -i $out" >&2
+build/scalebpf report -i "$out"

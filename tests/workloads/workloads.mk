@@ -1,0 +1,60 @@
+# tests/workloads/workloads.mk — test and benchmark workloads of scalebpf.
+#
+# Included by the top-level Makefile (after its `all` target, so nothing
+# here becomes the default goal); also usable on its own:
+#     make -f tests/workloads/workloads.mk BUILD=build workloads
+# Binaries go to $(BUILD)/workloads/.  Only GNU make syntax.
+
+BUILD ?= build
+
+WL_CC      ?= gcc
+WL_CLANG   ?= clang
+WL_CFLAGS  ?= -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
+WL_SRCDIR  := tests/workloads
+WL_OUTDIR  := $(BUILD)/workloads
+
+# Every tests/workloads/<name>.c is one program $(BUILD)/workloads/<name>
+# (programs added later are picked up automatically).  Sources that use
+# OpenMP (mention omp.h or "pragma omp") are built with -fopenmp (libgomp
+# with gcc), the others as plain pthread programs.
+WL_SRCS          := $(wildcard $(WL_SRCDIR)/*.c)
+WL_OMP_SRCS      := $(if $(WL_SRCS),$(shell grep -l -e 'pragma omp' \
+			-e 'omp\.h' $(WL_SRCS) 2>/dev/null))
+WL_OMP_PROGS     := $(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS))
+WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS), \
+			$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_SRCS)))
+
+# omp_imbalance_libomp: the same source built with clang against LLVM's
+# libomp, only when clang exists and a libomp.so is found (clang's own
+# lib dir first, e.g. /usr/lib/llvm-14/lib/libomp.so); skipped otherwise.
+WL_HAVE_CLANG := $(shell command -v $(WL_CLANG) 2>/dev/null)
+WL_LIBOMP_SO  := $(if $(WL_HAVE_CLANG),$(realpath $(firstword $(wildcard \
+	$(shell $(WL_CLANG) -print-resource-dir 2>/dev/null)/../../libomp.so \
+	/usr/lib/llvm-*/lib/libomp.so \
+	/usr/lib/x86_64-linux-gnu/libomp.so \
+	/usr/local/lib/libomp.so))))
+WL_LIBOMP_PROGS := $(if $(WL_LIBOMP_SO),$(if $(filter omp_imbalance,$(WL_OMP_PROGS)),\
+			omp_imbalance_libomp))
+
+WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS)
+WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
+WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
+
+.PHONY: workloads
+workloads: $(WL_BINS)
+
+# Static pattern rules, so a program cannot be built with the wrong flags.
+$(addprefix $(WL_OUTDIR)/,$(WL_PTHREAD_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_CFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_OMP_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_CFLAGS) -fopenmp $< -o $@
+
+# clang adds -L and -rpath for its own libomp directory; the explicit
+# rpath covers a libomp.so found elsewhere.
+$(WL_OUTDIR)/omp_imbalance_libomp: $(WL_SRCDIR)/omp_imbalance.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_CFLAGS) -fopenmp=libomp $< -o $@ \
+		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
