@@ -60,6 +60,9 @@ void sb_plan_free(struct sb_plan *pl)
 	}
 	for (size_t i = 0; i < pl->nspins; i++)
 		free(pl->spins[i].binary);
+	for (size_t i = 0; i < pl->nlibs; i++)
+		free(pl->libs[i]);
+	free(pl->libs);
 	free(pl->probes);
 	memset(pl, 0, sizeof(*pl));
 }
@@ -104,7 +107,20 @@ static int add_probe(struct sb_plan *pl, struct sb_elf *e, const char *name,
 	return 1;
 }
 
-static int add_specs(struct sb_plan *pl, struct sb_elf *e, const struct spec *specs)
+/* A runtime function nobody imports is never called: probing it would
+ * only add an attach and a ~100 ms detach (an RCU grace period each). */
+static bool imported(struct sb_elf *const *bins, size_t nbins, const struct sb_elf *self,
+		     const char *name)
+{
+	for (size_t i = 0; i < nbins; i++)
+		if (bins[i] && bins[i] != self && sb_elf_imports(bins[i], name))
+			return true;
+	return false;
+}
+
+/* bins == NULL: no filter (a static executable defines what it calls). */
+static int add_specs(struct sb_plan *pl, struct sb_elf *e, const struct spec *specs,
+		     struct sb_elf *const *bins, size_t nbins)
 {
 	int added = 0;
 
@@ -113,6 +129,8 @@ static int add_specs(struct sb_plan *pl, struct sb_elf *e, const struct spec *sp
 		int r;
 
 		if (sb_elf_func_by_name(e, s->func, &vaddr, &size) || !vaddr)
+			continue;
+		if (bins && !imported(bins, nbins, e, s->func))
 			continue;
 		r = add_probe(pl, e, s->func, vaddr, size, s->role, s->prim, s->arg);
 		if (r < 0)
@@ -146,32 +164,65 @@ static bool name_has(const char *path, const char *prefix)
 	return !strncmp(base, prefix, strlen(prefix));
 }
 
+static const struct spec *specs_for(const char *path)
+{
+	if (name_has(path, "libc.so") || name_has(path, "libpthread.so"))
+		return libc_specs;
+	if (name_has(path, "libgomp.so"))
+		return gomp_specs;
+	if (name_has(path, "libomp.so") || name_has(path, "libiomp5.so"))
+		return kmp_specs;
+	return NULL;
+}
+
 int sb_plan_add_library(struct sb_plan *pl, const char *path)
 {
-	const struct spec *specs = NULL;
-	char err[256], real[PATH_MAX];
-	struct sb_elf *e;
-	int r;
+	char real[PATH_MAX], **libs;
 
-	if (name_has(path, "libc.so") || name_has(path, "libpthread.so"))
-		specs = libc_specs;
-	else if (name_has(path, "libgomp.so"))
-		specs = gomp_specs;
-	else if (name_has(path, "libomp.so") || name_has(path, "libiomp5.so"))
-		specs = kmp_specs;
-	if (!specs)
-		return 0;
 	/* The canonical path, as /proc/PID/maps shows it (merged /usr). */
 	if (realpath(path, real))
 		path = real;
-	e = sb_elf_open(path, err, sizeof(err));
-	if (!e)
-		return -ENOENT;
-	r = add_specs(pl, e, specs);
-	if (specs == libc_specs)
-		add_spin(pl, e, "pthread_spin_lock", SB_PRIM_SPIN);
-	sb_elf_close(e);
-	return r;
+	for (size_t i = 0; i < pl->nlibs; i++)
+		if (!strcmp(pl->libs[i], path))
+			return 0;
+	libs = realloc(pl->libs, (pl->nlibs + 1) * sizeof(*libs));
+	if (!libs)
+		return -ENOMEM;
+	pl->libs = libs;
+	if (!(libs[pl->nlibs] = strdup(path)))
+		return -ENOMEM;
+	pl->nlibs++;
+	return 0;
+}
+
+/* Probes in the runtime libraries, for the functions some other loaded
+ * binary (the executable or a library) imports. */
+static int add_runtime_libraries(struct sb_plan *pl, struct sb_elf *exe)
+{
+	struct sb_elf **bins = calloc(pl->nlibs + 1, sizeof(*bins));
+	char err[256];
+	int r = 0, added = 0;
+
+	if (!bins)
+		return -ENOMEM;
+	bins[0] = exe;
+	for (size_t i = 0; i < pl->nlibs; i++)
+		bins[i + 1] = sb_elf_open(pl->libs[i], err, sizeof(err));
+	for (size_t i = 0; i < pl->nlibs && r >= 0; i++) {
+		const struct spec *specs = specs_for(pl->libs[i]);
+		struct sb_elf *e = bins[i + 1];
+
+		if (!specs || !e)
+			continue;
+		r = add_specs(pl, e, specs, (struct sb_elf *const *)bins, pl->nlibs + 1);
+		added += r > 0 ? r : 0;
+		if (specs == libc_specs)
+			add_spin(pl, e, "pthread_spin_lock", SB_PRIM_SPIN);
+	}
+	for (size_t i = 1; i <= pl->nlibs; i++)
+		sb_elf_close(bins[i]);
+	free(bins);
+	return r < 0 ? r : added;
 }
 
 struct outlined_ctx {
@@ -243,7 +294,7 @@ static void on_barrier_candidate(const char *name, uint64_t vaddr, uint64_t size
 	}
 }
 
-int sb_plan_add_executable(struct sb_plan *pl, const char *path,
+int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx)
 {
@@ -256,8 +307,14 @@ int sb_plan_add_executable(struct sb_plan *pl, const char *path,
 	if (!e)
 		return -ENOENT;
 	oc.e = e;
+	if ((r = add_runtime_libraries(pl, e)) < 0)
+		goto out;
+	added += r;
 	/* A static executable carries its own libc and runtime. */
-	if ((r = add_specs(pl, e, libc_specs)) < 0 || (r = add_specs(pl, e, gomp_specs)) < 0)
+	if ((r = add_specs(pl, e, libc_specs, NULL, 0)) < 0)
+		goto out;
+	added += r;
+	if ((r = add_specs(pl, e, gomp_specs, NULL, 0)) < 0)
 		goto out;
 	added += r;
 	add_spin(pl, e, "pthread_spin_lock", SB_PRIM_SPIN);

@@ -43,25 +43,28 @@ struct sb_plan {
 	size_t n, cap;
 	struct sb_spin_fn spins[8];
 	size_t nspins;
-	char **user_barriers;   /* --barrier names not found yet */
-	size_t nuser_barriers;
+	char **libs;            /* canonical paths of the loaded libraries */
+	size_t nlibs;
 };
 
 void sb_plan_init(struct sb_plan *pl);
 void sb_plan_free(struct sb_plan *pl);
 
-/* Runtime libraries (libc, libpthread, libgomp, libomp) by file name;
- * other paths are ignored.  Returns probes added, or -errno. */
+/* Notes a library the target loads (all of them: their imports decide
+ * which runtime functions are worth probing).  0 or -ENOMEM. */
 int sb_plan_add_library(struct sb_plan *pl, const char *path);
 
 /*
- * The target executable: OpenMP outlined functions, static libc, the
+ * Builds the plan once the libraries are known: the runtime libraries'
+ * (libc, libpthread, libgomp, libomp) sync functions that some loaded
+ * binary imports, and in the target executable: OpenMP outlined functions,
+ * static libc, the
  * --barrier functions, and (auto_barrier) functions named *barrier* in a
  * program that uses condition variables and no pthread barrier.  msg
  * receives one line per decision worth telling the user.
  */
 typedef void (*sb_plan_msg_fn)(void *ctx, const char *fmt, ...);
-int sb_plan_add_executable(struct sb_plan *pl, const char *path,
+int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx);
 

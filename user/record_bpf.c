@@ -2,6 +2,7 @@
 #include "record_bpf.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 				 cpu, strerror(-ret));
 			return ret;
 		}
+		s->perf_fds[cpu] = -1;   /* the link owns and closes it */
 		if ((ret = add_link(s, l)))
 			return ret;
 	}
@@ -241,10 +243,46 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
 	return 0;
 }
 
+struct destroyer {
+	struct bpf_link **links;
+	unsigned n;
+};
+
+static void *destroy_links(void *arg)
+{
+	struct destroyer *d = arg;
+
+	for (unsigned i = 0; i < d->n; i++)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
+/*
+ * Detaching a uprobe waits for an RCU grace period (~100 ms here), one
+ * after another: dozens of probes would take seconds.  Detach from
+ * several threads so the waits overlap.
+ */
 void sb_bpf_stop(struct sb_bpf *s)
 {
-	for (unsigned i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
+	enum { NTHREADS = 16 };
+	struct destroyer d[NTHREADS];
+	pthread_t th[NTHREADS];
+	bool started[NTHREADS] = { false };
+	unsigned per = (s->nlinks + NTHREADS - 1) / NTHREADS;
+
+	for (unsigned t = 0; t < NTHREADS; t++) {
+		unsigned from = t * per;
+
+		d[t].links = s->links + from;
+		d[t].n = from >= s->nlinks ? 0 : (s->nlinks - from < per ? s->nlinks - from : per);
+		if (d[t].n && !pthread_create(&th[t], NULL, destroy_links, &d[t]))
+			started[t] = true;
+		else if (d[t].n)
+			destroy_links(&d[t]);
+	}
+	for (unsigned t = 0; t < NTHREADS; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
 	s->nlinks = 0;
 	if (s->rb)
 		ring_buffer__consume(s->rb);

@@ -137,7 +137,7 @@ static int plan_probes(struct sb_rec *r)
 		for (size_t i = 0; i < sb_maps_nbinaries(r->maps); i++)
 			add_library(sb_maps_binary_path(r->maps, (int)i), r);
 	}
-	ret = sb_plan_add_executable(&r->plan, r->exe, r->barriers, r->nbarriers,
+	ret = sb_plan_build(&r->plan, r->exe, r->barriers, r->nbarriers,
 				     r->auto_barrier, note, r);
 	if (ret == -ENOENT && r->nbarriers)
 		return 1;   /* the message is out */
