@@ -21,7 +21,7 @@ LIBS_BPF      := -lbpf
 
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 # user modules that need neither libbpf nor root: unit-testable anywhere
-USER_LIB_SRC := user/elfsym.c user/procmaps.c
+USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
@@ -103,7 +103,7 @@ check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads
 	@sh tests/run-integration.sh
 
 check: $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BUILD)/asan/scalebpf workloads
 	@sh tests/run-all.sh
 
 demo: $(BUILD)/scalebpf workloads

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * elfsym.c - one binary's symbols, segments, build-id and source lines
- * (libelf + libdw), and x86-64 instruction checks (capstone).
+ * (libelf + libdw).  Instruction-level checks are in elfinsn.c.
  */
-#include "elfsym.h"
+#include "elfsym_priv.h"
 
-#include <capstone/capstone.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -34,17 +33,14 @@ struct sb_elf {
 	Elf *elf, *dbg_elf;
 	const uint8_t *raw;     /* whole file, mmapped by libelf */
 	size_t rawsize;
-	bool dyn, has_symtab, has_debug, cs_ok, dw_tried;
+	bool dyn, has_symtab, has_debug, dw_tried;
 	struct seg *segs;
 	size_t nsegs;
 	struct sym *syms;       /* sorted by start, best alias first */
 	size_t nsyms;
-	csh cs;
+	struct sb_insn *insn;   /* decoder (elfinsn.c), NULL if not x86-64 */
 	Dwarf *dw;              /* opened on the first sb_elf_srcline() */
 };
-
-#define ENDBR64_LEN 4
-static const uint8_t endbr64[ENDBR64_LEN] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 static int sym_rank(const struct sym *s)
 {
@@ -270,11 +266,7 @@ struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	/* Only x86-64 code is decoded; other machines get the fallbacks. */
-	if (eh.e_machine == EM_X86_64 &&
-	    cs_open(CS_ARCH_X86, CS_MODE_64, &e->cs) == CS_ERR_OK) {
-		e->cs_ok = true;
-		cs_option(e->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	}
+	e->insn = sb_insn_open(eh.e_machine);
 	return e;
 fail:
 	sb_elf_close(e);
@@ -285,8 +277,7 @@ void sb_elf_close(struct sb_elf *e)
 {
 	if (!e)
 		return;
-	if (e->cs_ok)
-		cs_close(&e->cs);
+	sb_insn_close(e->insn);
 	if (e->dw)
 		dwarf_end(e->dw);
 	if (e->dbg_elf)
@@ -312,6 +303,8 @@ const char *sb_elf_build_id(const struct sb_elf *e) { return e->build_id; }
 bool sb_elf_has_symtab(const struct sb_elf *e) { return e->has_symtab; }
 bool sb_elf_has_debuginfo(const struct sb_elf *e) { return e->has_debug; }
 bool sb_elf_is_dyn(const struct sb_elf *e) { return e->dyn; }
+Elf *sb_elf_libelf(const struct sb_elf *e) { return e->elf; }
+struct sb_insn *sb_elf_insn(const struct sb_elf *e) { return e->insn; }
 
 int sb_elf_func_by_name(const struct sb_elf *e, const char *name,
 			uint64_t *vaddr, uint64_t *size)
@@ -459,204 +452,6 @@ size_t sb_elf_read(const struct sb_elf *e, uint64_t vaddr, void *buf, size_t len
 		return len;
 	}
 	return 0;
-}
-
-static bool is_prefix(uint8_t b)
-{
-	return (b >= 0x40 && b <= 0x4f) || b == 0x2e || b == 0x3e ||
-	       b == 0x64 || b == 0x65 || b == 0x67 || b == 0xf2;
-}
-
-bool sb_elf_is_return_address(const struct sb_elf *e, uint64_t ret_vaddr)
-{
-	bool found = false;
-	cs_insn *in;
-
-	if (!e->cs_ok || !(in = cs_malloc(e->cs)))
-		return false;
-	/* Calls end 2..8 bytes before the return address: e8 rel32, or ff /2
-	 * after optional prefixes/REX, with modrm, SIB, disp8/disp32.  The
-	 * byte test is a cheap filter; capstone confirms the length. */
-	for (unsigned len = 2; len <= 8 && !found && len <= ret_vaddr; len++) {
-		uint64_t a = ret_vaddr - len;
-		const uint8_t *p;
-		uint8_t b[8];
-		size_t n = len;
-		unsigned k;
-
-		if (sb_elf_read(e, a, b, len) != len)
-			continue;
-		for (k = 0; k + 1 < len && is_prefix(b[k]); k++)
-			;
-		if (!(len == 5 && b[0] == 0xe8) &&
-		    !(b[k] == 0xff && k + 1 < len && ((b[k + 1] >> 3) & 7) == 2))
-			continue;
-		p = b;
-		found = cs_disasm_iter(e->cs, &p, &n, &a, in) &&
-			in->id == X86_INS_CALL && in->size == len;
-	}
-	cs_free(in, 1);
-	return found;
-}
-
-static bool in_group(const cs_insn *in, uint8_t g)
-{
-	for (uint8_t i = 0; i < in->detail->groups_count; i++)
-		if (in->detail->groups[i] == g)
-			return true;
-	return false;
-}
-
-/* The cases arch/x86/kernel/uprobes.c emulates instead of single-stepping
- * (branch_setup_xol_ops, push_setup_xol_ops), without extra prefixes. */
-static bool kernel_emulates(const cs_insn *in)
-{
-	const uint8_t *b = in->bytes;
-
-	switch (in->size) {
-	case 1: /* push %reg, nop */
-		return (b[0] >= 0x50 && b[0] <= 0x57) || b[0] == 0x90;
-	case 2: /* push %r8..%r15, jmp rel8, jcc rel8 */
-		return (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) ||
-		       b[0] == 0xeb || (b[0] >= 0x70 && b[0] <= 0x7f);
-	case 5: /* call rel32, jmp rel32 */
-		return b[0] == 0xe8 || b[0] == 0xe9;
-	case 6: /* jcc rel32 */
-		return b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f;
-	}
-	return false;
-}
-
-static bool is_sp(uint16_t r)
-{
-	return r == X86_REG_RSP || r == X86_REG_ESP || r == X86_REG_SP ||
-	       r == X86_REG_SPL;
-}
-
-/* SysV argument registers (integer and vector), any width. */
-static bool is_arg(uint16_t r)
-{
-	static const uint16_t regs[] = {
-		X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL, X86_REG_RSI,
-		X86_REG_ESI, X86_REG_SI, X86_REG_SIL, X86_REG_RDX, X86_REG_EDX,
-		X86_REG_DX, X86_REG_DL, X86_REG_DH, X86_REG_RCX, X86_REG_ECX,
-		X86_REG_CX, X86_REG_CL, X86_REG_CH, X86_REG_R8, X86_REG_R8D,
-		X86_REG_R8W, X86_REG_R8B, X86_REG_R9, X86_REG_R9D, X86_REG_R9W,
-		X86_REG_R9B,
-	};
-
-	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
-		if (regs[i] == r)
-			return true;
-	return (r >= X86_REG_XMM0 && r <= X86_REG_XMM7) ||
-	       (r >= X86_REG_YMM0 && r <= X86_REG_YMM7) ||
-	       (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM7);
-}
-
-/* May the probe move past this instruction?  Only if the stack pointer
- * is untouched (a uretprobe needs the return address at [rsp]), control
- * falls through, and no argument register is overwritten. */
-static bool can_skip(csh cs, const cs_insn *in)
-{
-	static const uint8_t bad_groups[] = {
-		CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_RET, CS_GRP_INT, CS_GRP_IRET,
-		CS_GRP_PRIVILEGE, CS_GRP_BRANCH_RELATIVE,
-	};
-	uint8_t nr = 0, nw = 0;
-	cs_regs rr, rw;
-
-	for (size_t i = 0; i < sizeof(bad_groups); i++)
-		if (in_group(in, bad_groups[i]))
-			return false;
-	switch (in->id) {
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_UD2:
-	case X86_INS_HLT: case X86_INS_INT3: case X86_INS_INT:
-	case X86_INS_PUSH: case X86_INS_POP: case X86_INS_LEAVE:
-	case X86_INS_ENTER: case X86_INS_CPUID: case X86_INS_INVALID:
-		return false;
-	}
-	/* rep string ops use rdi/rsi/rcx implicitly */
-	if (in->detail->x86.prefix[0] == X86_PREFIX_REP ||
-	    in->detail->x86.prefix[0] == X86_PREFIX_REPNE ||
-	    cs_regs_access(cs, in, rr, &nr, rw, &nw) != CS_ERR_OK)
-		return false;
-	for (uint8_t i = 0; i < nr; i++)
-		if (is_sp(rr[i]))
-			return false;
-	for (uint8_t i = 0; i < nw; i++)
-		if (is_sp(rw[i]) || is_arg(rw[i]))
-			return false;
-	return true;
-}
-
-/* True if a direct branch in [vaddr, vaddr+size) lands in (lo, hi]: a
- * probe there would fire again on that path, not once per call. */
-static bool branch_lands_in(const struct sb_elf *e, uint64_t vaddr,
-			    uint64_t size, uint64_t lo, uint64_t hi)
-{
-	size_t cap = size < (1u << 20) ? size : (1u << 20), n, pos = 0;
-	uint8_t *buf = malloc(cap ? cap : 1);
-	cs_insn *in = cs_malloc(e->cs);
-	bool hit = !buf || !in;         /* cannot check: be conservative */
-
-	n = hit ? 0 : sb_elf_read(e, vaddr, buf, cap);
-	while (pos < n && !hit) {
-		const uint8_t *p = buf + pos;
-		size_t left = n - pos;
-		uint64_t a = vaddr + pos;
-		const cs_x86 *x = &in->detail->x86;
-
-		if (!cs_disasm_iter(e->cs, &p, &left, &a, in)) {
-			pos++;  /* data or padding: resynchronise */
-			continue;
-		}
-		pos += in->size;
-		if ((in_group(in, CS_GRP_JUMP) || in_group(in, CS_GRP_CALL)) &&
-		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
-			hit = (uint64_t)x->operands[0].imm > lo &&
-			      (uint64_t)x->operands[0].imm <= hi;
-	}
-	if (in)
-		cs_free(in, 1);
-	free(buf);
-	return hit;
-}
-
-uint64_t sb_elf_probe_site(const struct sb_elf *e, uint64_t vaddr,
-			   uint64_t size, bool *emulated)
-{
-	/* Without a size only the first instruction is considered. */
-	uint64_t lim = size ? size : ENDBR64_LEN + 15, base = vaddr, site, addr;
-	uint8_t buf[ENDBR64_LEN + 8 * 15];
-	const uint8_t *code = buf;
-	cs_insn *in;
-	size_t n;
-
-	*emulated = false;
-	n = sb_elf_read(e, vaddr, buf, lim < sizeof(buf) ? lim : sizeof(buf));
-	if (n >= ENDBR64_LEN && !memcmp(buf, endbr64, ENDBR64_LEN)) {
-		base += ENDBR64_LEN;
-		code += ENDBR64_LEN;
-		n -= ENDBR64_LEN;
-	}
-	site = addr = base;
-	if (!e->cs_ok || !(in = cs_malloc(e->cs)))
-		return site;
-	for (int i = 0; i < 8 && cs_disasm_iter(e->cs, &code, &n, &addr, in); i++) {
-		if (kernel_emulates(in)) {
-			site = in->address;
-			*emulated = true;
-			break;
-		}
-		if ((i == 0 && !size) || !can_skip(e->cs, in))
-			break;
-	}
-	cs_free(in, 1);
-	if (site != base && branch_lands_in(e, vaddr, size, base, site)) {
-		site = base;
-		*emulated = false;
-	}
-	return site;
 }
 
 /* ---- DWARF ---- */

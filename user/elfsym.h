@@ -63,6 +63,20 @@ size_t sb_elf_read(const struct sb_elf *e, uint64_t vaddr, void *buf, size_t len
 bool sb_elf_is_return_address(const struct sb_elf *e, uint64_t ret_vaddr);
 
 /*
+ * The name of the function that the call instruction ending at ret_vaddr
+ * calls, following a PLT stub to its .rela.plt / .rela.dyn symbol
+ * ("GOMP_critical_start"), or a direct call to a local symbol.  NULL when
+ * unknown (indirect call through a register, no symbol).
+ *
+ * Handles call rel32 into .plt, .plt.sec (IBT) and .plt.got stubs, the
+ * -fno-plt form call *slot(%rip) (GLOB_DAT / JUMP_SLOT slots), and direct
+ * calls to a function symbol's entry.  Names are bare (no "@VERSION").
+ * The slot table is built on the first call (not thread-safe); returned
+ * strings live until sb_elf_close().
+ */
+const char *sb_elf_callee_at(const struct sb_elf *e, uint64_t ret_vaddr);
+
+/*
  * Source location through libdw: the innermost (inlined) frame's file and
  * line, and the name of the function that contains it (DWARF name, falling
  * back to the symbol).  Strings stay valid until sb_elf_close().  Returns
