@@ -26,9 +26,15 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 sample_period_ns = 0;
 
+/*
+ * On-CPU time is the kernel's own sum_exec_runtime, which leaves out time
+ * stolen by the hypervisor and spent in interrupts, read at every context
+ * switch; between switches it advances with the clock.
+ */
 struct thread_state {
-	__u64 oncpu_total;   /* on-CPU ns accumulated at switch-outs */
+	__u64 oncpu_total;   /* on-CPU ns at the last switch, since k0 */
 	__u64 last_in;       /* when it last went on CPU */
+	__u64 k0;            /* sum_exec_runtime when first seen */
 	__u64 fx_ts;         /* futex wait start, 0 when none */
 	__u64 fx_uaddr;
 	__u32 fx_op;
@@ -78,13 +84,15 @@ static __always_inline bool is_target(void)
 
 /* The state of a thread, created on first sight as if it went on CPU now:
  * a thread that runs when we attach is then timed from attach on. */
-static __always_inline struct thread_state *state_get(__u32 tid, __u64 now)
+static __always_inline struct thread_state *state_get(__u32 tid, __u64 now,
+							struct task_struct *task)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	struct thread_state fresh = { .last_in = now, .on_cpu = 1 };
 
 	if (st)
 		return st;
+	fresh.k0 = BPF_CORE_READ(task, se.sum_exec_runtime);
 	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&threads, &tid)) {
 		count(SB_CNT_STATE_FULL);
@@ -110,15 +118,23 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 		tid = BPF_CORE_READ(prev, pid);
 		st = bpf_map_lookup_elem(&threads, &tid);
 		if (st && st->on_cpu) {
-			st->oncpu_total += now - st->last_in;
+			/* schedule() has just brought the runtime up to date. */
+			__u64 k = BPF_CORE_READ(prev, se.sum_exec_runtime);
+
+			st->oncpu_total = k > st->k0 ? k - st->k0
+						     : st->oncpu_total + (now - st->last_in);
 			st->on_cpu = 0;
 		}
 		count(SB_CNT_SWITCHES);
 	}
 	if (BPF_CORE_READ(next, tgid) == targ_tgid) {
 		tid = BPF_CORE_READ(next, pid);
-		st = state_get(tid, now);
+		st = state_get(tid, now, next);
 		if (st) {
+			__u64 k = BPF_CORE_READ(next, se.sum_exec_runtime);
+
+			if (k > st->k0)
+				st->oncpu_total = k - st->k0;
 			st->last_in = now;
 			st->on_cpu = 1;
 		}
@@ -148,7 +164,7 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 
 	if (!is_target())
 		return 0;
-	st = state_get(tid, now);
+	st = state_get(tid, now, bpf_get_current_task_btf());
 	if (!st)
 		return 0;
 	if (cookie & SB_COOKIE_SYNC) {
@@ -215,7 +231,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (!is_wait_cmd(cmd))
 		return 0;
 	now = bpf_ktime_get_ns();
-	st = state_get((__u32)bpf_get_current_pid_tgid(), now);
+	st = state_get((__u32)bpf_get_current_pid_tgid(), now, bpf_get_current_task_btf());
 	if (!st)
 		return 0;
 	if (st->sync_depth > 0) {   /* the probed call accounts for it */

@@ -20,7 +20,7 @@ for n in 4 8; do
 	loc=$(site barrier barrier_ratio.c)
 	sel=$(section_at "$loc" barrier)
 	want=$(analytic_imbalance $n)
-	if record_json "$j" -- "$WL/barrier_ratio" $n 40 $((8000 / n)); then
+	if record_json "$j" -- "$WL/barrier_ratio" $n 40 $((12000 / n)); then
 		jqcheck "barrier $n threads: section at $loc" "$j" "$sel != null and ($sel).instances == 40 and ($sel).threads == $n"
 		ratio_check "barrier $n threads: busy ratio 1:..:$n within 10%" "$j" "$sel" $n 0.10
 		jqcheck "barrier $n threads: imbalance within 5 points of $want" "$j" "(($sel).imbalance_pct - $want | fabs) <= 5"
@@ -74,6 +74,37 @@ if record_json "$j" -- "$WL/condvar_barrier" 4 20 2000; then
 fi
 check "--barrier with an unknown symbol fails clearly" \
 	bash -c "! '$SB' record -q -o $TMP/x.sbp --barrier no_such_fn -- '$WL/condvar_barrier' 2 2 10 2>$TMP/nb.err && grep -q 'no such function' $TMP/nb.err"
+
+# Without barrier detection the same program's waits are condition waits.
+loc=$(site cond_wait condvar_barrier.c)
+j=$TMP/condvar_plain.json
+if record_json "$j" --no-auto-barrier -- "$WL/condvar_barrier" 4 20 2000; then
+	jqcheck "--no-auto-barrier: no user barrier section" "$j" '[.sections[] | select(.kind == "user_barrier")] | length == 0'
+	# 3 of 4 threads wait in each of the 20 rounds (the last one broadcasts).
+	jqcheck "condition variable waits at $loc" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"cond\")][0] | . != null and .contentions >= 40 and .wait_ns > 0"
+fi
+
+# --- spin lock: waits seen only by sampling -------------------------------
+loc=$(site spin spin_lock.c)
+j=$TMP/spin.json
+if record_json "$j" -- "$WL/spin_lock" 4 1500 300; then
+	# 4 threads on 2 cores take turns on one lock held 80% of the time:
+	# spinning is a large share of the on-CPU time.
+	jqcheck "spin lock: sampled waits at $loc" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"spin\")][0] | . != null and .contentions >= 50"
+	jqcheck "spin lock: spin wait is a plausible share of the run" "$j" "([.waits[] | select(.primitive == \"spin\")][0].wait_ns) as \$w | (.meta.duration_ns | tonumber) as \$d | \$w > 0.2 * \$d and \$w < 4 * \$d"
+else
+	bad "spin lock: record"
+fi
+
+# --- OpenMP critical: libgomp spins, then sleeps in a hidden slow path ----
+loc=$(site critical omp_critical.c)
+j=$TMP/critical.json
+if OMP_NUM_THREADS=4 record_json "$j" -- "$WL/omp_critical" 1500 300; then
+	jqcheck "omp critical: waits at $loc named omp_critical" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"omp_critical\")][0] | . != null and .contentions >= 50"
+	jqcheck "omp critical: wait is a plausible share of the run" "$j" "([.waits[] | select(.primitive == \"omp_critical\")][0].wait_ns) as \$w | (.meta.duration_ns | tonumber) as \$d | \$w > 0.2 * \$d and \$w < 4 * \$d"
+else
+	bad "omp critical: record"
+fi
 
 # --- contended lock: its call site with a plausible wait -----------------
 loc=$(site lock contended_lock.c)

@@ -131,6 +131,10 @@ static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
 		}
 		if (sb_elf_is_return_address(e, vaddr)) {
 			*site = w - 1;   /* inside the call instruction */
+			/* Runtimes that tail-jump to a hidden slow path leave no
+			 * frame naming the primitive: ask what the program called. */
+			if (*prim == SB_PRIM_MAX)
+				*prim = sb_prim_of_function(sb_elf_callee_at(e, vaddr));
 			break;
 		}
 	}

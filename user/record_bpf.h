@@ -31,8 +31,10 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 			 bool retprobe, uint64_t cookie, char *err, size_t errlen);
 /* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r);
-/* Gives an existing thread a state as if it went on CPU at now_ns. */
-int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns);
+/* Gives an existing thread a state as if it went on CPU at now_ns, its
+ * kernel runtime so far being runtime_ns (/proc/.../schedstat). */
+int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns,
+		       uint64_t runtime_ns);
 /* On-CPU ns of a thread still alive, as of now_ns.  0 or -ENOENT. */
 int sb_bpf_thread_oncpu(struct sb_bpf *s, uint32_t tid, uint64_t now_ns, uint64_t *oncpu);
 /* Attach tracepoints and the sampler, open the ring buffer. */

@@ -180,7 +180,8 @@ static int seed_threads(struct sb_rec *r)
 	size_t n = 0;
 
 	if (r->spawned) {
-		sb_bpf_seed_thread(r->bpf, (uint32_t)r->child.pid, now);
+		sb_bpf_seed_thread(r->bpf, (uint32_t)r->child.pid, now,
+				   sb_target_runtime(r->pid, (uint32_t)r->child.pid));
 		thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
 		return 0;
 	}
@@ -192,7 +193,7 @@ static int seed_threads(struct sb_rec *r)
 		char comm[32];
 
 		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
-		sb_bpf_seed_thread(r->bpf, tids[i], now);
+		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
 		thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
 	}
 	free(tids);

@@ -140,6 +140,22 @@ void sb_target_comm(int pid, uint32_t tid, char *buf, size_t len)
 	fclose(f);
 }
 
+uint64_t sb_target_runtime(int pid, uint32_t tid)
+{
+	unsigned long long ns = 0;
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/schedstat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
 static int resolve_exe(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");

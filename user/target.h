@@ -16,6 +16,8 @@ int sb_target_exe(int pid, char *buf, size_t len);
 /* Thread ids from /proc/PID/task; caller frees *tids. */
 int sb_target_threads(int pid, uint32_t **tids, size_t *n);
 void sb_target_comm(int pid, uint32_t tid, char *buf, size_t len);
+/* The thread's on-CPU ns so far (sum_exec_runtime), 0 if unknown. */
+uint64_t sb_target_runtime(int pid, uint32_t tid);
 
 /* A child started stopped at a gate, so probes go in before it runs. */
 struct sb_child {

@@ -36,7 +36,7 @@ SB_NOINLINE void sb_user_barrier(struct user_barrier *b)
 		pthread_cond_broadcast(&b->cond);
 	} else {
 		while (gen == b->generation)
-			pthread_cond_wait(&b->cond, &b->lock);
+			pthread_cond_wait(&b->cond, &b->lock); /* SITE:cond_wait */
 	}
 	pthread_mutex_unlock(&b->lock);
 }

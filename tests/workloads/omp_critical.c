@@ -2,7 +2,7 @@
  * One parallel region whose threads all loop on a contended
  * "#pragma omp critical" holding it for sb_work(HOLD_UNITS).  libgomp
  * spins, then sleeps on a futex: both must show as omp_critical waits at
- * the SITE:critical line. */
+ * the critical pragma. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

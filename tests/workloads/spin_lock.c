@@ -1,7 +1,7 @@
 /* spin_lock NTHREADS ITERS HOLD_UNITS
  * Threads contend for one pthread_spinlock_t, holding it for
  * sb_work(HOLD_UNITS): the waiters spin on-CPU, so only sampling sees
- * their wait.  Known truth: the spin wait is at the SITE:spin line, and
+ * their wait.  Known truth: the spin wait is at the pthread_spin_lock call, and
  * with N threads on fewer cores it is a large share of the run. */
 #include <pthread.h>
 #include <stdio.h>
