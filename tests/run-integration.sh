@@ -30,6 +30,25 @@ for n in 4 8; do
 	fi
 done
 
+# --- a stripped executable: still recorded, at address level, with a warning
+cp "$WL/barrier_ratio" "$TMP/barrier_stripped"
+strip --strip-all "$TMP/barrier_stripped"
+j=$TMP/stripped.json
+if record_json "$j" -- "$TMP/barrier_stripped" 4 20 2000; then
+	jqcheck "stripped binary: section found, located by address" "$j" '(.sections | length) >= 1 and (.sections[0].location | test("^barrier_stripped\\+0x[0-9a-f]+$")) and .sections[0].instances == 20'
+	jqcheck "stripped binary: the profile says so" "$j" '.meta.notes | test("stripped")'
+	check "stripped binary: the report warns" bash -c "'$SB' report -i '$TMP/stripped.sbp' | grep -q 'WARNING:.*no source line'"
+else
+	bad "stripped binary: record"
+fi
+
+# --- a kernel without BTF cannot build the BPF side: clear message -------
+if make -s -C "$TOP" BUILD="$TMP/nobtf" VMLINUX_BTF=/nonexistent "$TMP/nobtf/vmlinux.h" >"$TMP/nobtf.out" 2>&1; then
+	bad "build without BTF should fail"
+else
+	check "build without BTF fails saying why" grep -q "no BTF" "$TMP/nobtf.out"
+fi
+
 # --- JSON contract ------------------------------------------------------
 j=$TMP/barrier4.json
 jqcheck "json: sections sorted by lost_ns descending" "$j" '[.sections[].lost_ns] as $l | $l == ($l | sort | reverse)'
@@ -82,6 +101,15 @@ if record_json "$j" --no-auto-barrier -- "$WL/condvar_barrier" 4 20 2000; then
 	jqcheck "--no-auto-barrier: no user barrier section" "$j" '[.sections[] | select(.kind == "user_barrier")] | length == 0'
 	# 3 of 4 threads wait in each of the 20 rounds (the last one broadcasts).
 	jqcheck "condition variable waits at $loc" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"cond\")][0] | . != null and .contentions >= 40 and .wait_ns > 0"
+fi
+
+# --- semaphore used as a lock -------------------------------------------
+loc=$(site sem sem_lock.c)
+j=$TMP/sem.json
+if record_json "$j" -- "$WL/sem_lock" 4 300 200; then
+	jqcheck "semaphore: waits at $loc named sem" "$j" "[.locks[] | select(.location == \"$loc\" and .primitive == \"sem\")][0] | . != null and .contentions >= 10 and .wait_ns > 0"
+else
+	bad "semaphore: record"
 fi
 
 # --- spin lock: waits seen only by sampling -------------------------------

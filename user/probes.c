@@ -358,8 +358,8 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 		}
 	}
 	if (!sb_elf_has_symtab(e) && msg)
-		msg(ctx, "warning: %s is stripped: OpenMP regions are timed from the runtime "
-		    "only and locations show as addresses", path);
+		msg(ctx, "warning: %s is stripped (no symbol table): locations show as "
+		    "addresses, and OpenMP outlined functions cannot be probed", path);
 	r = added;
 out:
 	sb_elf_close(e);

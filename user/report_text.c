@@ -106,6 +106,7 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 	char d[32];
 	unsigned long long drops = 0;
 	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread" };
+	size_t nolines;
 
 	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
 	fprintf(f, "scalebpf report: %s\n", o->input);
@@ -127,6 +128,13 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 			"low; record again with a larger --ringbuf-mb\n", drops);
 	if (notes && *notes)
 		fprintf(f, "  notes:    %s\n", notes);
+	nolines = 0;
+	for (size_t i = 0; i < p->nsections; i++)
+		nolines += !p->locs[p->sections[i].loc].line;
+	if (nolines)
+		fprintf(f, "  WARNING:  %zu of %zu sections have no source line (no debug info): "
+			"they show as addresses; rebuild the program with -g\n",
+			nolines, p->nsections);
 	fputc('\n', f);
 }
 
