@@ -347,8 +347,8 @@ static bool is_arg(uint16_t r)
 
 /* May the probe move past this instruction?  Only if the stack pointer
  * is untouched (a uretprobe needs the return address at [rsp]), control
- * falls through, and no argument register is overwritten. */
-static bool can_skip(csh cs, const cs_insn *in)
+ * falls through, and (keep_args) no argument register is overwritten. */
+static bool can_skip(csh cs, const cs_insn *in, bool keep_args)
 {
 	static const uint8_t bad_groups[] = {
 		CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_RET, CS_GRP_INT, CS_GRP_IRET,
@@ -376,7 +376,7 @@ static bool can_skip(csh cs, const cs_insn *in)
 		if (is_sp(rr[i]))
 			return false;
 	for (uint8_t i = 0; i < nw; i++)
-		if (is_sp(rw[i]) || is_arg(rw[i]))
+		if (is_sp(rw[i]) || (keep_args && is_arg(rw[i])))
 			return false;
 	return true;
 }
@@ -415,7 +415,7 @@ static bool branch_lands_in(const struct sb_elf *e, csh cs, uint64_t vaddr,
 }
 
 uint64_t sb_elf_probe_site(const struct sb_elf *e, uint64_t vaddr,
-			   uint64_t size, bool *emulated)
+			   uint64_t size, bool keep_args, bool *emulated)
 {
 	/* Without a size only the first instruction is considered. */
 	uint64_t lim = size ? size : ENDBR64_LEN + 15, base = vaddr, site, addr;
@@ -441,7 +441,7 @@ uint64_t sb_elf_probe_site(const struct sb_elf *e, uint64_t vaddr,
 			*emulated = true;
 			break;
 		}
-		if ((i == 0 && !size) || !can_skip(x->cs, in))
+		if ((i == 0 && !size) || !can_skip(x->cs, in, keep_args))
 			break;
 	}
 	cs_free(in, 1);

@@ -90,12 +90,13 @@ int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
  * cheap: the kernel emulates push/jmp/jcc/call/1-byte nop but
  * single-steps most others (~6 us here).  Walks the first instructions
  * (after endbr64) while the stack pointer is untouched, so a uretprobe at
- * the chosen site still finds the return address at [rsp] and arguments
- * are still in their registers.  Returns the chosen vaddr (the function
- * start or +4 after endbr64 when nothing better is reachable) and sets
- * *emulated to whether the kernel will emulate it.
+ * the chosen site still finds the return address at [rsp], and, with
+ * keep_args, while no argument register is overwritten (for probes that
+ * read arguments).  Returns the chosen vaddr (the function start or +4
+ * after endbr64 when nothing better is reachable) and sets *emulated to
+ * whether the kernel will emulate it.
  */
 uint64_t sb_elf_probe_site(const struct sb_elf *e, uint64_t vaddr,
-			   uint64_t size, bool *emulated);
+			   uint64_t size, bool keep_args, bool *emulated);
 
 #endif

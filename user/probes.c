@@ -19,9 +19,9 @@ struct spec {
 
 static const struct spec libc_specs[] = {
 	{ "pthread_barrier_wait", SB_ROLE_SYNC, SB_PRIM_BARRIER, 1 },
-	{ "pthread_join", SB_ROLE_JOIN, SB_PRIM_JOIN, 1 },
-	{ "pthread_timedjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 1 },
-	{ "pthread_clockjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 1 },
+	{ "pthread_join", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
+	{ "pthread_timedjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
+	{ "pthread_clockjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -90,7 +90,8 @@ static int add_probe(struct sb_plan *pl, struct sb_elf *e, const char *name,
 	memset(p, 0, sizeof(*p));
 	p->func_vaddr = vaddr;
 	p->func_size = size;
-	p->site_vaddr = sb_elf_probe_site(e, vaddr, size, &p->emulated);
+	/* Probes that read no argument may sit past argument set-up. */
+	p->site_vaddr = sb_elf_probe_site(e, vaddr, size, arg != 0, &p->emulated);
 	if (sb_elf_vaddr_to_offset(e, p->site_vaddr, &p->offset))
 		return 0;   /* not file-backed: cannot be probed */
 	p->binary = strdup(sb_elf_path(e));

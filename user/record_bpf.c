@@ -73,6 +73,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->targ_tgid = (__u32)opts->pid;
 	s->skel->rodata->sample_period_ns =
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
+	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
 	ret = record_bpf__load(s->skel);
 	if (ret) {
@@ -217,9 +218,13 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 
 int sb_bpf_poll(struct sb_bpf *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms), m;
 
-	return n == -EINTR ? 0 : n;
+	if (n < 0 && n != -EINTR)
+		return n;
+	/* Records come without wake-ups (see wakeup_flags): drain them. */
+	m = ring_buffer__consume(s->rb);
+	return m < 0 ? m : (n > 0 ? n : 0) + m;
 }
 
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])

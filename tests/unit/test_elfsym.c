@@ -281,13 +281,13 @@ static void check_program(const char *dir)
 	/* probe-site walk on known code */
 	bool em = true;
 	sb_elf_func_by_name(e, "sb_p1", &a, &sz);
-	CHECK(sb_elf_probe_site(e, a, sz, &em) == a + 4 + 3 + 4 && em, "sb_p1");
+	CHECK(sb_elf_probe_site(e, a, sz, true, &em) == a + 4 + 3 + 4 && em, "sb_p1");
 	sb_elf_func_by_name(e, "sb_p2", &a, &sz);
-	CHECK(sb_elf_probe_site(e, a, sz, &em) == a && !em, "sb_p2");
+	CHECK(sb_elf_probe_site(e, a, sz, true, &em) == a && !em, "sb_p2");
 	sb_elf_func_by_name(e, "sb_p3", &a, &sz);
-	CHECK(sb_elf_probe_site(e, a, sz, &em) == a && !em, "sb_p3 loop");
+	CHECK(sb_elf_probe_site(e, a, sz, true, &em) == a && !em, "sb_p3 loop");
 	sb_elf_func_by_name(e, "sb_p1", &a, &sz);
-	CHECK(sb_elf_probe_site(e, a, 4 + 3 + 4, &em) == a + 4 && !em,
+	CHECK(sb_elf_probe_site(e, a, 4 + 3 + 4, true, &em) == a + 4 && !em,
 	      "sb_p1 cut short by size");
 	sb_elf_close(e);
 
@@ -504,13 +504,14 @@ static void check_callees(const char *dir)
 		    sizeof(static_pairs) / sizeof(static_pairs[0]) / 2, false);
 }
 
-static void check_probe(struct sb_elf *e, const char *fn, uint64_t want_off, bool want_em)
+static void check_probe(struct sb_elf *e, const char *fn, bool keep_args,
+			uint64_t want_off, bool want_em)
 {
 	uint64_t a = 0, sz = 0, site;
 	bool em = !want_em;
 
 	CHECK(sb_elf_func_by_name(e, fn, &a, &sz) == 0 && sz > 0, "%s found", fn);
-	site = sb_elf_probe_site(e, a, sz, &em);
+	site = sb_elf_probe_site(e, a, sz, keep_args, &em);
 	CHECK(site == a + want_off && em == want_em, "%s: site +%" PRIu64
 	      " emulated %d, want +%" PRIu64 " %d", fn, site - a, em, want_off, want_em);
 }
@@ -538,8 +539,10 @@ static void check_libs(void)
 	char dbg[256];
 
 	if (e) {
-		check_probe(e, "pthread_barrier_wait", 0, true);
-		check_probe(e, "pthread_join", 0, false);
+		check_probe(e, "pthread_barrier_wait", true, 0, true);
+		check_probe(e, "pthread_join", true, 0, false);
+		/* Without arguments to keep: past the set-up to the jmp. */
+		check_probe(e, "pthread_join", false, 10, true);
 		/* the @@GLIBC_2.3.2 default, not the old @GLIBC_2.2.5 one */
 		want = readelf_sym(LIBC, "pthread_cond_timedwait@@GLIBC_2.3.2");
 		CHECK(sb_elf_func_by_name(e, "pthread_cond_timedwait", &a, NULL) == 0 &&
@@ -565,9 +568,11 @@ static void check_libs(void)
 		sb_elf_close(e);
 	}
 	if ((e = open_lib(LIBGOMP))) {
-		check_probe(e, "GOMP_barrier", 4, false);
-		check_probe(e, "GOMP_parallel", 4, true);
-		check_probe(e, "GOMP_loop_end", 4, true);
+		check_probe(e, "GOMP_barrier", true, 4, false);
+		/* GOMP_barrier takes no argument: the je at +0x13 is reachable. */
+		check_probe(e, "GOMP_barrier", false, 0x13, true);
+		check_probe(e, "GOMP_parallel", true, 4, true);
+		check_probe(e, "GOMP_loop_end", true, 4, true);
 		CHECK(sb_elf_imports(e, "pthread_create") &&
 		      !sb_elf_imports(e, "GOMP_barrier"), "libgomp imports");
 		want = readelf_sym(LIBGOMP, "omp_set_lock@@OMP_3.0");
@@ -576,8 +581,8 @@ static void check_libs(void)
 		sb_elf_close(e);
 	}
 	if ((e = open_lib(LIBOMP))) {
-		check_probe(e, "__kmpc_fork_call", 0, true);
-		check_probe(e, "__kmpc_barrier", 0, true);
+		check_probe(e, "__kmpc_fork_call", true, 0, true);
+		check_probe(e, "__kmpc_barrier", true, 0, true);
 		sb_elf_close(e);
 	}
 }
