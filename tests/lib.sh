@@ -6,6 +6,7 @@ SB=${SCALEBPF:-$TOP/build/scalebpf}
 WL=$TOP/build/workloads
 PASS=0
 FAIL=0
+RETRIES=0
 TMP=$(mktemp -d /tmp/scalebpf-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -66,7 +67,26 @@ ratio_check() {
 		    ((\$b[\$i] / \$b[0]) / (\$i + 1) - 1 | fabs) <= $tol)"
 }
 
+# timed_group DESC FN ARGS...: runs FN (a recording and its timing checks)
+# and, if any check failed, once more on a fresh recording, counting only
+# the second attempt.  Busy-time ratios are exact on a quiet machine, but a
+# burst of noise on a shared VM host can slow one thread of one run; the
+# first attempt's failures stay in the log, and the retry is counted.
+timed_group() {
+	local desc=$1 p=$PASS f=$FAIL
+	shift
+	"$@"
+	if [ "$FAIL" -gt "$f" ]; then
+		echo "note: retrying '$desc' once on a fresh recording (timing checks meet host noise)"
+		RETRIES=$((RETRIES + 1))
+		PASS=$p
+		FAIL=$f
+		"$@"
+	fi
+}
+
 finish() {
+	[ "$RETRIES" -eq 0 ] || echo "note: $RETRIES recording group(s) needed a second attempt"
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" -eq 0 ]
 }

@@ -15,8 +15,8 @@ analytic_imbalance() {  # 1 - (N+1)/(2N), in %
 }
 
 # --- pthread barrier, work 1:2:3:4 and, oversubscribed, 1:...:8 ---------
-for n in 4 8; do
-	j=$TMP/barrier$n.json
+barrier_group() {
+	local n=$1 j=$TMP/barrier$1.json loc sel want
 	loc=$(site barrier barrier_ratio.c)
 	sel=$(section_at "$loc" barrier)
 	want=$(analytic_imbalance $n)
@@ -28,7 +28,9 @@ for n in 4 8; do
 	else
 		bad "barrier $n threads: record"
 	fi
-done
+}
+timed_group "barrier 4 threads" barrier_group 4
+timed_group "barrier 8 threads" barrier_group 8
 
 # --- a stripped executable: still recorded, at address level, with a warning
 cp "$WL/barrier_ratio" "$TMP/barrier_stripped"
@@ -59,9 +61,8 @@ jqcheck "json: meta names tool, kernel and event sources" "$j" '.meta.tool != nu
 jqcheck "json: no drops on the test workload" "$j" '.meta.drops_probe == "0" and .meta.drops_wait == "0"'
 
 # --- OpenMP: libgomp, and libomp when built ------------------------------
-for bin in omp_imbalance omp_imbalance_libomp; do
-	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang/libomp)"; continue; }
-	j=$TMP/$bin.json
+omp_group() {
+	local bin=$1 j=$TMP/$1.json bsel rsel
 	bsel=$(section_at "$(site omp_barrier omp_imbalance.c)" omp_barrier)
 	rsel=$(section_at "$(site omp_region omp_imbalance.c)" omp_region)
 	if OMP_NUM_THREADS=4 record_json "$j" -- "$WL/$bin" 30 2000; then
@@ -72,19 +73,28 @@ for bin in omp_imbalance omp_imbalance_libomp; do
 	else
 		bad "$bin: record"
 	fi
+}
+for bin in omp_imbalance omp_imbalance_libomp; do
+	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang/libomp)"; continue; }
+	timed_group "$bin" omp_group $bin
 done
 
 # --- mutex + condition variable barrier ----------------------------------
+condvar_group() {
+	local loc sel j=$TMP/condvar.json
+	loc=$(site user_barrier condvar_barrier.c)
+	sel=$(section_at "$loc" user_barrier)
+	if record_json "$j" --barrier sb_user_barrier -- "$WL/condvar_barrier" 4 40 2000; then
+		jqcheck "--barrier: user barrier section at $loc" "$j" "$sel != null and ($sel).instances == 40"
+		ratio_check "--barrier: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
+		jqcheck "--barrier: imbalance 37.5 +- 5" "$j" "(($sel).imbalance_pct - 37.5 | fabs) <= 5"
+	else
+		bad "--barrier: record"
+	fi
+}
+timed_group "--barrier" condvar_group
 loc=$(site user_barrier condvar_barrier.c)
 sel=$(section_at "$loc" user_barrier)
-j=$TMP/condvar.json
-if record_json "$j" --barrier sb_user_barrier -- "$WL/condvar_barrier" 4 40 2000; then
-	jqcheck "--barrier: user barrier section at $loc" "$j" "$sel != null and ($sel).instances == 40"
-	ratio_check "--barrier: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
-	jqcheck "--barrier: imbalance 37.5 +- 5" "$j" "(($sel).imbalance_pct - 37.5 | fabs) <= 5"
-else
-	bad "--barrier: record"
-fi
 j=$TMP/condvar_auto.json
 if record_json "$j" -- "$WL/condvar_barrier" 4 20 2000; then
 	jqcheck "auto-detected user barrier section at $loc" "$j" "$sel != null and ($sel).instances == 20"
@@ -148,20 +158,23 @@ else
 fi
 
 # --- attach with -p to a running process that then creates threads ------
-"$WL/spawner" 1500 4 30 2000 >"$TMP/spawner.out" &
-spid=$!
-sleep 0.3
-j=$TMP/attach.json
-loc=$(site spawn_barrier spawner.c)
-sel=$(section_at "$loc" barrier)
-if record_json "$j" -p $spid; then
-	jqcheck "-p: threads created after attach are recorded" "$j" "$sel != null and ($sel).threads == 4 and ($sel).instances == 30"
-	ratio_check "-p: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
-	jqcheck "-p: stopped because the target exited" "$j" '.meta.stop_reason == "target exited"'
-else
-	bad "-p: record"
-fi
-wait $spid 2>/dev/null
+attach_group() {
+	local spid j=$TMP/attach.json loc sel
+	"$WL/spawner" 1500 4 30 2000 >"$TMP/spawner.out" &
+	spid=$!
+	sleep 0.3
+	loc=$(site spawn_barrier spawner.c)
+	sel=$(section_at "$loc" barrier)
+	if record_json "$j" -p $spid; then
+		jqcheck "-p: threads created after attach are recorded" "$j" "$sel != null and ($sel).threads == 4 and ($sel).instances == 30"
+		ratio_check "-p: busy ratio 1:2:3:4 within 10%" "$j" "$sel" 4 0.10
+		jqcheck "-p: stopped because the target exited" "$j" '.meta.stop_reason == "target exited"'
+	else
+		bad "-p: record"
+	fi
+	wait $spid 2>/dev/null
+}
+timed_group "-p attach" attach_group
 
 # --- stop on SIGINT: the target keeps running, probes are gone ----------
 "$WL/spawner" 0 2 100000 200 >/dev/null &
