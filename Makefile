@@ -100,7 +100,7 @@ check-unit: $(UNIT_BIN) $(UNIT_ASAN) workloads
 	@sh tests/run-unit.sh $(UNIT_BIN) $(UNIT_ASAN)
 
 check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads
-	@sh tests/run-integration.sh
+	@bash tests/run-integration.sh
 
 check: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(BUILD)/asan/scalebpf workloads
