@@ -268,12 +268,39 @@ static __always_inline void fill_stack(struct sb_rec_wait *r, __u64 sp)
 		r->nwords = 0;
 }
 
+struct wait_info {
+	__u32 source, op;
+	__u64 uaddr, dur, ip, sp;
+};
+
+static __always_inline void emit_wait(__u32 tid, __u64 ts, const struct wait_info *w)
+{
+	struct sb_rec_wait *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(SB_CNT_DROP_WAIT);
+		return;
+	}
+	r->hdr.type = SB_REC_WAIT;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = tid;
+	r->hdr.ts = ts;
+	r->source = w->source;
+	r->op = w->op;
+	r->uaddr = w->uaddr;
+	r->dur_ns = w->dur;
+	r->ip = w->ip;
+	r->pad = 0;
+	fill_stack(r, w->sp);
+	bpf_ringbuf_submit(r, wakeup_flags());
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wait_info w = {};
 	struct thread_state *st;
-	struct sb_rec_wait *r;
 	__u64 now;
 
 	if (!is_target())
@@ -285,25 +312,14 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	now = bpf_ktime_get_ns();
 	count(SB_CNT_FUTEX_WAITS);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		st->fx_ts = 0;
-		count(SB_CNT_DROP_WAIT);
-		return 0;
-	}
-	r->hdr.type = SB_REC_WAIT;
-	r->hdr.size = sizeof(*r);
-	r->hdr.tid = tid;
-	r->hdr.ts = now;
-	r->source = SB_WAIT_FUTEX;
-	r->op = st->fx_op;
-	r->uaddr = st->fx_uaddr;
-	r->dur_ns = now - st->fx_ts;
-	r->ip = BPF_CORE_READ(regs, ip);
-	r->pad = 0;
+	w.source = SB_WAIT_FUTEX;
+	w.op = st->fx_op;
+	w.uaddr = st->fx_uaddr;
+	w.dur = now - st->fx_ts;
+	w.ip = BPF_CORE_READ(regs, ip);
+	w.sp = BPF_CORE_READ(regs, sp);
 	st->fx_ts = 0;
-	fill_stack(r, BPF_CORE_READ(regs, sp));
-	bpf_ringbuf_submit(r, wakeup_flags());
+	emit_wait(tid, now, &w);
 	return 0;
 }
 
@@ -312,9 +328,9 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wait_info w = {};
 	struct task_struct *task;
 	struct thread_state *st;
-	struct sb_rec_wait *r;
 	struct pt_regs *uregs;
 	__u64 ip, sp;
 	__u32 i;
@@ -336,23 +352,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 		if (!rg || !rg->start || ip < rg->start || ip >= rg->end)
 			continue;
-		r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-		if (!r) {
-			count(SB_CNT_DROP_WAIT);
-			return 0;
-		}
-		r->hdr.type = SB_REC_WAIT;
-		r->hdr.size = sizeof(*r);
-		r->hdr.tid = tid;
-		r->hdr.ts = bpf_ktime_get_ns();
-		r->source = SB_WAIT_SPIN_SAMPLE;
-		r->op = 0;
-		r->uaddr = 0;
-		r->dur_ns = sample_period_ns;
-		r->ip = ip;
-		r->pad = 0;
-		fill_stack(r, sp);
-		bpf_ringbuf_submit(r, wakeup_flags());
+		w.source = SB_WAIT_SPIN_SAMPLE;
+		w.dur = sample_period_ns;
+		w.ip = ip;
+		w.sp = sp;
+		emit_wait(tid, bpf_ktime_get_ns(), &w);
 		return 0;
 	}
 	return 0;
