@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+#include "cfg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct sb_cfg *sb_cfg_alloc(void)
+{
+	return calloc(1, sizeof(struct sb_cfg));
+}
+
+void sb_cfg_free(struct sb_cfg *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nfuncs; i++)
+		free(g->funcs[i].name);
+	free(g->funcs);
+	free(g->blocks);
+	free(g->edges);
+	free(g->out_start);
+	free(g->in_start);
+	free(g->in_edges);
+	free(g->build_id);
+	free(g);
+}
+
+static bool reserve(void **arr, size_t elem, size_t n, size_t *cap)
+{
+	void *p;
+	size_t ncap;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+long sb_cfg_add_func(struct sb_cfg *g, const char *name, uint64_t start, uint64_t end)
+{
+	struct sb_cfg_func *f;
+
+	if (!reserve((void **)&g->funcs, sizeof(*f), g->nfuncs, &g->cap_funcs))
+		return -1;
+	f = &g->funcs[g->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name ? name : "");
+	if (!f->name)
+		return -1;
+	f->start = start;
+	f->end = end;
+	f->first_block = (uint32_t)g->nblocks;
+	return (long)g->nfuncs++;
+}
+
+long sb_cfg_add_block(struct sb_cfg *g, uint32_t func, uint64_t start, uint64_t end,
+		      uint64_t last_insn)
+{
+	struct sb_cfg_block *b;
+	struct sb_cfg_func *f;
+
+	if (func >= g->nfuncs || end <= start)
+		return -1;
+	f = &g->funcs[func];
+	/* All blocks in address order, a function's contiguous: block_at
+	 * searches them as one sorted array. */
+	if ((f->nblocks && f->first_block + f->nblocks != g->nblocks) ||
+	    (g->nblocks && g->blocks[g->nblocks - 1].end > start))
+		return -1;
+	if (!reserve((void **)&g->blocks, sizeof(*b), g->nblocks, &g->cap_blocks))
+		return -1;
+	if (!f->nblocks)
+		f->first_block = (uint32_t)g->nblocks;
+	f->nblocks++;
+	b = &g->blocks[g->nblocks];
+	b->start = start;
+	b->end = end;
+	b->last_insn = last_insn;
+	b->func = func;
+	return (long)g->nblocks++;
+}
+
+long sb_cfg_add_edge(struct sb_cfg *g, uint32_t src, uint32_t dst, uint16_t kind)
+{
+	struct sb_cfg_edge *e;
+
+	if (src >= g->nblocks || dst >= g->nblocks)
+		return -1;
+	if (!reserve((void **)&g->edges, sizeof(*e), g->nedges, &g->cap_edges))
+		return -1;
+	e = &g->edges[g->nedges];
+	e->src = src;
+	e->dst = dst;
+	e->kind = kind;
+	e->back = 0;
+	return (long)g->nedges++;
+}
+
+static int by_src_dst(const void *a, const void *b)
+{
+	const struct sb_cfg_edge *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int build_adjacency(struct sb_cfg *g)
+{
+	uint32_t *fill;
+
+	qsort(g->edges, g->nedges, sizeof(*g->edges), by_src_dst);
+	free(g->out_start);
+	free(g->in_start);
+	free(g->in_edges);
+	g->out_start = calloc(g->nblocks + 1, sizeof(uint32_t));
+	g->in_start = calloc(g->nblocks + 1, sizeof(uint32_t));
+	g->in_edges = malloc((g->nedges ? g->nedges : 1) * sizeof(uint32_t));
+	fill = calloc(g->nblocks + 1, sizeof(uint32_t));
+	if (!g->out_start || !g->in_start || !g->in_edges || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (size_t i = 0; i < g->nedges; i++) {
+		g->out_start[g->edges[i].src + 1]++;
+		g->in_start[g->edges[i].dst + 1]++;
+	}
+	for (size_t b = 0; b < g->nblocks; b++) {
+		g->out_start[b + 1] += g->out_start[b];
+		g->in_start[b + 1] += g->in_start[b];
+	}
+	for (size_t i = 0; i < g->nedges; i++) {
+		uint32_t d = g->edges[i].dst;
+
+		g->in_edges[g->in_start[d] + fill[d]++] = (uint32_t)i;
+	}
+	free(fill);
+	return 0;
+}
+
+/* Reverse postorder of the blocks of f reachable from its entry, by an
+ * explicit-stack DFS.  Returns how many were reached. */
+static size_t reverse_postorder(const struct sb_cfg *g, uint32_t f, uint32_t *order,
+				uint32_t *stack, uint32_t *next_edge, uint8_t *seen)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+	size_t n = 0, sp = 0, post = fn->nblocks;
+
+	if (!fn->nblocks)
+		return 0;
+	stack[sp++] = fn->first_block;
+	seen[0] = 1;
+	next_edge[0] = g->out_start[fn->first_block];
+	while (sp) {
+		uint32_t b = stack[sp - 1], k = b - fn->first_block;
+
+		if (next_edge[k] < g->out_start[b + 1]) {
+			uint32_t d = g->edges[next_edge[k]++].dst, dk = d - fn->first_block;
+
+			if (g->blocks[d].func != f || seen[dk])
+				continue;
+			seen[dk] = 1;
+			next_edge[dk] = g->out_start[d];
+			stack[sp++] = d;
+			continue;
+		}
+		order[--post] = b;   /* post-order, filled from the back */
+		n++;
+		sp--;
+	}
+	memmove(order, order + post, n * sizeof(*order));
+	return n;
+}
+
+int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+	uint32_t nb = fn->nblocks, *order, *stack, *next_edge, *rpo_index;
+	uint8_t *seen;
+	bool changed = true;
+	size_t n;
+	int ret = -1;
+
+	if (!nb)
+		return 0;
+	order = malloc(nb * sizeof(*order));
+	stack = malloc(nb * sizeof(*stack));
+	next_edge = malloc(nb * sizeof(*next_edge));
+	rpo_index = malloc(nb * sizeof(*rpo_index));
+	seen = calloc(nb, 1);
+	if (!order || !stack || !next_edge || !rpo_index || !seen)
+		goto out;
+	n = reverse_postorder(g, f, order, stack, next_edge, seen);
+	for (uint32_t k = 0; k < nb; k++) {
+		idom[fn->first_block + k] = NONE;
+		rpo_index[k] = NONE;
+	}
+	for (size_t i = 0; i < n; i++)
+		rpo_index[order[i] - fn->first_block] = (uint32_t)i;
+	idom[fn->first_block] = fn->first_block;
+	while (changed) {
+		changed = false;
+		for (size_t i = 1; i < n; i++) {
+			uint32_t b = order[i], new_idom = NONE;
+
+			for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+				uint32_t p = g->edges[g->in_edges[k]].src, a, c;
+
+				if (g->blocks[p].func != f || idom[p] == NONE)
+					continue;
+				if (new_idom == NONE) {
+					new_idom = p;
+					continue;
+				}
+				/* intersect: walk up until the fingers meet */
+				a = p;
+				c = new_idom;
+				while (a != c) {
+					while (rpo_index[a - fn->first_block] >
+					       rpo_index[c - fn->first_block])
+						a = idom[a];
+					while (rpo_index[c - fn->first_block] >
+					       rpo_index[a - fn->first_block])
+						c = idom[c];
+				}
+				new_idom = a;
+			}
+			if (new_idom != NONE && idom[b] != new_idom) {
+				idom[b] = new_idom;
+				changed = true;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(order);
+	free(stack);
+	free(next_edge);
+	free(rpo_index);
+	free(seen);
+	return ret;
+}
+
+static bool dominates(const struct sb_cfg *g, const uint32_t *idom, uint32_t d, uint32_t b)
+{
+	uint32_t entry = g->funcs[g->blocks[b].func].first_block;
+
+	if (idom[b] == NONE)
+		return false;   /* unreachable: dominated by nothing */
+	for (;;) {
+		if (b == d)
+			return true;
+		if (b == entry)
+			return false;
+		b = idom[b];
+	}
+}
+
+int sb_cfg_finalize(struct sb_cfg *g)
+{
+	uint32_t *idom;
+
+	if (build_adjacency(g))
+		return -1;
+	idom = malloc((g->nblocks ? g->nblocks : 1) * sizeof(*idom));
+	if (!idom)
+		return -1;
+	for (uint32_t f = 0; f < g->nfuncs; f++)
+		if (sb_cfg_dominators(g, f, idom)) {
+			free(idom);
+			return -1;
+		}
+	for (size_t i = 0; i < g->nedges; i++) {
+		struct sb_cfg_edge *e = &g->edges[i];
+
+		e->back = g->blocks[e->src].func == g->blocks[e->dst].func &&
+			  dominates(g, idom, e->dst, e->src);
+	}
+	free(idom);
+	return 0;
+}
+
+long sb_cfg_block_at(const struct sb_cfg *g, uint64_t vaddr)
+{
+	size_t lo = 0, hi = g->nblocks;
+
+	/* Blocks are in address order within each function, and functions
+	 * are added in address order by the builder. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->blocks[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= g->blocks[lo - 1].end)
+		return -1;
+	return (long)(lo - 1);
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* CFG model: dominators and back edges on graphs with known answers. */
+#include <stdlib.h>
+
+#include "cfg.h"
+#include "check.h"
+
+static int edge_back(const struct sb_cfg *g, uint32_t src, uint32_t dst)
+{
+	for (size_t i = 0; i < g->nedges; i++)
+		if (g->edges[i].src == src && g->edges[i].dst == dst)
+			return g->edges[i].back;
+	return -1;
+}
+
+/*
+ * f:  0 entry -> 1 loop header -> 2 body -> 3 inner header <-> 4 inner body
+ *     3 -> 5 latch -> 1 (back);  1 -> 6 exit;  2 -> 5 (skip inner)
+ * g:  7 -> 8, 7 -> 9, 8 -> 10, 9 -> 10 (a diamond); 11 unreachable -> 10
+ */
+static struct sb_cfg *build(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	static const uint32_t ed[][2] = {
+		{ 0, 1 }, { 1, 2 }, { 2, 3 }, { 3, 4 }, { 4, 3 }, { 3, 5 }, { 5, 1 },
+		{ 1, 6 }, { 2, 5 },
+		{ 7, 8 }, { 7, 9 }, { 8, 10 }, { 9, 10 }, { 11, 10 },
+	};
+	uint64_t a = 0x1000;
+
+	CHECK(sb_cfg_add_func(g, "f", 0x1000, 0x1070) == 0, "func f");
+	for (int i = 0; i < 7; i++, a += 0x10)
+		CHECK(sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc) == i, "block %d", i);
+	CHECK(sb_cfg_add_func(g, "g", 0x2000, 0x2050) == 1, "func g");
+	a = 0x2000;
+	for (int i = 7; i < 12; i++, a += 0x10)
+		CHECK(sb_cfg_add_block(g, 1, a, a + 0x10, a + 0xc) == i, "block %d", i);
+	/* Out of order and bad indices are refused. */
+	CHECK(sb_cfg_add_block(g, 0, 0x1000, 0x1010, 0x100c) < 0, "f's blocks are closed");
+	CHECK(sb_cfg_add_block(g, 1, 0x1000, 0x1010, 0x100c) < 0, "address order");
+	CHECK(sb_cfg_add_edge(g, 0, 99, SB_EDGE_JUMP) < 0, "bad edge");
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i][0], ed[i][1], SB_EDGE_TAKEN);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	return g;
+}
+
+int main(void)
+{
+	struct sb_cfg *g = build();
+	uint32_t idom[12];
+	static const uint32_t want_idom[] = { 0, 0, 1, 2, 3, 2, 1, 7, 7, 7, 7 };
+
+	CHECK(sb_cfg_dominators(g, 0, idom) == 0 && sb_cfg_dominators(g, 1, idom) == 0,
+	      "dominators");
+	for (int b = 0; b < 11; b++)
+		CHECK(idom[b] == want_idom[b], "idom[%d] = %u, want %u", b, idom[b], want_idom[b]);
+	CHECK(idom[11] == UINT32_MAX, "unreachable block has no dominator");
+	CHECK(edge_back(g, 5, 1) == 1, "outer latch -> header is a back edge");
+	CHECK(edge_back(g, 4, 3) == 1, "inner body -> inner header is a back edge");
+	CHECK(edge_back(g, 3, 4) == 0 && edge_back(g, 1, 2) == 0 && edge_back(g, 2, 5) == 0,
+	      "forward edges are not back edges");
+	CHECK(edge_back(g, 9, 10) == 0 && edge_back(g, 11, 10) == 0, "diamond join");
+	CHECK(sb_cfg_nout(g, 1) == 2 && sb_cfg_nin(g, 1) == 2, "header degree");
+	CHECK(sb_cfg_nin(g, 10) == 3 && sb_cfg_nout(g, 10) == 0, "join degree");
+	for (uint32_t k = g->in_start[3]; k < g->in_start[4]; k++)
+		CHECK(g->edges[g->in_edges[k]].dst == 3, "in_edges point at block 3");
+	CHECK(sb_cfg_block_at(g, 0x1000) == 0 && sb_cfg_block_at(g, 0x103f) == 3 &&
+	      sb_cfg_block_at(g, 0x2049) == 11, "block_at inside");
+	CHECK(sb_cfg_block_at(g, 0xfff) == -1 && sb_cfg_block_at(g, 0x1070) == -1 &&
+	      sb_cfg_block_at(g, 0x2050) == -1, "block_at outside");
+	sb_cfg_free(g);
+	return CHECK_DONE("test_cfg");
+}
