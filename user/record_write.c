@@ -151,7 +151,7 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sym = sb_symbolizer_alloc(r->maps, p);
 	if (!sym || add_threads(r, p) ||
-	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym)) {
+	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, NULL, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
