@@ -42,7 +42,8 @@ static const char record_usage[] =
 "                         mutex+condvar barrier as in SPLASH-2/PARSEC);\n"
 "                         repeatable\n"
 "      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
-"  -F, --freq HZ          cpu-clock sampling rate for spin waits (default 199)\n"
+"  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
+"                         code samples and spin waits (default 999)\n"
 "      --max-instances N  instances kept in full per section (default 10000;\n"
 "                         totals always cover all of them)\n"
 "      --ringbuf-mb MB    ring buffer size (default 16)\n"
@@ -95,7 +96,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 
 	r->output = "scalebpf.data";
 	r->auto_barrier = true;
-	r->sample_hz = 199;
+	r->sample_hz = 999;
 	r->max_instances = 10000;
 	r->ringbuf_mb = 16;
 	optind = 1;

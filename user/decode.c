@@ -192,6 +192,7 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		[SB_REC_WAIT] = sizeof(struct sb_rec_wait),
 		[SB_REC_THREAD_NEW] = sizeof(struct sb_rec_thread),
 		[SB_REC_THREAD_EXIT] = sizeof(struct sb_rec_thread),
+		[SB_REC_SAMPLE] = sizeof(struct sb_rec_sample),
 	};
 	int ret = -1;
 
@@ -228,6 +229,16 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 
 		ev->kind = SB_EV_THREAD_START;
 		ev->obj = t->parent_tid;
+		ret = 1;
+		break;
+	}
+	case SB_REC_SAMPLE: {
+		const struct sb_rec_sample *sm = data;
+
+		/* Per-thread sample counts by IP; blocks come at the end. */
+		ev->kind = SB_EV_COUNT;
+		ev->obj = sm->ip;
+		ev->dur = 1;
 		ret = 1;
 		break;
 	}

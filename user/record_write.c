@@ -83,7 +83,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
 		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
-		 "sched_process_exit; cpu-clock sampling: %u Hz (spin waits)",
+		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
+		 "spin waits)",
 		 r->plan.n, r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
@@ -101,6 +102,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	meta_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
 	meta_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	meta_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
+	meta_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
 	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
 	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
@@ -173,11 +175,10 @@ int sb_rec_write(struct sb_rec *r)
 			"see it with: scalebpf report -i %s\n", r->output, p->nsections,
 			p->nthreads, r->output);
 	}
-	if (c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD])
+	if (sb_rec_drops(c))
 		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
-			"full): raise --ringbuf-mb\n",
-			(unsigned long long)(c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] +
-					     c[SB_CNT_DROP_THREAD]));
+			"full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)sb_rec_drops(c));
 	ret = 0;
 out:
 	sb_symbolizer_free(sym);
