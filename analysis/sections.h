@@ -89,6 +89,6 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
  */
 typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
 int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, sb_loc_fn event_of, void *ctx);
+		    sb_loc_fn loc_of, void *loc_ctx, sb_loc_fn event_of, void *event_ctx);
 
 #endif

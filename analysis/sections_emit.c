@@ -306,7 +306,7 @@ out:
 }
 
 int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, sb_loc_fn event_of, void *ctx)
+		    sb_loc_fn loc_of, void *ctx, sb_loc_fn event_of, void *event_ctx)
 {
 	size_t base = p->nsections;
 	size_t it = 0;
@@ -338,7 +338,8 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
 
 		out.section = (uint32_t)(base + st->sec->index);
 		idx = sb_profile_add_instance(p, &out);
-		if (idx < 0 || (event_of && emit_vectors(st, (uint32_t)idx, p, event_of, ctx)))
+		if (idx < 0 ||
+		    (event_of && emit_vectors(st, (uint32_t)idx, p, event_of, event_ctx)))
 			return SB_ERR_NOMEM;
 	}
 	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {

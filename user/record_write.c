@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "record_bpf.h"
 #include "record_session.h"
+#include "eventmap.h"
 #include "symbolize.h"
 
 static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
@@ -140,6 +141,8 @@ int sb_rec_write(struct sb_rec *r)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_symbolizer *sym = NULL;
+	struct sb_eventmap *em = NULL;
+	struct sb_eventmap_stats est;
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
@@ -152,11 +155,18 @@ int sb_rec_write(struct sb_rec *r)
 		goto out;
 	}
 	sym = sb_symbolizer_alloc(r->maps, p);
-	if (!sym || add_threads(r, p) ||
-	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, NULL, sym)) {
+	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
+	if (!em || add_threads(r, p) ||
+	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_eventmap_block, em) ||
+	    sb_eventmap_finish(em)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
+	sb_eventmap_get_stats(em, &est);
+	meta_u64(p, "sample_keys", est.keys);
+	meta_u64(p, "sample_keys_unmapped", est.unmapped);
+	meta_u64(p, "cfg_binaries", est.binaries);
+	meta_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
 	if (*sb_symbolizer_nodebug(sym)) {
 		size_t len = strlen(r->notes);
 
@@ -181,6 +191,7 @@ int sb_rec_write(struct sb_rec *r)
 			(unsigned long long)sb_rec_drops(c));
 	ret = 0;
 out:
+	sb_eventmap_free(em);
 	sb_symbolizer_free(sym);
 	sb_profile_free(p);
 	return ret;

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+#include "eventmap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "cfg.h"
+#include "cfg_build.h"
+#include "cfg_io.h"
+#include "elfsym.h"
+#include "idmap.h"
+#include "procmaps.h"
+#include "profile.h"
+#include "symbolize.h"
+
+struct bincfg {
+	struct sb_cfg *cfg;       /* NULL: could not be built */
+	int32_t pbin;             /* profile binary index, -1 until known */
+	bool used;
+};
+
+struct sb_eventmap {
+	struct sb_maps *maps;
+	struct sb_symbolizer *sym;
+	struct sb_profile *p;
+	struct sb_idmap *cfgs;    /* maps binary -> struct bincfg */
+	struct sb_idmap *events;  /* (maps binary, block) -> event index + 1 */
+	struct sb_eventmap_stats st;
+};
+
+struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
+				      struct sb_profile *p)
+{
+	struct sb_eventmap *em = calloc(1, sizeof(*em));
+
+	if (!em)
+		return NULL;
+	em->maps = maps;
+	em->sym = sym;
+	em->p = p;
+	em->cfgs = sb_idmap_alloc();
+	em->events = sb_idmap_alloc();
+	if (!em->cfgs || !em->events) {
+		sb_eventmap_free(em);
+		return NULL;
+	}
+	return em;
+}
+
+void sb_eventmap_free(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	void *v;
+
+	if (!em)
+		return;
+	while (em->cfgs && sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
+		struct bincfg *bc = v;
+
+		sb_cfg_free(bc->cfg);
+		free(bc);
+	}
+	sb_idmap_free(em->cfgs);
+	sb_idmap_free(em->events);
+	free(em);
+}
+
+static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
+{
+	void **slot = sb_idmap_slot(em->cfgs, (uint64_t)bin, 0, true);
+	struct bincfg *bc;
+	struct sb_elf *e;
+	char err[256];
+	bool hit = false;
+
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return *slot;
+	bc = calloc(1, sizeof(*bc));
+	if (!bc)
+		return NULL;
+	bc->pbin = -1;
+	e = sb_maps_binary_elf(em->maps, bin);
+	/* Built once per build-id and cached on disk: the next recording of
+	 * the same binary does not redo it. */
+	if (e)
+		bc->cfg = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
+	em->st.cfg_cache_hits += hit;
+	*slot = bc;
+	return bc;
+}
+
+long sb_eventmap_block(void *ctx, uint64_t ip)
+{
+	struct sb_eventmap *em = ctx;
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES };
+	struct bincfg *bc;
+	uint64_t vaddr;
+	void **slot;
+	long blk, idx, loc;
+	int bin;
+
+	em->st.keys++;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
+	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+		em->st.unmapped++;
+		return -1;
+	}
+	slot = sb_idmap_slot(em->events, (uint64_t)bin, (uint64_t)blk, true);
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)(uintptr_t)*slot - 1;
+	/* The block's start, as a runtime address, names it in the profile. */
+	loc = sb_symbolizer_loc(em->sym, ip - vaddr + bc->cfg->blocks[blk].start);
+	if (loc < 0)
+		return -1;
+	d.vaddr = bc->cfg->blocks[blk].start;
+	d.loc = (int32_t)loc;
+	d.binary = em->p->locs[loc].binary;
+	bc->pbin = d.binary;
+	bc->used = true;
+	idx = sb_profile_add_event(em->p, &d);
+	if (idx < 0)
+		return -1;
+	*slot = (void *)(uintptr_t)(idx + 1);
+	return idx;
+}
+
+int sb_eventmap_finish(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	void *v;
+
+	while (sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
+		struct bincfg *bc = v;
+		unsigned char *buf = NULL;
+		size_t len = 0;
+		long r;
+
+		if (!bc->used || !bc->cfg || bc->pbin < 0)
+			continue;
+		em->st.binaries++;
+		if (sb_cfg_serialize(bc->cfg, &buf, &len))
+			return -ENOMEM;
+		r = sb_profile_add_cfg(em->p, bc->pbin, buf, len);
+		free(buf);
+		if (r < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void sb_eventmap_get_stats(const struct sb_eventmap *em, struct sb_eventmap_stats *st)
+{
+	*st = em->st;
+}
