@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "work.h"
 
@@ -18,17 +17,14 @@ static pthread_barrier_t bar;
 static unsigned long iters, units;
 
 struct worker {
-	pthread_t tid;
 	unsigned long idx;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	char name[16];
 
-	snprintf(name, sizeof(name), "worker-%lu", w->idx);
-	pthread_setname_np(pthread_self(), name);
+	sb_name_thread("worker", w->idx);
 	for (unsigned long it = 0; it < iters; it++) {
 		sb_work((w->idx + 1) * units);
 		pthread_barrier_wait(&bar); /* SITE:barrier */
@@ -40,37 +36,15 @@ int main(int argc, char **argv)
 {
 	unsigned long nthreads;
 	struct worker *w;
-	int err;
 
 	if (argc != 4 ||
-	    sb_parse_ul(argv[1], 1, SB_MAX_THREADS, &nthreads) ||
-	    sb_parse_ul(argv[2], 1, ULONG_MAX, &iters) ||
-	    sb_parse_ul(argv[3], 0, SB_MAX_UNITS, &units)) {
-		fprintf(stderr, "usage: %s NTHREADS ITERS UNITS\n"
-			"  NTHREADS 1..%lu, ITERS >= 1, UNITS 0..%lu\n",
-			argv[0], SB_MAX_THREADS, SB_MAX_UNITS);
-		return 2;
-	}
-	w = calloc(nthreads, sizeof(*w));
-	if (!w) {
-		perror("calloc");
-		return 1;
-	}
-	err = pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
-	if (err) {
-		fprintf(stderr, "pthread_barrier_init: %s\n", strerror(err));
-		return 1;
-	}
-	for (unsigned long i = 0; i < nthreads; i++) {
-		w[i].idx = i;
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			fprintf(stderr, "pthread_create: %s\n", strerror(err));
-			return 1;
-		}
-	}
+	    sb_parse_thread_args(argv + 1, 0, &nthreads, &iters, &units))
+		sb_thread_args_usage(argv[0], "ITERS", "UNITS", 0);
+	w = sb_calloc(nthreads, sizeof(*w));
+	sb_barrier_init(&bar, nthreads);
 	for (unsigned long i = 0; i < nthreads; i++)
-		pthread_join(w[i].tid, NULL);
+		w[i].idx = i;
+	sb_run_threads(nthreads, worker_main, w, sizeof(*w));
 	pthread_barrier_destroy(&bar);
 	free(w);
 	return 0;

@@ -9,7 +9,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "work.h"
 
@@ -18,17 +17,14 @@ static unsigned long iters, hold_units, free_units;
 static unsigned long total_acquisitions; /* protected by global_lock */
 
 struct worker {
-	pthread_t tid;
 	unsigned long idx;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	char name[16];
 
-	snprintf(name, sizeof(name), "worker-%lu", w->idx);
-	pthread_setname_np(pthread_self(), name);
+	sb_name_thread("worker", w->idx);
 	for (unsigned long it = 0; it < iters; it++) {
 		pthread_mutex_lock(&global_lock); /* SITE:lock */
 		sb_work(hold_units);
@@ -43,33 +39,15 @@ int main(int argc, char **argv)
 {
 	unsigned long nthreads;
 	struct worker *w;
-	int err;
 
 	if (argc != 4 ||
-	    sb_parse_ul(argv[1], 1, SB_MAX_THREADS, &nthreads) ||
-	    sb_parse_ul(argv[2], 1, ULONG_MAX, &iters) ||
-	    sb_parse_ul(argv[3], 1, SB_MAX_UNITS, &hold_units)) {
-		fprintf(stderr, "usage: %s NTHREADS ITERS HOLD_UNITS\n"
-			"  NTHREADS 1..%lu, ITERS >= 1, HOLD_UNITS 1..%lu\n",
-			argv[0], SB_MAX_THREADS, SB_MAX_UNITS);
-		return 2;
-	}
+	    sb_parse_thread_args(argv + 1, 1, &nthreads, &iters, &hold_units))
+		sb_thread_args_usage(argv[0], "ITERS", "HOLD_UNITS", 1);
 	free_units = hold_units / 4 ? hold_units / 4 : 1;
-	w = calloc(nthreads, sizeof(*w));
-	if (!w) {
-		perror("calloc");
-		return 1;
-	}
-	for (unsigned long i = 0; i < nthreads; i++) {
-		w[i].idx = i;
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			fprintf(stderr, "pthread_create: %s\n", strerror(err));
-			return 1;
-		}
-	}
+	w = sb_calloc(nthreads, sizeof(*w));
 	for (unsigned long i = 0; i < nthreads; i++)
-		pthread_join(w[i].tid, NULL);
+		w[i].idx = i;
+	sb_run_threads(nthreads, worker_main, w, sizeof(*w));
 	free(w);
 	if (total_acquisitions != nthreads * iters) {
 		fprintf(stderr, "contended_lock: lost updates (%lu != %lu)\n",

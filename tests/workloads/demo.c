@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "work.h"
 
@@ -35,7 +34,6 @@ static unsigned long accumulator; /* protected by acc_lock */
 static unsigned long nthreads, iters, nblocks_dim;
 
 struct worker {
-	pthread_t tid;
 	unsigned long idx;
 	unsigned long nowned;
 };
@@ -62,10 +60,8 @@ static SB_NOINLINE void add_to_accumulator(unsigned long v)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	char name[16];
 
-	snprintf(name, sizeof(name), "solver-%lu", w->idx);
-	pthread_setname_np(pthread_self(), name);
+	sb_name_thread("solver", w->idx);
 	for (unsigned long it = 0; it < iters; it++) {
 		/* phase 1: factor the owned blocks (imbalanced) */
 		for (unsigned long bi = 0; bi < nblocks_dim; bi++)
@@ -88,7 +84,6 @@ int main(int argc, char **argv)
 {
 	struct worker *w;
 	unsigned long expect;
-	int err;
 
 	nthreads = DEMO_DEFAULT_THREADS;
 	iters = DEMO_DEFAULT_ITERS;
@@ -102,11 +97,7 @@ int main(int argc, char **argv)
 	}
 	nblocks_dim = nthreads + 1;
 
-	w = calloc(nthreads, sizeof(*w));
-	if (!w) {
-		perror("calloc");
-		return 1;
-	}
+	w = sb_calloc(nthreads, sizeof(*w));
 	for (unsigned long bi = 0; bi < nblocks_dim; bi++)
 		for (unsigned long bj = bi; bj < nblocks_dim; bj++)
 			w[block_owner(bi, bj)].nowned++;
@@ -118,21 +109,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "demo:   thread %lu (solver-%lu) owns %lu blocks\n",
 			i, i, w[i].nowned);
 
-	if ((err = pthread_barrier_init(&factor_bar, NULL, (unsigned)nthreads)) ||
-	    (err = pthread_barrier_init(&update_bar, NULL, (unsigned)nthreads))) {
-		fprintf(stderr, "pthread_barrier_init: %s\n", strerror(err));
-		return 1;
-	}
-	for (unsigned long i = 0; i < nthreads; i++) {
-		w[i].idx = i;
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			fprintf(stderr, "pthread_create: %s\n", strerror(err));
-			return 1;
-		}
-	}
+	sb_barrier_init(&factor_bar, nthreads);
+	sb_barrier_init(&update_bar, nthreads);
 	for (unsigned long i = 0; i < nthreads; i++)
-		pthread_join(w[i].tid, NULL);
+		w[i].idx = i;
+	sb_run_threads(nthreads, worker_main, w, sizeof(*w));
 
 	expect = iters * DEMO_LOCKS * (nthreads * (nthreads + 1) / 2);
 	if (accumulator != expect) {

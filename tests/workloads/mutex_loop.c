@@ -15,7 +15,6 @@ struct worker {
 	pthread_mutex_t lock;
 	unsigned long counter; /* protected by lock */
 	unsigned long n;
-	pthread_t tid;
 } __attribute__((aligned(128)));
 
 static void *worker_main(void *arg)
@@ -34,7 +33,6 @@ int main(int argc, char **argv)
 {
 	unsigned long nthreads, n;
 	struct worker *w;
-	int err;
 
 	if (argc != 3 ||
 	    sb_parse_ul(argv[1], 1, SB_MAX_THREADS, &nthreads) ||
@@ -53,14 +51,9 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < nthreads; i++) {
 		pthread_mutex_init(&w[i].lock, NULL);
 		w[i].n = n;
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			fprintf(stderr, "pthread_create: %s\n", strerror(err));
-			return 1;
-		}
 	}
+	sb_run_threads(nthreads, worker_main, w, sizeof(*w));
 	for (unsigned long i = 0; i < nthreads; i++) {
-		pthread_join(w[i].tid, NULL);
 		if (w[i].counter != n) {
 			fprintf(stderr, "mutex_loop: thread %lu counted %lu\n",
 				i, w[i].counter);

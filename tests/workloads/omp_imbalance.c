@@ -18,9 +18,7 @@ int main(int argc, char **argv)
 {
 	unsigned long iters, units;
 
-	if (argc != 3 ||
-	    sb_parse_ul(argv[1], 1, ULONG_MAX, &iters) ||
-	    sb_parse_ul(argv[2], 0, SB_MAX_UNITS, &units)) {
+	if (argc != 3 || sb_parse_iters_units(argv + 1, 0, &iters, &units)) {
 		fprintf(stderr, "usage: %s ITERS UNITS\n"
 			"  ITERS >= 1, UNITS 0..%lu; threads from OMP_NUM_THREADS\n",
 			argv[0], SB_MAX_UNITS);

@@ -13,9 +13,7 @@ int main(int argc, char **argv)
 {
 	unsigned long n, units;
 
-	if (argc != 3 ||
-	    sb_parse_ul(argv[1], 1, ULONG_MAX, &n) ||
-	    sb_parse_ul(argv[2], 0, SB_MAX_UNITS, &units)) {
+	if (argc != 3 || sb_parse_iters_units(argv + 1, 0, &n, &units)) {
 		fprintf(stderr, "usage: %s N UNITS\n"
 			"  N >= 1 regions, UNITS 0..%lu; threads from "
 			"OMP_NUM_THREADS\n",

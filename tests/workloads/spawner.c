@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "work.h"
@@ -20,17 +19,14 @@ static pthread_barrier_t bar;
 static unsigned long iters, units;
 
 struct worker {
-	pthread_t tid;
 	unsigned long idx;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	char name[16];
 
-	snprintf(name, sizeof(name), "worker-%lu", w->idx);
-	pthread_setname_np(pthread_self(), name);
+	sb_name_thread("worker", w->idx);
 	for (unsigned long it = 0; it < iters; it++) {
 		sb_work((w->idx + 1) * units);
 		pthread_barrier_wait(&bar); /* SITE:spawn_barrier */
@@ -42,13 +38,10 @@ int main(int argc, char **argv)
 {
 	unsigned long delay_ms, nthreads;
 	struct worker *w;
-	int err;
 
 	if (argc != 5 ||
 	    sb_parse_ul(argv[1], 0, 86400000UL, &delay_ms) ||
-	    sb_parse_ul(argv[2], 1, SB_MAX_THREADS, &nthreads) ||
-	    sb_parse_ul(argv[3], 1, ULONG_MAX, &iters) ||
-	    sb_parse_ul(argv[4], 0, SB_MAX_UNITS, &units)) {
+	    sb_parse_thread_args(argv + 2, 0, &nthreads, &iters, &units)) {
 		fprintf(stderr, "usage: %s DELAY_MS NTHREADS ITERS UNITS\n"
 			"  DELAY_MS 0..86400000, NTHREADS 1..%lu, ITERS >= 1, "
 			"UNITS 0..%lu\n",
@@ -61,26 +54,11 @@ int main(int argc, char **argv)
 
 	sb_sleep_ms(delay_ms);
 
-	w = calloc(nthreads, sizeof(*w));
-	if (!w) {
-		perror("calloc");
-		return 1;
-	}
-	err = pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
-	if (err) {
-		fprintf(stderr, "pthread_barrier_init: %s\n", strerror(err));
-		return 1;
-	}
-	for (unsigned long i = 0; i < nthreads; i++) {
-		w[i].idx = i;
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			fprintf(stderr, "pthread_create: %s\n", strerror(err));
-			return 1;
-		}
-	}
+	w = sb_calloc(nthreads, sizeof(*w));
+	sb_barrier_init(&bar, nthreads);
 	for (unsigned long i = 0; i < nthreads; i++)
-		pthread_join(w[i].tid, NULL);
+		w[i].idx = i;
+	sb_run_threads(nthreads, worker_main, w, sizeof(*w));
 	pthread_barrier_destroy(&bar);
 	free(w);
 	return 0;

@@ -26,8 +26,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define SB_WORK_ITERS_PER_UNIT 1000UL
@@ -108,6 +110,115 @@ static __attribute__((unused)) int sb_parse_ul(const char *s, unsigned long min,
 	*out = v;
 	return 0;
 }
+
+/*
+ * The common "NTHREADS ITERS UNITS" arguments, args[0..2]: NTHREADS
+ * 1..SB_MAX_THREADS, ITERS >= 1, UNITS units_min..SB_MAX_UNITS.  0 on
+ * success, -1 if any is not.  sb_parse_iters_units() is the "ITERS UNITS"
+ * tail alone.  The caller checks argc.
+ */
+static __attribute__((unused)) int sb_parse_iters_units(char **args,
+							unsigned long units_min,
+							unsigned long *iters,
+							unsigned long *units)
+{
+	if (sb_parse_ul(args[0], 1, ULONG_MAX, iters) ||
+	    sb_parse_ul(args[1], units_min, SB_MAX_UNITS, units))
+		return -1;
+	return 0;
+}
+
+static __attribute__((unused)) int sb_parse_thread_args(char **args,
+							unsigned long units_min,
+							unsigned long *nthreads,
+							unsigned long *iters,
+							unsigned long *units)
+{
+	if (sb_parse_ul(args[0], 1, SB_MAX_THREADS, nthreads) ||
+	    sb_parse_iters_units(args + 1, units_min, iters, units))
+		return -1;
+	return 0;
+}
+
+/*
+ * The usage message of a program whose arguments are exactly NTHREADS
+ * ITERS UNITS, ITERS and UNITS named iters_name and units_name (e.g. "N",
+ * "HOLD_UNITS"), on stderr; then exit 2.
+ */
+static __attribute__((unused, noreturn)) void
+sb_thread_args_usage(const char *argv0, const char *iters_name,
+		     const char *units_name, unsigned long units_min)
+{
+	fprintf(stderr, "usage: %s NTHREADS %s %s\n"
+		"  NTHREADS 1..%lu, %s >= 1, %s %lu..%lu\n",
+		argv0, iters_name, units_name, SB_MAX_THREADS, iters_name,
+		units_name, units_min, SB_MAX_UNITS);
+	exit(2);
+}
+
+/* calloc, or "calloc: <reason>" on stderr and exit 1. */
+static __attribute__((unused)) void *sb_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		perror("calloc");
+		exit(1);
+	}
+	return p;
+}
+
+/* pthread_barrier_init for n threads, or "pthread_barrier_init: <reason>"
+ * on stderr and exit 1. */
+static __attribute__((unused)) void sb_barrier_init(pthread_barrier_t *bar,
+						    unsigned long n)
+{
+	int err = pthread_barrier_init(bar, NULL, (unsigned)n);
+
+	if (err) {
+		fprintf(stderr, "pthread_barrier_init: %s\n", strerror(err));
+		exit(1);
+	}
+}
+
+/*
+ * Create n threads running fn, thread i getting &args[i] (args: an array
+ * of n elements of elem_size bytes; NULL gives every thread NULL), then
+ * join them all.  A thread that cannot be created: "pthread_create:
+ * <reason>" on stderr and exit 1.
+ */
+static __attribute__((unused)) void sb_run_threads(unsigned long n,
+						   void *(*fn)(void *),
+						   void *args, size_t elem_size)
+{
+	pthread_t *tids = sb_calloc(n, sizeof(*tids));
+
+	for (unsigned long i = 0; i < n; i++) {
+		void *arg = args ? (char *)args + i * elem_size : NULL;
+		int err = pthread_create(&tids[i], NULL, fn, arg);
+
+		if (err) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(err));
+			exit(1);
+		}
+	}
+	for (unsigned long i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+}
+
+#ifdef _GNU_SOURCE
+/* Name the calling thread "<prefix>-<idx>" (pthread_setname_np is a GNU
+ * extension: only for sources that define _GNU_SOURCE). */
+static __attribute__((unused)) void sb_name_thread(const char *prefix,
+						   unsigned long idx)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%s-%lu", prefix, idx);
+	pthread_setname_np(pthread_self(), name);
+}
+#endif
 
 /* Sleep for ms milliseconds, resuming after signal interruptions. */
 static __attribute__((unused)) void sb_sleep_ms(unsigned long ms)
