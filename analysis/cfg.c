@@ -118,7 +118,8 @@ static int build_adjacency(struct sb_cfg *g)
 {
 	uint32_t *fill;
 
-	qsort(g->edges, g->nedges, sizeof(*g->edges), by_src_dst);
+	if (g->nedges)   /* qsort(NULL, 0, ...) is undefined */
+		qsort(g->edges, g->nedges, sizeof(*g->edges), by_src_dst);
 	free(g->out_start);
 	free(g->in_start);
 	free(g->in_edges);

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cfg_build: compiles functions of known shape at test time (loops,
+ * a diamond, a jump-table switch, a tail call; -fcf-protection for
+ * endbr64 and notrack jmp) and checks the CFG against objdump: block
+ * starts, every edge with its kind, and back edges against a DFS of the
+ * objdump-derived graph (retreating edges = back edges in the reducible
+ * graphs a compiler makes from structured C).  Then stripped binaries,
+ * the system libc (time, counts, pthread_barrier_wait) and the cache.
+ */
+#include "cfg_build.h"
+#include "cfg_io.h"
+#include "check.h"
+#include "elfsym.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static const char prog_src[] =
+	"volatile int sink;\n"
+	"__attribute__((noipa)) int helper(int x) { sink = x; return x * 3; }\n"
+	"__attribute__((noipa)) static int hidden_fn(int x) { sink = x; return x + 1; }\n"
+	"__attribute__((noipa)) int counted_loop(const int *a, int n)\n"
+	"{ int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n"
+	"__attribute__((noipa)) void nested_loop(int *a, int n, int m)\n"
+	"{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) a[i * m + j] += i ^ j; }\n"
+	"__attribute__((noipa)) int diamond(int x)\n"
+	"{ int r; if (x > 10) r = helper(x); else r = hidden_fn(x) - 5; return r + 1; }\n"
+	"__attribute__((noipa)) int switcher(int x)\n"
+	"{ int r; switch (x) {\n"
+	"  case 0: r = helper(1); break;     case 1: r = helper(7) + 2; break;\n"
+	"  case 2: r = hidden_fn(3); break;  case 3: r = helper(x * 5); break;\n"
+	"  case 4: r = hidden_fn(x) * 9; break; case 5: r = helper(11) - 1; break;\n"
+	"  case 6: r = 42; break;            default: r = -1; break; }\n"
+	"  return r + 3; }\n"
+	"__attribute__((noipa)) int tailer(int x)\n"
+	"{ if (x < 0) return -x; return helper(x * 2); }\n"
+	"int main(int argc, char **argv)\n"
+	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4);\n"
+	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
+
+static char dir[] = "/tmp/sb_cfgb_XXXXXX";
+
+static int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- objdump's view ---- */
+
+enum okind { O_PLAIN, O_JCC, O_JMP, O_IJMP, O_CALL, O_RET, O_HALT };
+
+struct oinsn {
+	uint64_t addr, target;
+	bool has_target;
+	enum okind kind;
+};
+
+static struct oinsn *oins;
+static size_t noins;
+
+static enum okind okind_of(const char *m)
+{
+	if (!strcmp(m, "jmp"))
+		return O_JMP;
+	if (m[0] == 'j' || !strncmp(m, "loop", 4) || !strcmp(m, "xbegin"))
+		return O_JCC;
+	if (!strncmp(m, "call", 4))
+		return O_CALL;
+	if (!strncmp(m, "ret", 3) || !strcmp(m, "lret") || !strncmp(m, "iret", 4))
+		return O_RET;
+	if (!strcmp(m, "hlt") || !strcmp(m, "ud2") || !strcmp(m, "ud0"))
+		return O_HALT;
+	return O_PLAIN;
+}
+
+/* Every instruction objdump shows, with branch targets ("jle 116b <f+0x2a>"). */
+static void load_objdump(const char *bin)
+{
+	static const char *const prefixes[] = { "notrack", "bnd", "lock", "rep", "repz",
+		"repnz", "repe", "repne", "data16", "cs", "ds", "addr32", NULL };
+	char cmd[512], line[512];
+	size_t cap = 0;
+	FILE *f;
+
+	free(oins);
+	oins = NULL;
+	noins = 0;
+	snprintf(cmd, sizeof(cmd), "objdump -d -w --no-show-raw-insn %s", bin);
+	if (!(f = popen(cmd, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t'), *tok, *save = NULL;
+		struct oinsn o = { 0 };
+
+		if (!tab || sscanf(line, " %" SCNx64 ":", &o.addr) != 1)
+			continue;
+		tok = strtok_r(tab + 1, " \n", &save);
+		for (int i = 0; tok && prefixes[i]; i++)
+			if (!strcmp(tok, prefixes[i])) {
+				tok = strtok_r(NULL, " \n", &save);
+				i = -1;
+			}
+		if (!tok)
+			continue;
+		o.kind = okind_of(tok);
+		if ((tok = strtok_r(NULL, " \n", &save)) && tok[0] != '*' &&
+		    sscanf(tok, "%" SCNx64, &o.target) == 1 && o.kind != O_PLAIN)
+			o.has_target = true;
+		if (o.kind == O_JMP && !o.has_target)
+			o.kind = O_IJMP;
+		if (noins == cap) {
+			cap = cap ? 2 * cap : 4096;
+			oins = realloc(oins, cap * sizeof(*oins));
+		}
+		oins[noins++] = o;
+	}
+	pclose(f);
+}
+
+static size_t oins_at(uint64_t a)      /* first instruction at or after a */
+{
+	size_t lo = 0, hi = noins;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (oins[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct xedge { uint32_t src, dst, kind; };
+
+static int xedge_cmp(const void *a, const void *b)
+{
+	const struct xedge *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+static long func_index(const struct sb_cfg *g, uint64_t start)
+{
+	for (size_t f = 0; f < g->nfuncs; f++)
+		if (g->funcs[f].start == start)
+			return (long)f;
+	return -1;
+}
+
+/* DFS from the entry: an edge to a block still on the stack retreats. */
+static void dfs(const struct xedge *ex, size_t nex, uint32_t b, uint8_t *state, bool *retreat)
+{
+	state[b] = 1;
+	for (size_t i = 0; i < nex; i++) {
+		if (ex[i].src != b)
+			continue;
+		if (state[ex[i].dst] == 1)
+			retreat[i] = true;
+		else if (!state[ex[i].dst])
+			dfs(ex, nex, ex[i].dst, state, retreat);
+	}
+	state[b] = 2;
+}
+
+/*
+ * Checks function f against objdump: leaders, block_at for every
+ * instruction, edges with kinds, back edges.  Returns the number of back
+ * edges and stores their destinations (block start addresses) in heads.
+ */
+static int check_func(const struct sb_cfg *g, const char *name, uint64_t start,
+		      uint64_t size, uint64_t *heads, int maxheads)
+{
+	long f = func_index(g, start);
+	size_t i0 = oins_at(start), i1 = oins_at(start + size), nl = 0, nex = 0;
+	uint64_t *lead = calloc(size + 1, sizeof(*lead));
+	struct xedge *ex = calloc(2 * (i1 - i0) + 1, sizeof(*ex));
+	bool *retreat = calloc(2 * (i1 - i0) + 1, sizeof(*retreat)), leaders_ok;
+	uint8_t *state;
+	int nback = 0, ok = 1;
+	const struct sb_cfg_func *fn;
+
+	CHECK(f >= 0 && i1 > i0, "%s in the CFG and in objdump", name);
+	if (f < 0 || i1 == i0)
+		goto out;
+	fn = &g->funcs[f];
+	CHECK(fn->end == start + size && fn->nblocks > 0, "%s: bounds", name);
+	/* leaders: start, direct targets inside, the insn after any branch */
+	uint8_t *is_lead = calloc(size, 1);
+
+	is_lead[0] = 1;
+	for (size_t i = i0; i < i1; i++) {
+		const struct oinsn *o = &oins[i];
+
+		if (o->kind != O_PLAIN && i + 1 < i1)
+			is_lead[oins[i + 1].addr - start] = 1;
+		if ((o->kind == O_JCC || o->kind == O_JMP) && o->target - start < size)
+			is_lead[o->target - start] = 1;
+	}
+	for (uint64_t k = 0; k < size; k++)
+		if (is_lead[k])
+			lead[nl++] = start + k;
+	free(is_lead);
+	leaders_ok = nl == fn->nblocks;
+	for (size_t k = 0; leaders_ok && k < nl; k++)
+		leaders_ok = g->blocks[fn->first_block + k].start == lead[k];
+	CHECK(leaders_ok, "%s: %zu leaders from objdump, %u blocks", name, nl, fn->nblocks);
+	if (!leaders_ok)
+		goto out;
+	/* every instruction lies in the block block_at names */
+	for (size_t i = i0; i < i1; i++) {
+		long b = sb_cfg_block_at(g, oins[i].addr);
+
+		ok &= b >= (long)fn->first_block && b < (long)(fn->first_block + fn->nblocks) &&
+		      g->blocks[b].start <= oins[i].addr && oins[i].addr < g->blocks[b].end;
+	}
+	CHECK(ok, "%s: block_at maps every instruction into its block", name);
+	CHECK(g->blocks[fn->first_block + fn->nblocks - 1].end == start + size,
+	      "%s: decoded to the end", name);
+	/* the edges objdump implies, in local block numbers */
+	for (size_t i = i0; i < i1; i++) {
+		const struct oinsn *o = &oins[i];
+		bool last = i + 1 == i1, in = o->has_target && o->target - start < size;
+		uint32_t src, nxt;
+
+		if (!last && !(o->kind != O_PLAIN ||
+			       sb_cfg_block_at(g, oins[i + 1].addr) != sb_cfg_block_at(g, o->addr)))
+			continue;
+		src = (uint32_t)(sb_cfg_block_at(g, o->addr) - fn->first_block);
+		nxt = src + 1;
+		if (o->kind == O_JCC && in)
+			ex[nex++] = (struct xedge){ src, (uint32_t)(sb_cfg_block_at(g, o->target) -
+						    fn->first_block), SB_EDGE_TAKEN };
+		if (o->kind == O_JMP && in)
+			ex[nex++] = (struct xedge){ src, (uint32_t)(sb_cfg_block_at(g, o->target) -
+						    fn->first_block), SB_EDGE_JUMP };
+		if (!last && (o->kind == O_JCC || o->kind == O_CALL || o->kind == O_PLAIN))
+			ex[nex++] = (struct xedge){ src, nxt, o->kind == O_JCC ? SB_EDGE_FALLTHROUGH :
+				o->kind == O_CALL ? SB_EDGE_CALL_RETURN : SB_EDGE_SEQUENTIAL };
+	}
+	qsort(ex, nex, sizeof(*ex), xedge_cmp);
+	state = calloc(fn->nblocks, 1);
+	dfs(ex, nex, 0, state, retreat);
+	free(state);
+	/* the CFG's edges out of this function's blocks, in sorted order */
+	uint32_t b0 = fn->first_block, e0 = g->out_start[b0], e1 = g->out_start[b0 + fn->nblocks];
+
+	ok = e1 - e0 == nex;
+	for (size_t k = 0; ok && k < nex; k++) {
+		const struct sb_cfg_edge *e = &g->edges[e0 + k];
+
+		ok = e->src - b0 == ex[k].src && e->dst - b0 == ex[k].dst && e->kind == ex[k].kind;
+		if (!ok)
+			fprintf(stderr, "  %s edge %zu: %u->%u kind %u, objdump %u->%u kind %u\n",
+				name, k, e->src - b0, e->dst - b0, e->kind, ex[k].src,
+				ex[k].dst, ex[k].kind);
+	}
+	CHECK(ok, "%s: %u edges, %zu from objdump", name, e1 - e0, nex);
+	for (size_t k = 0; ok && k < nex; k++) {
+		const struct sb_cfg_edge *e = &g->edges[e0 + k];
+
+		CHECK(e->back == retreat[k], "%s: edge %u->%u back=%u, DFS says %d", name,
+		      e->src - b0, e->dst - b0, e->back, retreat[k]);
+		if (e->back && nback < maxheads)
+			heads[nback] = g->blocks[e->dst].start;
+		nback += e->back;
+	}
+out:
+	free(lead);
+	free(ex);
+	free(retreat);
+	return nback;
+}
+
+static int check_named(struct sb_elf *e, const struct sb_cfg *g, const char *name,
+		       uint64_t *heads, int maxheads)
+{
+	uint64_t start = 0, size = 0;
+
+	CHECK(sb_elf_func_by_name(e, name, &start, &size) == 0, "symbol %s", name);
+	return check_func(g, name, start, size, heads, maxheads);
+}
+
+/* The block whose last instruction is the first one of a kind in f. */
+static long block_ending_in(struct sb_elf *e, const struct sb_cfg *g, const char *name,
+			    enum okind kind)
+{
+	uint64_t start = 0, size = 0;
+
+	sb_elf_func_by_name(e, name, &start, &size);
+	for (size_t i = oins_at(start); i < noins && oins[i].addr < start + size; i++)
+		if (oins[i].kind == kind)
+			return sb_cfg_block_at(g, oins[i].addr);
+	return -1;
+}
+
+static void test_shapes(const char *bin)
+{
+	char err[256];
+	struct sb_elf *e = sb_elf_open(bin, err, sizeof(err));
+	struct sb_cfg_build_stats st;
+	struct sb_cfg *g = e ? sb_cfg_build_stats(e, &st, err, sizeof(err)) : NULL;
+	uint64_t heads[4], lstart = 0, jt = 0;
+	long b;
+	int n;
+
+	CHECK(g != NULL, "build %s: %s", bin, g ? "" : err);
+	if (!g) {
+		sb_elf_close(e);
+		return;
+	}
+	load_objdump(bin);
+	CHECK(st.symsrc == SB_CFG_SYMS_SYMTAB && st.ninvalid == 0 && st.nfuncs == g->nfuncs,
+	      "symtab, no invalid bytes (%" PRIu64 ")", st.ninvalid);
+	CHECK(g->build_id && !strcmp(g->build_id, sb_elf_build_id(e)), "build-id set");
+	/* the simple loop: one back edge, to the target of its backward jne */
+	n = check_named(e, g, "counted_loop", heads, 4);
+	sb_elf_func_by_name(e, "counted_loop", &lstart, NULL);
+	for (size_t i = oins_at(lstart); i < noins && oins[i].kind != O_RET; i++)
+		if (oins[i].kind == O_JCC && oins[i].target < oins[i].addr)
+			jt = oins[i].target;
+	CHECK(n == 1 && heads[0] == jt, "counted_loop: 1 back edge to %#" PRIx64 " (got %d)",
+	      jt, n);
+	n = check_named(e, g, "nested_loop", heads, 4);
+	CHECK(n == 2 && heads[0] != heads[1], "nested_loop: 2 back edges, 2 headers (got %d)", n);
+	n = check_named(e, g, "diamond", heads, 4);
+	CHECK(n == 0, "diamond: no back edge (got %d)", n);
+	b = block_ending_in(e, g, "diamond", O_JCC);
+	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 2, "diamond: the test block has 2 successors");
+	n = check_named(e, g, "switcher", heads, 4);
+	CHECK(n == 0, "switcher: no back edge (got %d)", n);
+	b = block_ending_in(e, g, "switcher", O_IJMP);
+	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "switcher: jump table not followed");
+	n = check_named(e, g, "tailer", heads, 4);
+	b = block_ending_in(e, g, "tailer", O_JMP);
+	CHECK(n == 0 && b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "tailer: tail call, no edge");
+	/* and every other function of the program (crt code: hlt, jmp *) */
+	for (size_t f = 0; f < g->nfuncs; f++)
+		check_func(g, g->funcs[f].name, g->funcs[f].start,
+			   g->funcs[f].end - g->funcs[f].start, heads, 0);
+	sb_cfg_free(g);
+	sb_elf_close(e);
+}
+
+/* A stripped copy has only .dynsym's (exported) functions. */
+static void test_stripped(const char *bin)
+{
+	char path[512], err[256];
+	struct sb_cfg_build_stats s1, s2;
+	struct sb_elf *e1 = sb_elf_open(bin, err, sizeof(err)), *e2;
+	struct sb_cfg *g1 = e1 ? sb_cfg_build_stats(e1, &s1, err, sizeof(err)) : NULL, *g2;
+	uint64_t a;
+
+	snprintf(path, sizeof(path), "%s.stripped", bin);
+	CHECK(run("objcopy --strip-all %s %s", bin, path) == 0, "strip");
+	e2 = sb_elf_open(path, err, sizeof(err));
+	g2 = e2 ? sb_cfg_build_stats(e2, &s2, err, sizeof(err)) : NULL;
+	CHECK(g1 && g2, "build both");
+	if (g1 && g2) {
+		long f1, f2;
+
+		CHECK(s2.symsrc == SB_CFG_SYMS_DYNSYM && s2.nfuncs == g2->nfuncs &&
+		      g2->nfuncs > 0 && g2->nfuncs < g1->nfuncs,
+		      "stripped: %zu of %zu functions", g2->nfuncs, g1->nfuncs);
+		CHECK(sb_elf_func_by_name(e1, "hidden_fn", &a, NULL) == 0 &&
+		      func_index(g1, a) >= 0 && func_index(g2, a) < 0, "static function gone");
+		sb_elf_func_by_name(e1, "nested_loop", &a, NULL);
+		f1 = func_index(g1, a);
+		f2 = func_index(g2, a);
+		CHECK(f1 >= 0 && f2 >= 0 && g1->funcs[f1].nblocks == g2->funcs[f2].nblocks &&
+		      g1->blocks[g1->funcs[f1].first_block].start ==
+		      g2->blocks[g2->funcs[f2].first_block].start, "exported function unchanged");
+	}
+	sb_cfg_free(g1);
+	sb_cfg_free(g2);
+	sb_elf_close(e1);
+	sb_elf_close(e2);
+}
+
+static void test_libc(void)
+{
+	char err[256];
+	struct sb_elf *e = sb_elf_open(LIBC, err, sizeof(err));
+	struct sb_cfg_build_stats st;
+	struct sb_cfg *g;
+	uint64_t start = 0, size = 0, prev_end = 0;
+	double t;
+	long f;
+	int ok = 1;
+
+	CHECK(e != NULL, "open libc: %s", e ? "" : err);
+	if (!e)
+		return;
+	t = now();
+	g = sb_cfg_build_stats(e, &st, err, sizeof(err));
+	t = now() - t;
+	CHECK(g != NULL, "build libc: %s", g ? "" : err);
+	if (!g) {
+		sb_elf_close(e);
+		return;
+	}
+	printf("libc: %.3f s, %zu functions (symbols from %s), %zu blocks, %zu edges, "
+	       "%" PRIu64 " instructions, %" PRIu64 " stopped at undecodable bytes\n", t,
+	       g->nfuncs, st.symsrc == SB_CFG_SYMS_DEBUGFILE ? "debug file" :
+	       st.symsrc == SB_CFG_SYMS_DYNSYM ? ".dynsym" : ".symtab", g->nblocks,
+	       g->nedges, st.ninsns, st.ninvalid);
+	CHECK(g->nfuncs > (st.symsrc == SB_CFG_SYMS_DYNSYM ? 1500u : 3000u), "libc functions");
+	/* functions in order, every block inside its function */
+	for (size_t i = 0; i < g->nfuncs; i++) {
+		const struct sb_cfg_func *fn = &g->funcs[i];
+
+		ok &= fn->start >= prev_end;
+		prev_end = fn->end;
+		for (uint32_t k = fn->first_block; k < fn->first_block + fn->nblocks; k++)
+			ok &= g->blocks[k].start >= fn->start && g->blocks[k].end <= fn->end;
+	}
+	CHECK(ok, "libc: functions ordered, blocks inside them");
+	CHECK(sb_elf_func_by_name(e, "pthread_barrier_wait", &start, &size) == 0,
+	      "pthread_barrier_wait");
+	f = func_index(g, start);
+	CHECK(f >= 0 && g->funcs[f].nblocks > 3, "pthread_barrier_wait has blocks");
+	if (f >= 0) {
+		const struct sb_cfg_func *fn = &g->funcs[f];
+
+		ok = sb_cfg_block_at(g, start) == fn->first_block;
+		for (uint32_t k = fn->first_block; k < fn->first_block + fn->nblocks; k++)
+			ok &= g->blocks[k].start >= start && g->blocks[k].end <= start + size;
+		CHECK(ok, "pthread_barrier_wait: %u blocks within [%#" PRIx64 ", +%" PRIu64 ")",
+		      fn->nblocks, start, size);
+	}
+	sb_cfg_free(g);
+	sb_elf_close(e);
+}
+
+/* ---- cache ---- */
+
+static bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
+{
+	if (a->nfuncs != b->nfuncs || a->nblocks != b->nblocks || a->nedges != b->nedges ||
+	    !a->build_id != !b->build_id || (a->build_id && strcmp(a->build_id, b->build_id)))
+		return false;
+	for (size_t i = 0; i < a->nfuncs; i++)
+		if (strcmp(a->funcs[i].name, b->funcs[i].name) ||
+		    a->funcs[i].start != b->funcs[i].start || a->funcs[i].end != b->funcs[i].end ||
+		    a->funcs[i].first_block != b->funcs[i].first_block ||
+		    a->funcs[i].nblocks != b->funcs[i].nblocks)
+			return false;
+	for (size_t i = 0; i < a->nblocks; i++)
+		if (a->blocks[i].start != b->blocks[i].start || a->blocks[i].end != b->blocks[i].end ||
+		    a->blocks[i].last_insn != b->blocks[i].last_insn ||
+		    a->blocks[i].func != b->blocks[i].func)
+			return false;
+	for (size_t i = 0; i < a->nedges; i++)
+		if (a->edges[i].src != b->edges[i].src || a->edges[i].dst != b->edges[i].dst ||
+		    a->edges[i].kind != b->edges[i].kind || a->edges[i].back != b->edges[i].back ||
+		    a->in_edges[i] != b->in_edges[i])
+			return false;
+	return !memcmp(a->out_start, b->out_start, (a->nblocks + 1) * sizeof(uint32_t)) &&
+	       !memcmp(a->in_start, b->in_start, (a->nblocks + 1) * sizeof(uint32_t));
+}
+
+static size_t count_files(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *de;
+	size_t n = 0;
+
+	while (dp && (de = readdir(dp)))
+		n += de->d_name[0] != '.';
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+static void test_cache(const char *bin, const char *nobid)
+{
+	char cdir[512], file[1024], err[256];
+	struct sb_elf *e = sb_elf_open(bin, err, sizeof(err)), *e2;
+	struct sb_cfg *ref = sb_cfg_build(e, err, sizeof(err)), *g;
+	bool hit = true;
+	struct stat sbuf;
+
+	snprintf(cdir, sizeof(cdir), "%s/cache/a/b", dir);
+	snprintf(file, sizeof(file), "%s/%s.cfg", cdir, sb_elf_build_id(e));
+	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
+	CHECK(g && !hit && stat(file, &sbuf) == 0, "first call: miss, file written");
+	CHECK(stat(cdir, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "cache dir 0700");
+	sb_cfg_free(g);
+	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
+	CHECK(g && hit && same_graph(g, ref), "second call: hit, identical graph");
+	sb_cfg_free(g);
+	/* a flipped byte in the middle, then a truncated file: rebuilt */
+	CHECK(run("printf '\\377' | dd of=%s bs=1 seek=100 conv=notrunc status=none", file) == 0,
+	      "corrupt");
+	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
+	CHECK(g && !hit && same_graph(g, ref), "corrupt file: miss, rebuilt");
+	sb_cfg_free(g);
+	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
+	CHECK(g && hit && same_graph(g, ref), "corrupt file was replaced");
+	sb_cfg_free(g);
+	CHECK(truncate(file, 10) == 0, "truncate");
+	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
+	CHECK(g && !hit && same_graph(g, ref) && stat(file, &sbuf) == 0 && sbuf.st_size > 10,
+	      "truncated file: rebuilt and replaced");
+	sb_cfg_free(g);
+	CHECK(count_files(cdir) == 1, "no temporary files left");
+	/* default directories */
+	setenv("XDG_CACHE_HOME", cdir, 1);
+	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
+	snprintf(file, sizeof(file), "%s/scalebpf/cfg/%s.cfg", cdir, sb_elf_build_id(e));
+	CHECK(g && !hit && stat(file, &sbuf) == 0, "$XDG_CACHE_HOME/scalebpf/cfg");
+	sb_cfg_free(g);
+	unsetenv("XDG_CACHE_HOME");
+	snprintf(file, sizeof(file), "%s/home", dir);
+	setenv("HOME", file, 1);
+	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
+	snprintf(file, sizeof(file), "%s/home/.cache/scalebpf/cfg/%s.cfg", dir, sb_elf_build_id(e));
+	CHECK(g && !hit && stat(file, &sbuf) == 0, "$HOME/.cache/scalebpf/cfg");
+	snprintf(file, sizeof(file), "%s/home/.cache", dir);
+	CHECK(stat(file, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "created 0700");
+	sb_cfg_free(g);
+	/* no build-id: never cached */
+	snprintf(cdir, sizeof(cdir), "%s/cache2", dir);
+	e2 = sb_elf_open(nobid, err, sizeof(err));
+	CHECK(e2 && !sb_elf_build_id(e2), "binary without build-id");
+	for (int i = 0; e2 && i < 2; i++) {
+		g = sb_cfg_cached(e2, cdir, &hit, err, sizeof(err));
+		CHECK(g && !hit && g->nfuncs > 0 && !g->build_id, "no build-id: built, miss");
+		sb_cfg_free(g);
+	}
+	CHECK(count_files(cdir) == 0, "no build-id: nothing written");
+	/* a relocatable object is refused with a message */
+	snprintf(file, sizeof(file), "%s/prog.o", dir);
+	sb_elf_close(e2);
+	e2 = sb_elf_open(file, err, sizeof(err));
+	err[0] = '\0';
+	g = e2 ? sb_cfg_build(e2, err, sizeof(err)) : NULL;
+	CHECK(e2 && !g && strstr(err, "executable"), "object file refused: %s", err);
+	sb_elf_close(e2);
+	sb_cfg_free(ref);
+	sb_elf_close(e);
+}
+
+int main(void)
+{
+	char bin[256], nobid[256];
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return CHECK_DONE("test_cfg_build");
+	}
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	snprintf(nobid, sizeof(nobid), "%s/nobid", dir);
+	{
+		char src[256];
+		FILE *o;
+
+		snprintf(src, sizeof(src), "%s/prog.c", dir);
+		o = fopen(src, "w");
+		CHECK(o && fputs(prog_src, o) >= 0 && fclose(o) == 0, "write source");
+	}
+	/* -foptimize-sibling-calls: -O1 does not make tail calls by itself */
+	CHECK(run("cd %s && gcc -O1 -g -fcf-protection=full -foptimize-sibling-calls -rdynamic "
+		  "-Wl,--build-id -o prog prog.c && gcc -O1 -c -o prog.o prog.c && "
+		  "gcc -O1 -Wl,--build-id=none -o nobid prog.c", dir) == 0, "compile");
+	test_shapes(bin);
+	test_stripped(bin);
+	test_libc();
+	test_cache(bin, nobid);
+	free(oins);
+	run("rm -rf %s", dir);
+	return CHECK_DONE("test_cfg_build");
+}

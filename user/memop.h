@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Software data-address sampling without PEBS: given a sampled user IP
+ * and the general registers at the sample, decode the x86-64 instruction
+ * that accessed memory (capstone) and recompute its effective address.
+ * Timer samples skid by one instruction most of the time, so the
+ * instruction *before* the sampled one is preferred (see memop.c).
+ */
+#ifndef SB_MEMOP_H
+#define SB_MEMOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_elf;
+
+/*
+ * The 16 sampled general registers, in x86 encoding order (the order of
+ * ModRM/SIB register numbers, so reg N of an instruction is regs[N]).
+ * TODO(lead): this belongs in include/sbpf_events.h next to the sample
+ * record once the BPF side samples registers; move it there with the
+ * same order and the SB_REG_ENUM_DEFINED guard, and include it here.
+ */
+#ifndef SB_REG_ENUM_DEFINED
+#define SB_REG_ENUM_DEFINED
+enum sb_reg {
+	SB_REG_RAX, SB_REG_RCX, SB_REG_RDX, SB_REG_RBX,
+	SB_REG_RSP, SB_REG_RBP, SB_REG_RSI, SB_REG_RDI,
+	SB_REG_R8, SB_REG_R9, SB_REG_R10, SB_REG_R11,
+	SB_REG_R12, SB_REG_R13, SB_REG_R14, SB_REG_R15,
+	SB_NREGS
+};
+#endif
+
+enum sb_memop_status {
+	SB_MEMOP_OK = 0,
+	SB_MEMOP_NONE,         /* neither the previous nor the sampled instruction
+				* accesses data memory */
+	SB_MEMOP_CLOBBERED,    /* the access (already executed) overwrote a register
+				* its address depends on: not recoverable.  insn,
+				* size, store and previous are still filled in. */
+	SB_MEMOP_NOCODE,       /* no sized function symbol / no file bytes there */
+	SB_MEMOP_FS,           /* FS/GS-based operand and no fs base known */
+	SB_MEMOP_UNSUPPORTED,  /* an access whose address is not base+index*scale
+				* of general registers (VSIB gathers/scatters) */
+};
+
+struct sb_memop {
+	uint64_t insn;         /* binary vaddr of the accessing instruction */
+	uint64_t addr;         /* effective data address (runtime) */
+	uint8_t size;          /* access size in bytes (one element for rep strings) */
+	bool store;            /* writes memory (read-modify-write included) */
+	bool previous;         /* skid: the instruction before the sampled one */
+};
+
+/*
+ * Decoder state: a capstone handle and an LRU of per-function linear
+ * sweeps (instruction boundaries and direct-branch targets), keyed by
+ * (struct sb_elf *, function start).  One context per thread of use; it
+ * is not thread-safe.  nfuncs is the LRU capacity (0: a default of 256).
+ * The cache keeps sb_elf pointers: call sb_memop_ctx_forget() before
+ * sb_elf_close() on a binary it has seen, or a later sb_elf allocated at
+ * the same address could meet stale boundaries.
+ */
+struct sb_memop_ctx;
+
+struct sb_memop_ctx *sb_memop_ctx_new(size_t nfuncs);
+void sb_memop_ctx_free(struct sb_memop_ctx *c);
+void sb_memop_ctx_forget(struct sb_memop_ctx *c, const struct sb_elf *e);
+
+/* Sweep statistics, for tests and --verbose output. */
+struct sb_memop_stats {
+	uint64_t lookups, sweeps, evictions;
+};
+void sb_memop_ctx_stats(const struct sb_memop_ctx *c, struct sb_memop_stats *st);
+
+/*
+ * sample_vaddr: the sampled IP in the binary's vaddrs; runtime_ip: the
+ * same IP at run time (for RIP-relative operands); regs: SB_NREGS values
+ * in enum sb_reg order, as they were at the sample (i.e. after the
+ * instruction before sample_vaddr executed); fs_base: 0 if unknown.
+ * Returns an enum sb_memop_status; *out is filled for OK (and partly for
+ * CLOBBERED, FS and UNSUPPORTED: insn, size, store, previous).
+ */
+int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
+		    uint64_t sample_vaddr, uint64_t runtime_ip,
+		    const uint64_t *regs, uint64_t fs_base, struct sb_memop *out);
+
+const char *sb_memop_status_name(int status);
+
+#endif
