@@ -76,12 +76,14 @@ struct sb_rec_thread {
 	char comm[16];
 };
 
-/* User registers of a sample, in this order (x86-64), for decoding the
- * memory operand of the sampled instruction. */
+/* User registers of a sample, in x86 encoding order, for decoding the
+ * memory operand of the sampled instruction (user/memop.c). */
 enum sb_reg {
-	SB_REG_RAX, SB_REG_RBX, SB_REG_RCX, SB_REG_RDX, SB_REG_RSI, SB_REG_RDI,
-	SB_REG_RBP, SB_REG_RSP, SB_REG_R8, SB_REG_R9, SB_REG_R10, SB_REG_R11,
-	SB_REG_R12, SB_REG_R13, SB_REG_R14, SB_REG_R15, SB_NREGS
+	SB_REG_RAX, SB_REG_RCX, SB_REG_RDX, SB_REG_RBX,
+	SB_REG_RSP, SB_REG_RBP, SB_REG_RSI, SB_REG_RDI,
+	SB_REG_R8, SB_REG_R9, SB_REG_R10, SB_REG_R11,
+	SB_REG_R12, SB_REG_R13, SB_REG_R14, SB_REG_R15,
+	SB_NREGS
 };
 
 struct sb_rec_sample {
