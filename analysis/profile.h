@@ -156,8 +156,10 @@ struct sb_event_def {
 	uint32_t kind;              /* enum sb_event_kind */
 	int32_t binary;             /* index into binaries, -1 unknown */
 	uint64_t vaddr;             /* block start, edge source block, instruction */
-	uint64_t vaddr2;            /* edge destination block, else 0 */
+	uint64_t vaddr2;            /* edge destination block; a block's last
+				     * instruction; else 0 */
 	int32_t loc;                /* symbolized vaddr, index into locs, -1 */
+	int32_t loc2;               /* symbolized vaddr2, -1 */
 };
 
 /* One event's per-thread counts in one stored instance, in the order of

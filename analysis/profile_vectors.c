@@ -3,7 +3,7 @@
  * The optional chunks: per-thread event vectors and the CFGs they refer
  * to.  Record layouts (version 1):
  *
- *   EVENTS   kind u32, binary i32, vaddr u64, vaddr2 u64, loc i32
+ *   EVENTS   kind u32, binary i32, vaddr u64, vaddr2 u64, loc i32, loc2 i32
  *   VECTORS  instance u32, event u32, n u32, n x count u64
  *   CFGS     binary i32, len u64, len bytes (cfg_io.h format)
  */
@@ -24,6 +24,7 @@ void sb_pfmt_enc_event(struct sb_pio_buf *b, const struct sb_profile *p, size_t 
 	sb_pio_put_u64(b, e->vaddr);
 	sb_pio_put_u64(b, e->vaddr2);
 	sb_pio_put_u32(b, (uint32_t)e->loc);
+	sb_pio_put_u32(b, (uint32_t)e->loc2);
 }
 
 void sb_pfmt_dec_event(struct sb_pio_cur *c, void *elem)
@@ -35,6 +36,7 @@ void sb_pfmt_dec_event(struct sb_pio_cur *c, void *elem)
 	e->vaddr = sb_pio_get_u64(c);
 	e->vaddr2 = sb_pio_get_u64(c);
 	e->loc = (int32_t)sb_pio_get_u32(c);
+	e->loc2 = (int32_t)sb_pio_get_u32(c);
 }
 
 void sb_pfmt_enc_vector(struct sb_pio_buf *b, const struct sb_profile *p, size_t i)
@@ -108,7 +110,8 @@ uint32_t sb_pfmt_check_vector_refs(const struct sb_profile *p, char *why, size_t
 		const struct sb_event_def *e = &p->events[i];
 
 		if (e->binary < -1 || (e->binary >= 0 && (uint64_t)e->binary >= p->nbinaries) ||
-		    e->loc < -1 || (e->loc >= 0 && (uint64_t)e->loc >= p->nlocs)) {
+		    e->loc < -1 || (e->loc >= 0 && (uint64_t)e->loc >= p->nlocs) ||
+		    e->loc2 < -1 || (e->loc2 >= 0 && (uint64_t)e->loc2 >= p->nlocs)) {
 			snprintf(why, len, "event %zu refers to binary %" PRId32 " / loc %"
 				 PRId32, i, e->binary, e->loc);
 			return SB_CHUNK_EVENTS;

@@ -119,6 +119,12 @@ long sb_eventmap_block(void *ctx, uint64_t ip)
 		return -1;
 	d.vaddr = bc->cfg->blocks[blk].start;
 	d.loc = (int32_t)loc;
+	/* The block's last instruction: the branch a cause is reported at. */
+	d.vaddr2 = bc->cfg->blocks[blk].last_insn;
+	loc = sb_symbolizer_loc(em->sym, ip - vaddr + d.vaddr2);
+	if (loc < 0)
+		return -1;
+	d.loc2 = (int32_t)loc;
 	d.binary = em->p->locs[loc].binary;
 	bc->pbin = d.binary;
 	bc->used = true;

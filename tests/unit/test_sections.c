@@ -261,7 +261,8 @@ static void test_vectors(void)
 		ev(52, 6, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 9),
 		ev(53, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 6),
 	};
-	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = -1 };
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = -1,
+				  .loc2 = -1 };
 
 	e[2].dur = 3;
 	e[3].dur = 4;
