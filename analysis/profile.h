@@ -160,6 +160,9 @@ struct sb_event_def {
 				     * instruction; else 0 */
 	int32_t loc;                /* symbolized vaddr, index into locs, -1 */
 	int32_t loc2;               /* symbolized vaddr2, -1 */
+	uint64_t hot;               /* block samples: the most sampled (skid-
+				     * corrected) instruction, else 0 */
+	int32_t loc_hot;            /* symbolized hot, -1 */
 };
 
 /* One event's per-thread counts in one stored instance, in the order of

@@ -341,7 +341,7 @@ static const struct chunk_ops {
 	  enc_instance, dec_instance, 0 },
 	{ SB_CHUNK_WAITS, "WAITS", ARRAY(waits, nwaits), 32, enc_wait, dec_wait, 0 },
 	/* optional: absent in profiles without event vectors */
-	{ SB_CHUNK_EVENTS, "EVENTS", ARRAY(events, nevents), 32,
+	{ SB_CHUNK_EVENTS, "EVENTS", ARRAY(events, nevents), 44,
 	  sb_pfmt_enc_event, sb_pfmt_dec_event, 1 },
 	{ SB_CHUNK_VECTORS, "VECTORS", ARRAY(vectors, nvectors), 12,
 	  sb_pfmt_enc_vector, sb_pfmt_dec_vector, 1 },

@@ -3,7 +3,8 @@
  * The optional chunks: per-thread event vectors and the CFGs they refer
  * to.  Record layouts (version 1):
  *
- *   EVENTS   kind u32, binary i32, vaddr u64, vaddr2 u64, loc i32, loc2 i32
+ *   EVENTS   kind u32, binary i32, vaddr u64, vaddr2 u64, loc i32, loc2 i32,
+ *            hot u64, loc_hot i32
  *   VECTORS  instance u32, event u32, n u32, n x count u64
  *   CFGS     binary i32, len u64, len bytes (cfg_io.h format)
  */
@@ -25,6 +26,8 @@ void sb_pfmt_enc_event(struct sb_pio_buf *b, const struct sb_profile *p, size_t 
 	sb_pio_put_u64(b, e->vaddr2);
 	sb_pio_put_u32(b, (uint32_t)e->loc);
 	sb_pio_put_u32(b, (uint32_t)e->loc2);
+	sb_pio_put_u64(b, e->hot);
+	sb_pio_put_u32(b, (uint32_t)e->loc_hot);
 }
 
 void sb_pfmt_dec_event(struct sb_pio_cur *c, void *elem)
@@ -37,6 +40,8 @@ void sb_pfmt_dec_event(struct sb_pio_cur *c, void *elem)
 	e->vaddr2 = sb_pio_get_u64(c);
 	e->loc = (int32_t)sb_pio_get_u32(c);
 	e->loc2 = (int32_t)sb_pio_get_u32(c);
+	e->hot = sb_pio_get_u64(c);
+	e->loc_hot = (int32_t)sb_pio_get_u32(c);
 }
 
 void sb_pfmt_enc_vector(struct sb_pio_buf *b, const struct sb_profile *p, size_t i)
@@ -111,7 +116,8 @@ uint32_t sb_pfmt_check_vector_refs(const struct sb_profile *p, char *why, size_t
 
 		if (e->binary < -1 || (e->binary >= 0 && (uint64_t)e->binary >= p->nbinaries) ||
 		    e->loc < -1 || (e->loc >= 0 && (uint64_t)e->loc >= p->nlocs) ||
-		    e->loc2 < -1 || (e->loc2 >= 0 && (uint64_t)e->loc2 >= p->nlocs)) {
+		    e->loc2 < -1 || (e->loc2 >= 0 && (uint64_t)e->loc2 >= p->nlocs) ||
+		    e->loc_hot < -1 || (e->loc_hot >= 0 && (uint64_t)e->loc_hot >= p->nlocs)) {
 			snprintf(why, len, "event %zu refers to binary %" PRId32 " / loc %"
 				 PRId32, i, e->binary, e->loc);
 			return SB_CHUNK_EVENTS;

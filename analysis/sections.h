@@ -88,7 +88,9 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
  * event are summed.  event_of may be NULL: no vectors.
  */
 typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
+/* weight: the key's count in the instance, all threads together. */
+typedef long (*sb_event_fn)(void *ctx, uint64_t key, uint64_t weight);
 int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *loc_ctx, sb_loc_fn event_of, void *event_ctx);
+		    sb_loc_fn loc_of, void *loc_ctx, sb_event_fn event_of, void *event_ctx);
 
 #endif

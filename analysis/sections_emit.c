@@ -268,7 +268,7 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
  * sampled IPs in one block) are summed, one sb_vector per event.
  */
 static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_profile *p,
-			sb_loc_fn event_of, void *ctx)
+			sb_event_fn event_of, void *ctx)
 {
 	const struct sb_vecset *v = &st->vec;
 	long *ev = malloc((v->nkeys ? v->nkeys : 1) * sizeof(*ev));
@@ -277,8 +277,13 @@ static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_pr
 
 	if (!ev || !sum)
 		goto out;
-	for (uint32_t k = 0; k < v->nkeys; k++)
-		ev[k] = event_of(ctx, v->keys[k]);
+	for (uint32_t k = 0; k < v->nkeys; k++) {
+		uint64_t w = 0;
+
+		for (uint32_t t = 0; t < v->nthreads; t++)
+			w += v->counts[(size_t)k * v->nthreads + t];
+		ev[k] = event_of(ctx, v->keys[k], w);
+	}
 	for (uint32_t k = 0; k < v->nkeys; k++) {
 		struct sb_vector out = { .instance = instance, .nthreads = v->nthreads,
 					 .counts = sum };
@@ -306,7 +311,7 @@ out:
 }
 
 int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *ctx, sb_loc_fn event_of, void *event_ctx)
+		    sb_loc_fn loc_of, void *ctx, sb_event_fn event_of, void *event_ctx)
 {
 	size_t base = p->nsections;
 	size_t it = 0;

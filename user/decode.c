@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "elfsym.h"
+#include "memop.h"
 #include "procmaps.h"
 #include "sbpf_events.h"
 
@@ -182,6 +183,36 @@ static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
 	return 1;
 }
 
+/*
+ * A timer sample lands just after the instruction that stalled (skid,
+ * ../shared/notes/platform.md): when the previous instruction accessed
+ * memory the sample belongs to it.  Decoding also tells how many samples
+ * have a recoverable data address.
+ */
+static uint64_t sample_ip(struct sb_decoder *d, const struct sb_rec_sample *sm)
+{
+	struct sb_memop mo;
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin, st;
+
+	if (!d->memop || resolve(d, sm->ip, &bin, &vaddr) ||
+	    !(e = sb_maps_binary_elf(d->maps, bin))) {
+		d->sample_status[SB_MEMOP_NOCODE]++;
+		return sm->ip;
+	}
+	/* __u64 and uint64_t are both 8-byte unsigned */
+	st = sb_memop_decode(d->memop, e, vaddr, sm->ip, (const uint64_t *)sm->regs, 0, &mo);
+	if (st >= 0 && st < 8)
+		d->sample_status[st]++;
+	if ((st == SB_MEMOP_OK || st == SB_MEMOP_CLOBBERED || st == SB_MEMOP_FS) &&
+	    mo.previous && mo.insn < vaddr) {
+		d->samples_skid++;
+		return sm->ip - (vaddr - mo.insn);
+	}
+	return sm->ip;
+}
+
 int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		     struct sb_event *ev)
 {
@@ -232,16 +263,14 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		ret = 1;
 		break;
 	}
-	case SB_REC_SAMPLE: {
-		const struct sb_rec_sample *sm = data;
-
-		/* Per-thread sample counts by IP; blocks come at the end. */
+	case SB_REC_SAMPLE:
+		/* Per-thread sample counts by (skid-corrected) IP; blocks come
+		 * at the end. */
 		ev->kind = SB_EV_COUNT;
-		ev->obj = sm->ip;
+		ev->obj = sample_ip(d, data);
 		ev->dur = 1;
 		ret = 1;
 		break;
-	}
 	case SB_REC_THREAD_EXIT: {
 		const struct sb_rec_thread *t = data;
 

@@ -17,6 +17,8 @@
 
 struct sb_maps;
 
+struct sb_memop_ctx;
+
 struct sb_decoder {
 	const struct sb_plan *plan;
 	struct sb_maps *maps;
@@ -24,6 +26,10 @@ struct sb_decoder {
 	uint64_t last_refresh_ns;
 	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
 	uint64_t unattributed;      /* waits with no user-code call site */
+	struct sb_memop_ctx *memop; /* NULL: samples are not decoded */
+	/* samples by what decoding their instruction gave (enum sb_memop_status) */
+	uint64_t sample_status[8];
+	uint64_t samples_skid;      /* moved back to the access that stalled */
 };
 
 /* Primitive named by a runtime function, or SB_PRIM_MAX if none. */

@@ -26,7 +26,13 @@ struct sb_eventmap {
 	struct sb_profile *p;
 	struct sb_idmap *cfgs;    /* maps binary -> struct bincfg */
 	struct sb_idmap *events;  /* (maps binary, block) -> event index + 1 */
+	struct sb_idmap *ips;     /* runtime IP -> struct ipw */
 	struct sb_eventmap_stats st;
+};
+
+struct ipw {
+	long event;
+	uint64_t weight;
 };
 
 struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
@@ -41,7 +47,8 @@ struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer
 	em->p = p;
 	em->cfgs = sb_idmap_alloc();
 	em->events = sb_idmap_alloc();
-	if (!em->cfgs || !em->events) {
+	em->ips = sb_idmap_alloc();
+	if (!em->cfgs || !em->events || !em->ips) {
 		sb_eventmap_free(em);
 		return NULL;
 	}
@@ -63,6 +70,10 @@ void sb_eventmap_free(struct sb_eventmap *em)
 	}
 	sb_idmap_free(em->cfgs);
 	sb_idmap_free(em->events);
+	it = 0;
+	while (em->ips && sb_idmap_next(em->ips, &it, NULL, NULL, &v))
+		free(v);
+	sb_idmap_free(em->ips);
 	free(em);
 }
 
@@ -92,9 +103,29 @@ static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
 	return bc;
 }
 
-long sb_eventmap_block(void *ctx, uint64_t ip)
+static long block_event(struct sb_eventmap *em, uint64_t ip);
+
+long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 {
 	struct sb_eventmap *em = ctx;
+	void **slot = sb_idmap_slot(em->ips, ip, 0, true);
+	struct ipw *w;
+
+	if (!slot)
+		return -1;
+	if (!*slot) {
+		if (!(w = calloc(1, sizeof(*w))))
+			return -1;
+		w->event = block_event(em, ip);
+		*slot = w;
+	}
+	w = *slot;
+	w->weight += weight;
+	return w->event;
+}
+
+static long block_event(struct sb_eventmap *em, uint64_t ip)
+{
 	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES };
 	struct bincfg *bc;
 	uint64_t vaddr;
@@ -125,6 +156,7 @@ long sb_eventmap_block(void *ctx, uint64_t ip)
 	if (loc < 0)
 		return -1;
 	d.loc2 = (int32_t)loc;
+	d.loc_hot = -1;
 	d.binary = em->p->locs[loc].binary;
 	bc->pbin = d.binary;
 	bc->used = true;
@@ -135,10 +167,56 @@ long sb_eventmap_block(void *ctx, uint64_t ip)
 	return idx;
 }
 
+/* Each block's most sampled instruction: where its time goes, shown for
+ * causes that are about time rather than control flow. */
+static int name_hot(struct sb_eventmap *em)
+{
+	uint64_t *best = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best));
+	uint64_t *best_ip = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best_ip));
+	size_t it = 0;
+	uint64_t ip;
+	void *v;
+
+	if (!best || !best_ip) {
+		free(best);
+		free(best_ip);
+		return -ENOMEM;
+	}
+	while (sb_idmap_next(em->ips, &it, &ip, NULL, &v)) {
+		const struct ipw *w = v;
+
+		if (w->event >= 0 && w->weight > best[w->event]) {
+			best[w->event] = w->weight;
+			best_ip[w->event] = ip;
+		}
+	}
+	for (size_t e = 0; e < em->p->nevents; e++) {
+		struct sb_event_def *d = &em->p->events[e];
+		uint64_t vaddr;
+		long loc;
+		int bin;
+
+		if (!best[e] || sb_maps_resolve(em->maps, best_ip[e], &bin, &vaddr))
+			continue;
+		loc = sb_symbolizer_loc(em->sym, best_ip[e]);
+		if (loc < 0)
+			break;
+		d = &em->p->events[e];   /* the loc may have grown the arrays */
+		d->hot = vaddr;
+		d->loc_hot = (int32_t)loc;
+	}
+	free(best);
+	free(best_ip);
+	return 0;
+}
+
 int sb_eventmap_finish(struct sb_eventmap *em)
 {
 	size_t it = 0;
 	void *v;
+
+	if (name_hot(em))
+		return -ENOMEM;
 
 	while (sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
 		struct bincfg *bc = v;

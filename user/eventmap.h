@@ -19,11 +19,13 @@ struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer
 				      struct sb_profile *p);
 void sb_eventmap_free(struct sb_eventmap *em);
 
-/* An sb_loc_fn for sb_builder_emit: the event of a sampled IP, or -1
- * (no mapping, no CFG, not inside any block: counted as unmapped). */
-long sb_eventmap_block(void *em, uint64_t ip);
+/* An sb_event_fn for sb_builder_emit: the event of a sampled IP, or -1
+ * (no mapping, no CFG, not inside any block: counted as unmapped);
+ * weight (its samples) elects each block's hottest instruction. */
+long sb_eventmap_block(void *em, uint64_t ip, uint64_t weight);
 
-/* Adds the CFGs of the binaries that have events.  0 or -ENOMEM. */
+/* Names each block event's hottest instruction and adds the CFGs of the
+ * binaries that have events.  0 or -ENOMEM. */
 int sb_eventmap_finish(struct sb_eventmap *em);
 
 struct sb_eventmap_stats {

@@ -18,8 +18,8 @@ static struct sb_profile *make(void)
 	struct sb_section s = { .kind = SB_SECT_BARRIER, .loc = 0, .ninstances = 1,
 				.nthreads = 3, .per_thread = pt };
 	struct sb_instance in = { .section = 0, .nthreads = 3, .per_thread = pt };
-	struct sb_event_def e1 = { SB_EVK_BLOCK_SAMPLES, 0, 0x1100, 0x110c, 0, 0 };
-	struct sb_event_def e2 = { SB_EVK_EDGE, 0, 0x1100, 0x1140, -1, -1 };
+	struct sb_event_def e1 = { SB_EVK_BLOCK_SAMPLES, 0, 0x1100, 0x110c, 0, 0, 0x1104, 0 };
+	struct sb_event_def e2 = { SB_EVK_EDGE, 0, 0x1100, 0x1140, -1, -1, 0, -1 };
 	uint64_t c1[3] = { 5, 10, 15 }, c2[3] = { 0, 1ull << 40, 2 };
 	struct sb_vector v1 = { 0, 0, 3, c1 }, v2 = { 0, 1, 3, c2 };
 	unsigned char blob[300];
@@ -63,7 +63,8 @@ int main(void)
 		CHECK(q->nevents == 2 && q->events[1].kind == SB_EVK_EDGE &&
 		      q->events[1].vaddr2 == 0x1140 && q->events[1].loc == -1 &&
 		      q->events[0].loc == 0 && q->events[0].loc2 == 0 &&
-		      q->events[1].loc2 == -1, "events back");
+		      q->events[1].loc2 == -1 && q->events[0].hot == 0x1104 &&
+		      q->events[0].loc_hot == 0 && q->events[1].loc_hot == -1, "events back");
 		CHECK(q->nvectors == 2 && q->vectors[0].counts[0] == 5 &&
 		      q->vectors[0].counts[2] == 15 && q->vectors[1].counts[1] == 1ull << 40,
 		      "vectors back");

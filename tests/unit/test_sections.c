@@ -231,9 +231,10 @@ static void test_unfinished(void)
 }
 
 /* Keys 0x10 and 0x11 are one event (two IPs of one block); 0x99 is dropped. */
-static long event_of(void *ctx, uint64_t key)
+static long event_of(void *ctx, uint64_t key, uint64_t weight)
 {
 	(void)ctx;
+	(void)weight;
 	return key == 0x10 || key == 0x11 ? 0 : key == 0x20 ? 1 : -1;
 }
 
@@ -262,7 +263,7 @@ static void test_vectors(void)
 		ev(53, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 6),
 	};
 	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = -1,
-				  .loc2 = -1 };
+				  .loc2 = -1, .loc_hot = -1 };
 
 	e[2].dur = 3;
 	e[3].dur = 4;
