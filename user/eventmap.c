@@ -10,6 +10,7 @@
 #include "cfg_io.h"
 #include "elfsym.h"
 #include "idmap.h"
+#include "memop.h"
 #include "procmaps.h"
 #include "profile.h"
 #include "symbolize.h"
@@ -27,12 +28,16 @@ struct sb_eventmap {
 	struct sb_idmap *cfgs;    /* maps binary -> struct bincfg */
 	struct sb_idmap *events;  /* (maps binary, block) -> event index + 1 */
 	struct sb_idmap *ips;     /* runtime IP -> struct ipw */
+	struct sb_memop_ctx *memop;
 	struct sb_eventmap_stats st;
 };
 
 struct ipw {
 	long event;
 	uint64_t weight;
+	uint64_t ip;      /* skid-corrected */
+	int status;       /* enum sb_memop_status of the corrected IP */
+	bool moved;
 };
 
 struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
@@ -48,7 +53,8 @@ struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer
 	em->cfgs = sb_idmap_alloc();
 	em->events = sb_idmap_alloc();
 	em->ips = sb_idmap_alloc();
-	if (!em->cfgs || !em->events || !em->ips) {
+	em->memop = sb_memop_ctx_new(256);
+	if (!em->cfgs || !em->events || !em->ips || !em->memop) {
 		sb_eventmap_free(em);
 		return NULL;
 	}
@@ -74,6 +80,7 @@ void sb_eventmap_free(struct sb_eventmap *em)
 	while (em->ips && sb_idmap_next(em->ips, &it, NULL, NULL, &v))
 		free(v);
 	sb_idmap_free(em->ips);
+	sb_memop_ctx_free(em->memop);
 	free(em);
 }
 
@@ -105,6 +112,35 @@ static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
 
 static long block_event(struct sb_eventmap *em, uint64_t ip);
 
+/*
+ * A timer sample lands just after the instruction that stalled (skid,
+ * ../shared/notes/platform.md): when the instruction before the sample
+ * accessed memory the sample belongs to it.  That depends on the code
+ * only, so it is decided once per distinct IP, here, and not per sample
+ * while the target runs.  Returns the corrected IP and its class.
+ */
+static uint64_t skid_correct(struct sb_eventmap *em, uint64_t ip, int *status, bool *moved)
+{
+	static const uint64_t regs[SB_NREGS];   /* addresses are not needed here */
+	struct sb_memop mo;
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin;
+
+	*moved = false;
+	*status = SB_MEMOP_NOCODE;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) ||
+	    !(e = sb_maps_binary_elf(em->maps, bin)))
+		return ip;
+	*status = sb_memop_decode(em->memop, e, vaddr, ip, regs, 0, &mo);
+	if (*status != SB_MEMOP_NONE && *status != SB_MEMOP_NOCODE && mo.previous &&
+	    mo.insn < vaddr) {
+		*moved = true;
+		return ip - (vaddr - mo.insn);
+	}
+	return ip;
+}
+
 long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 {
 	struct sb_eventmap *em = ctx;
@@ -116,11 +152,19 @@ long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 	if (!*slot) {
 		if (!(w = calloc(1, sizeof(*w))))
 			return -1;
-		w->event = block_event(em, ip);
+		w->ip = skid_correct(em, ip, &w->status, &w->moved);
+		w->event = block_event(em, w->ip);
 		*slot = w;
 	}
 	w = *slot;
 	w->weight += weight;
+	if (w->status == SB_MEMOP_OK || w->status == SB_MEMOP_FS)
+		em->st.samples_access += weight;
+	else if (w->status == SB_MEMOP_NONE)
+		em->st.samples_none += weight;
+	else
+		em->st.samples_undecodable += weight;
+	em->st.samples_skid += w->moved ? weight : 0;
 	return w->event;
 }
 
@@ -174,7 +218,6 @@ static int name_hot(struct sb_eventmap *em)
 	uint64_t *best = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best));
 	uint64_t *best_ip = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best_ip));
 	size_t it = 0;
-	uint64_t ip;
 	void *v;
 
 	if (!best || !best_ip) {
@@ -182,12 +225,12 @@ static int name_hot(struct sb_eventmap *em)
 		free(best_ip);
 		return -ENOMEM;
 	}
-	while (sb_idmap_next(em->ips, &it, &ip, NULL, &v)) {
+	while (sb_idmap_next(em->ips, &it, NULL, NULL, &v)) {
 		const struct ipw *w = v;
 
 		if (w->event >= 0 && w->weight > best[w->event]) {
 			best[w->event] = w->weight;
-			best_ip[w->event] = ip;
+			best_ip[w->event] = w->ip;
 		}
 	}
 	for (size_t e = 0; e < em->p->nevents; e++) {

@@ -30,6 +30,11 @@ int sb_eventmap_finish(struct sb_eventmap *em);
 
 struct sb_eventmap_stats {
 	uint64_t keys, unmapped, binaries, cfg_cache_hits;
+	/* samples (weights) by what their instruction is: a memory access
+	 * whose address the sampled registers give, none, or an access that
+	 * cannot be decoded (it overwrote its own address register...) */
+	uint64_t samples_access, samples_none, samples_undecodable;
+	uint64_t samples_skid;   /* moved back to the access that stalled */
 };
 void sb_eventmap_get_stats(const struct sb_eventmap *em, struct sb_eventmap_stats *st);
 

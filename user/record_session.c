@@ -12,7 +12,6 @@
 #include "builtin.h"
 #include "elfsym.h"
 #include "idmap.h"
-#include "memop.h"
 #include "procmaps.h"
 #include "record_bpf.h"
 
@@ -283,9 +282,6 @@ int sb_rec_setup(struct sb_rec *r)
 	r->dec.plan = &r->plan;
 	r->dec.maps = r->maps;
 	r->dec.pid = r->pid;
-	r->dec.memop = sb_memop_ctx_new(256);
-	if (!r->dec.memop)
-		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
 	bo.pid = r->pid;
@@ -369,9 +365,8 @@ void sb_rec_cleanup(struct sb_rec *r)
 	}
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
+	sb_decoder_release(&r->dec);
 	sb_plan_free(&r->plan);
-	sb_memop_ctx_free(r->dec.memop);
-	r->dec.memop = NULL;
 	sb_maps_free(r->maps);
 	r->threads = NULL;
 	r->bpf = NULL;

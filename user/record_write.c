@@ -8,7 +8,6 @@
 
 #include "builtin.h"
 #include "idmap.h"
-#include "memop.h"
 #include "profile.h"
 #include "record_bpf.h"
 #include "record_session.h"
@@ -111,13 +110,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	meta_u64(p, "records", r->records);
 	meta_u64(p, "bad_records", r->dec.bad_records);
 	meta_u64(p, "waits_unattributed", r->dec.unattributed);
-	/* How many samples' data addresses can be recovered (issue 3). */
-	meta_u64(p, "samples_decoded", r->dec.sample_status[SB_MEMOP_OK]);
-	meta_u64(p, "samples_no_memory_access", r->dec.sample_status[SB_MEMOP_NONE]);
-	meta_u64(p, "samples_undecodable",
-		 r->dec.sample_status[SB_MEMOP_CLOBBERED] + r->dec.sample_status[SB_MEMOP_NOCODE] +
-		 r->dec.sample_status[SB_MEMOP_FS] + r->dec.sample_status[SB_MEMOP_UNSUPPORTED]);
-	meta_u64(p, "samples_skid_corrected", r->dec.samples_skid);
+
 	meta_u64(p, "instances", st.instances);
 	meta_u64(p, "instances_stored", st.stored_instances);
 	meta_u64(p, "instances_partial", st.partial_instances);
@@ -171,6 +164,11 @@ int sb_rec_write(struct sb_rec *r)
 		goto out;
 	}
 	sb_eventmap_get_stats(em, &est);
+	/* How many samples' accesses can be decoded to an address (issue 3). */
+	meta_u64(p, "samples_memory_access", est.samples_access);
+	meta_u64(p, "samples_no_memory_access", est.samples_none);
+	meta_u64(p, "samples_undecodable", est.samples_undecodable);
+	meta_u64(p, "samples_skid_corrected", est.samples_skid);
 	meta_u64(p, "sample_keys", est.keys);
 	meta_u64(p, "sample_keys_unmapped", est.unmapped);
 	meta_u64(p, "cfg_binaries", est.binaries);
