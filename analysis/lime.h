@@ -70,8 +70,16 @@ struct sb_lime_result {
 	size_t ncauses;
 	struct sb_lime_cause *causes;   /* by score descending */
 	size_t nclusters;               /* for reporting and tests */
-	uint32_t *cluster_of;           /* per event: its cluster */
+	uint32_t *cluster_of;           /* per event: its cluster, or
+					 * SB_LIME_NO_CLUSTER (NULL after
+					 * sb_lime_combine) */
 };
+
+/* cluster_of of an event that joins no cluster: its counts do not vary
+ * across threads (or its superiors explain all its variation), so it
+ * carries no information about imbalance; also every event when the
+ * instance has fewer than 3 threads. */
+#define SB_LIME_NO_CLUSTER UINT32_MAX
 
 void sb_lime_opts_default(struct sb_lime_opts *o);
 

@@ -44,7 +44,7 @@ static const char record_usage[] =
 "      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
 "  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
 "                         code samples (LIME causes) and spin waits; default\n"
-"                         199, which costs <= 3%% here; raise it (e.g. 999) for\n"
+"                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
 "                         short runs or fine-grained causes, 0 turns it off\n"
 "      --max-instances N  instances kept in full per section (default 10000;\n"
 "                         totals always cover all of them)\n"

@@ -16,7 +16,7 @@ static const char report_usage[] =
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
 "locations were symbolized when recording) and show:\n"
 "  - parallel sections ranked by lost thread-time: thread-time idle at the\n"
-"    sync that closes the section, with imbalance %% (LIME: mean over threads\n"
+"    sync that closes the section, with imbalance % (LIME: mean over threads\n"
 "    of the fraction of the instance a thread idles), per-thread busy/wait\n"
 "    bars, and the busiest and idlest threads;\n"
 "  - wait time by primitive (barriers, joins, mutexes, condition variables,\n"
