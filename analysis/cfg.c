@@ -308,3 +308,65 @@ long sb_cfg_block_at(const struct sb_cfg *g, uint64_t vaddr)
 		return -1;
 	return (long)(lo - 1);
 }
+
+struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_offset)
+{
+	struct sb_cfg *m = sb_cfg_alloc();
+	size_t nf = 0, nb = 0, ne = 0;
+
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		nf += g[i] ? g[i]->nfuncs : 0;
+		nb += g[i] ? g[i]->nblocks : 0;
+		ne += g[i] ? g[i]->nedges : 0;
+	}
+	m->funcs = calloc(nf ? nf : 1, sizeof(*m->funcs));
+	m->blocks = calloc(nb ? nb : 1, sizeof(*m->blocks));
+	m->edges = calloc(ne ? ne : 1, sizeof(*m->edges));
+	m->cap_funcs = nf;
+	m->cap_blocks = nb;
+	m->cap_edges = ne;
+	if (!m->funcs || !m->blocks || !m->edges)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t foff = (uint32_t)m->nfuncs, boff = (uint32_t)m->nblocks;
+
+		block_offset[i] = boff;
+		if (!g[i])
+			continue;
+		for (size_t f = 0; f < g[i]->nfuncs; f++) {
+			struct sb_cfg_func *d = &m->funcs[m->nfuncs++];
+
+			*d = g[i]->funcs[f];
+			d->name = strdup(d->name ? d->name : "");
+			if (!d->name)
+				goto fail;
+			d->start = SB_CFG_TAG(i, d->start);
+			d->end = SB_CFG_TAG(i, d->end);
+			d->first_block += boff;
+		}
+		for (size_t b = 0; b < g[i]->nblocks; b++) {
+			struct sb_cfg_block *d = &m->blocks[m->nblocks++];
+
+			*d = g[i]->blocks[b];
+			d->start = SB_CFG_TAG(i, d->start);
+			d->end = SB_CFG_TAG(i, d->end);
+			d->last_insn = SB_CFG_TAG(i, d->last_insn);
+			d->func += foff;
+		}
+		for (size_t e = 0; e < g[i]->nedges; e++) {
+			struct sb_cfg_edge *d = &m->edges[m->nedges++];
+
+			*d = g[i]->edges[e];
+			d->src += boff;
+			d->dst += boff;
+		}
+	}
+	if (sb_cfg_finalize(m))
+		goto fail;
+	return m;
+fail:
+	sb_cfg_free(m);
+	return NULL;
+}

@@ -91,6 +91,19 @@ static inline size_t sb_cfg_nin(const struct sb_cfg *g, uint32_t b)
 	return g->in_start[b + 1] - g->in_start[b];
 }
 
+/*
+ * One graph of several binaries' CFGs, for analyses that span them.
+ * Addresses are tagged with the binary's slot in the top 16 bits
+ * (SB_CFG_TAG), so they stay unique and block_at still works; block
+ * indices of g[i] are shifted by block_offset[i] (caller's array of n).
+ * Returns NULL on ENOMEM.
+ */
+#define SB_CFG_TAG_SHIFT 48
+#define SB_CFG_TAG(slot, vaddr) (((uint64_t)(slot) << SB_CFG_TAG_SHIFT) | (vaddr))
+#define SB_CFG_UNTAG(addr) ((addr) & ((1ull << SB_CFG_TAG_SHIFT) - 1))
+#define SB_CFG_SLOT(addr) ((uint32_t)((addr) >> SB_CFG_TAG_SHIFT))
+struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_offset);
+
 /* The immediate dominator of every block of function f (its entry maps
  * to itself); idom[] has g->nblocks entries, others untouched. */
 int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom);

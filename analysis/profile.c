@@ -22,6 +22,7 @@
  *              capacity_ns u64, times
  *   INSTANCES  section u32, seq u64, start_ns u64, end_ns u64, times
  *   WAITS      prim u32, loc i32, object u64, count u64, wait_ns u64
+ *   EVENTS, VECTORS, CFGS: optional, see profile_vectors.c
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -180,6 +181,13 @@ void sb_profile_free(struct sb_profile *p)
 	free(p->sections);
 	free(p->instances);
 	free(p->waits);
+	for (i = 0; i < p->nvectors; i++)
+		free(p->vectors[i].counts);
+	for (i = 0; i < p->ncfgs; i++)
+		free(p->cfgs[i].data);
+	free(p->events);
+	free(p->vectors);
+	free(p->cfgs);
 	free(p);
 }
 
@@ -303,6 +311,62 @@ long sb_profile_add_wait(struct sb_profile *p, const struct sb_wait *w)
 	p->waits = arr;
 	arr[p->nwaits] = *w;
 	return (long)p->nwaits++;
+}
+
+long sb_profile_add_event(struct sb_profile *p, const struct sb_event_def *e)
+{
+	struct sb_event_def *arr = grow(p->events, p->nevents, sizeof(*arr));
+
+	if (!arr)
+		return -1;
+	p->events = arr;
+	arr[p->nevents] = *e;
+	return (long)p->nevents++;
+}
+
+long sb_profile_add_vector(struct sb_profile *p, const struct sb_vector *v)
+{
+	struct sb_vector vec = *v, *arr;
+
+	vec.counts = NULL;
+	if (v->nthreads) {
+		if (!v->counts) {
+			errno = EINVAL;
+			return -1;
+		}
+		vec.counts = malloc((size_t)v->nthreads * sizeof(*vec.counts));
+		if (!vec.counts)
+			return -1;
+		memcpy(vec.counts, v->counts, (size_t)v->nthreads * sizeof(*vec.counts));
+	}
+	arr = grow(p->vectors, p->nvectors, sizeof(*arr));
+	if (!arr) {
+		free(vec.counts);
+		return -1;
+	}
+	p->vectors = arr;
+	arr[p->nvectors] = vec;
+	return (long)p->nvectors++;
+}
+
+long sb_profile_add_cfg(struct sb_profile *p, int32_t binary, const void *data, uint64_t len)
+{
+	struct sb_cfg_blob g = { .binary = binary, .len = len }, *arr;
+
+	if (len) {
+		g.data = malloc(len);
+		if (!g.data)
+			return -1;
+		memcpy(g.data, data, len);
+	}
+	arr = grow(p->cfgs, p->ncfgs, sizeof(*arr));
+	if (!arr) {
+		free(g.data);
+		return -1;
+	}
+	p->cfgs = arr;
+	arr[p->ncfgs] = g;
+	return (long)p->ncfgs++;
 }
 
 /* ---- files ---- */

@@ -9,7 +9,7 @@
  *
  *   header  : "SCALEBPF" magic (8 bytes), u32 format version, u32 flags
  *   chunks  : u32 type, u32 reserved(0), u64 payload length, payload,
- *             u32 CRC-32 of the payload
+ *             u32 CRC-32 of the chunk header and payload
  *   trailer : a chunk of type SB_CHUNK_END whose payload is the u64 number
  *             of chunks before it
  *
@@ -34,6 +34,10 @@ enum sb_chunk_type {
 	SB_CHUNK_SECTIONS = 5,
 	SB_CHUNK_INSTANCES = 6,
 	SB_CHUNK_WAITS = 7,
+	/* Optional from here: a version-1 file may lack them. */
+	SB_CHUNK_EVENTS = 8,    /* what each vector entry counts */
+	SB_CHUNK_VECTORS = 9,   /* per instance and event, per-thread counts */
+	SB_CHUNK_CFGS = 10,     /* serialized control-flow graphs (cfg_io.h) */
 	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
 };
 
@@ -138,6 +142,45 @@ struct sb_wait {
 	uint64_t wait_ns;
 };
 
+/* What a vector entry counts. */
+enum sb_event_kind {
+	SB_EVK_BLOCK_SAMPLES = 1, /* cpu-clock samples whose IP is in a block:
+				   * time in the block, not executions */
+	SB_EVK_EDGE = 2,          /* executions of a CFG edge (exact or LBR) */
+	SB_EVK_BLOCK_COUNT = 3,   /* executions of a block (exact) */
+	SB_EVK_HW = 4,            /* a hardware event at an instruction */
+	SB_EVK_MAX
+};
+
+struct sb_event_def {
+	uint32_t kind;              /* enum sb_event_kind */
+	int32_t binary;             /* index into binaries, -1 unknown */
+	uint64_t vaddr;             /* block start, edge source block, instruction */
+	uint64_t vaddr2;            /* edge destination block; a block's last
+				     * instruction; else 0 */
+	int32_t loc;                /* symbolized vaddr, index into locs, -1 */
+	int32_t loc2;               /* symbolized vaddr2, -1 */
+	uint64_t hot;               /* block samples: the most sampled (skid-
+				     * corrected) instruction, else 0 */
+	int32_t loc_hot;            /* symbolized hot, -1 */
+};
+
+/* One event's per-thread counts in one stored instance, in the order of
+ * the instance's per_thread array. */
+struct sb_vector {
+	uint32_t instance;          /* index into instances */
+	uint32_t event;             /* index into events */
+	uint32_t nthreads;
+	uint64_t *counts;
+};
+
+/* A serialized sb_cfg (analysis/cfg_io.h) of one binary. */
+struct sb_cfg_blob {
+	int32_t binary;             /* index into binaries */
+	uint64_t len;
+	unsigned char *data;
+};
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -153,6 +196,12 @@ struct sb_profile {
 	struct sb_instance *instances;
 	size_t nwaits;
 	struct sb_wait *waits;
+	size_t nevents;
+	struct sb_event_def *events;
+	size_t nvectors;
+	struct sb_vector *vectors;
+	size_t ncfgs;
+	struct sb_cfg_blob *cfgs;
 };
 
 /* Status codes; sb_profile_strerror() turns them into words. */
@@ -179,6 +228,11 @@ long sb_profile_add_thread(struct sb_profile *p, const struct sb_thread *t);
 long sb_profile_add_section(struct sb_profile *p, const struct sb_section *s);
 long sb_profile_add_instance(struct sb_profile *p, const struct sb_instance *in);
 long sb_profile_add_wait(struct sb_profile *p, const struct sb_wait *w);
+long sb_profile_add_event(struct sb_profile *p, const struct sb_event_def *e);
+/* counts are copied. */
+long sb_profile_add_vector(struct sb_profile *p, const struct sb_vector *v);
+/* data is copied. */
+long sb_profile_add_cfg(struct sb_profile *p, int32_t binary, const void *data, uint64_t len);
 
 /*
  * Writes atomically: the data goes to a temporary file in the target's

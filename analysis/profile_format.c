@@ -56,7 +56,7 @@ static uint32_t check_refs(const struct sb_profile *p, char *why, size_t len)
 			return SB_CHUNK_WAITS;
 		}
 	}
-	return 0;
+	return sb_pfmt_check_vector_refs(p, why, len);
 }
 
 /* What the reader cannot produce but a caller filling arrays by hand can. */
@@ -327,18 +327,25 @@ static const struct chunk_ops {
 	size_t minrec;  /* smallest valid record in this version */
 	void (*enc)(struct sb_pio_buf *, const struct sb_profile *, size_t);
 	void (*dec)(struct sb_pio_cur *, void *);
+	int optional;   /* a version-1 file may lack it */
 } chunk_ops[] = {
-	{ SB_CHUNK_META, "META", ARRAY(meta, nmeta), 8, enc_meta, dec_meta },
+	{ SB_CHUNK_META, "META", ARRAY(meta, nmeta), 8, enc_meta, dec_meta, 0 },
 	{ SB_CHUNK_BINARIES, "BINARIES", ARRAY(binaries, nbinaries), 8,
-	  enc_binary, dec_binary },
-	{ SB_CHUNK_LOCS, "LOCS", ARRAY(locs, nlocs), 32, enc_loc, dec_loc },
+	  enc_binary, dec_binary, 0 },
+	{ SB_CHUNK_LOCS, "LOCS", ARRAY(locs, nlocs), 32, enc_loc, dec_loc, 0 },
 	{ SB_CHUNK_THREADS, "THREADS", ARRAY(threads, nthreads), 36,
-	  enc_thread, dec_thread },
+	  enc_thread, dec_thread, 0 },
 	{ SB_CHUNK_SECTIONS, "SECTIONS", ARRAY(sections, nsections), 40,
-	  enc_section, dec_section },
+	  enc_section, dec_section, 0 },
 	{ SB_CHUNK_INSTANCES, "INSTANCES", ARRAY(instances, ninstances), 36,
-	  enc_instance, dec_instance },
-	{ SB_CHUNK_WAITS, "WAITS", ARRAY(waits, nwaits), 32, enc_wait, dec_wait },
+	  enc_instance, dec_instance, 0 },
+	{ SB_CHUNK_WAITS, "WAITS", ARRAY(waits, nwaits), 32, enc_wait, dec_wait, 0 },
+	/* optional: absent in profiles without event vectors */
+	{ SB_CHUNK_EVENTS, "EVENTS", ARRAY(events, nevents), 44,
+	  sb_pfmt_enc_event, sb_pfmt_dec_event, 1 },
+	{ SB_CHUNK_VECTORS, "VECTORS", ARRAY(vectors, nvectors), 12,
+	  sb_pfmt_enc_vector, sb_pfmt_dec_vector, 1 },
+	{ SB_CHUNK_CFGS, "CFGS", ARRAY(cfgs, ncfgs), 12, sb_pfmt_enc_cfg, sb_pfmt_dec_cfg, 1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 
@@ -477,7 +484,7 @@ int sb_pfmt_parse(const unsigned char *data, size_t len, struct sb_profile *p,
 		}
 		sb_pio_take(&f, plen, &pay);
 		crc = sb_pio_get_u32(&f);
-		if (crc != sb_pio_crc32(0, pay.p, pay.len))
+		if (crc != sb_pio_crc32(sb_pio_crc32(0, data + off, 16), pay.p + pay.pos, pay.len))
 			return rd_corrupt(r, "CRC mismatch");
 		if (type == SB_CHUNK_END) {
 			uint64_t count = sb_pio_get_u64(&pay);
@@ -508,7 +515,7 @@ int sb_pfmt_parse(const unsigned char *data, size_t len, struct sb_profile *p,
 	 * chunk into an "unknown" one and lose it silently.  Every writer of
 	 * a version-1 profile writes all core chunks, so demand them. */
 	for (size_t i = 0; i < NCHUNK_OPS; i++) {
-		if (seen[i])
+		if (seen[i] || chunk_ops[i].optional)
 			continue;
 		sb_pio_seterr(err, errlen, "corrupt profile %s: no %s chunk (a chunk "
 			      "header is damaged)", path, chunk_ops[i].name);
@@ -533,7 +540,11 @@ static void write_chunk(struct sb_pio_out *o, struct sb_pio_buf *hdr, uint32_t t
 	sb_pio_put_u32(hdr, type);
 	sb_pio_put_u32(hdr, 0);
 	sb_pio_put_u64(hdr, pay->len);
-	sb_pio_put_u32(hdr, sb_pio_crc32(0, pay->data, pay->len));
+	if (hdr->err)
+		return;
+	/* The CRC covers the header too: a damaged type must not turn a
+	 * chunk into an "unknown" one that readers skip. */
+	sb_pio_put_u32(hdr, sb_pio_crc32(sb_pio_crc32(0, hdr->data, 16), pay->data, pay->len));
 	if (hdr->err)
 		return;
 	/* hdr holds the 16-byte chunk header, then the 4-byte CRC. */

@@ -108,6 +108,14 @@ void sb_pio_put_u64(struct sb_pio_buf *b, uint64_t v)
 	}
 }
 
+void sb_pio_put_bytes(struct sb_pio_buf *b, const void *data, size_t n)
+{
+	if (n && buf_reserve(b, n) == 0) {
+		memcpy(b->data + b->len, data, n);
+		b->len += n;
+	}
+}
+
 void sb_pio_put_str(struct sb_pio_buf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;

@@ -29,6 +29,7 @@ void sb_pio_put_u32(struct sb_pio_buf *b, uint32_t v);
 void sb_pio_put_u64(struct sb_pio_buf *b, uint64_t v);
 /* NULL is written as the empty string. */
 void sb_pio_put_str(struct sb_pio_buf *b, const char *s);
+void sb_pio_put_bytes(struct sb_pio_buf *b, const void *data, size_t n);
 /* A record is a u32 length followed by its fields: begin returns the
  * position of the length, end patches it. */
 size_t sb_pio_rec_begin(struct sb_pio_buf *b);
@@ -85,6 +86,17 @@ int sb_pio_slurp(const char *path, unsigned char **data, size_t *len);
 
 void sb_pio_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Codecs of the optional chunks (profile_vectors.c), one record each. */
+struct sb_profile;
+void sb_pfmt_enc_event(struct sb_pio_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_event(struct sb_pio_cur *c, void *elem);
+void sb_pfmt_enc_vector(struct sb_pio_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_vector(struct sb_pio_cur *c, void *elem);
+void sb_pfmt_enc_cfg(struct sb_pio_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_cfg(struct sb_pio_cur *c, void *elem);
+/* Their cross references; returns the bad chunk's type, or 0. */
+uint32_t sb_pfmt_check_vector_refs(const struct sb_profile *p, char *why, size_t len);
 
 /*
  * struct sb_profile keeps no capacities, so an array's capacity is

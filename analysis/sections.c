@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The section builder: see sections.h for the model. */
-#include "sections.h"
+#include "sections_priv.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,111 +9,6 @@
 #include "idmap.h"
 #include "evqueue.h"
 
-#define SYNC_STACK 8
-
-struct arrival {
-	uint32_t tid;
-	bool departed;
-	uint64_t site, seg_start, arrive, depart, busy;
-};
-
-/* One dynamic instance in the making. */
-struct inst {
-	struct inst *prev, *next;   /* the builder's live list owns instances */
-	uint16_t prim;
-	uint64_t obj;
-	bool partial;          /* some thread's segment began before recording */
-	uint32_t n, cap, ndeparted;
-	struct arrival *a;
-};
-
-struct region {
-	uint64_t id, fn, site;
-	uint32_t master;
-	struct inst *end;
-	struct region *next;
-};
-
-struct bthread {
-	uint32_t tid, parent;
-	bool seg_valid;
-	uint64_t seg_ts, seg_oncpu;
-	struct inst *pending;        /* instance it arrived in, not departed */
-	uint64_t region;             /* id of the region whose task it runs */
-	uint64_t join_site;          /* last pthread_join call site */
-	uint32_t live_children;
-	int nsync;
-	struct { uint16_t prim; uint64_t site, obj, ts; } sync[SYNC_STACK];
-};
-
-struct bsection {
-	size_t index;          /* creation order = index among emitted sections */
-	uint16_t kind;
-	uint64_t site;
-	uint64_t ninst, stored, lost, capacity;
-	uint32_t npt, cappt;
-	struct sb_thread_time *pt;
-};
-
-struct stored {
-	struct bsection *sec;
-	uint64_t seq, start, end;
-	uint32_t n;
-	struct sb_thread_time *pt;
-};
-
-struct bwait {
-	uint16_t prim;
-	uint64_t site, obj, count, wait;
-};
-
-struct sb_builder {
-	uint64_t max_instances;
-	struct sb_evqueue *queue;
-	struct sb_idmap *threads;    /* tid -> bthread */
-	struct sb_idmap *syncobjs;   /* (prim, obj) -> current inst */
-	struct sb_idmap *sections;   /* (kind, site) -> bsection */
-	struct sb_idmap *waits;      /* (prim|site, obj) -> bwait */
-	struct region *regions;      /* active, most recent first */
-	struct inst *live;           /* every instance not yet finalized */
-	uint64_t next_region;
-	struct stored *stored;
-	size_t nstored, capstored;
-	struct bsection **secorder;  /* creation order, for stable output */
-	size_t nsec, capsec;
-	struct sb_builder_stats st;
-	int err;
-};
-
-static uint16_t kind_of_prim(uint16_t prim)
-{
-	switch (prim) {
-	case SB_PRIM_BARRIER: return SB_SECT_BARRIER;
-	case SB_PRIM_USER_BARRIER: return SB_SECT_USER_BARRIER;
-	case SB_PRIM_OMP_BARRIER: return SB_SECT_OMP_BARRIER;
-	case SB_PRIM_OMP_REGION_END: return SB_SECT_OMP_REGION;
-	case SB_PRIM_JOIN: return SB_SECT_JOIN;
-	default: return 0;
-	}
-}
-
-static bool grow(void **arr, size_t elem, size_t need, size_t *cap)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 8;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = ncap;
-	return true;
-}
 
 static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
 {
@@ -134,195 +29,6 @@ static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
 		*slot = t;
 	}
 	return *slot;
-}
-
-static void wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
-		     uint64_t obj, uint64_t dur)
-{
-	void **slot = sb_idmap_slot(b->waits, (site << 5) | prim, obj, true);
-	struct bwait *w;
-
-	if (!slot) {
-		b->err = SB_ERR_NOMEM;
-		return;
-	}
-	if (!*slot) {
-		*slot = calloc(1, sizeof(struct bwait));
-		if (!*slot) {
-			b->err = SB_ERR_NOMEM;
-			return;
-		}
-	}
-	w = *slot;
-	w->prim = prim;
-	w->site = site;
-	w->obj = obj;
-	w->count++;
-	w->wait += dur;
-}
-
-static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
-{
-	void **slot = sb_idmap_slot(b->sections, (site << 5) | kind, 0, true);
-	struct bsection *s;
-
-	if (!slot || (!*slot && !grow((void **)&b->secorder, sizeof(*b->secorder),
-				      b->nsec + 1, &b->capsec))) {
-		b->err = SB_ERR_NOMEM;
-		return NULL;
-	}
-	if (*slot)
-		return *slot;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		b->err = SB_ERR_NOMEM;
-		return NULL;
-	}
-	s->index = b->nsec;
-	s->kind = kind;
-	s->site = site;
-	*slot = s;
-	b->secorder[b->nsec++] = s;
-	return s;
-}
-
-/* The site most arrivals used: threads may reach one barrier from several. */
-static uint64_t majority_site(const struct inst *in)
-{
-	uint64_t best = 0;
-	uint32_t best_n = 0;
-
-	for (uint32_t i = 0; i < in->n; i++) {
-		uint32_t c = 0;
-
-		for (uint32_t j = 0; j < in->n; j++)
-			c += in->a[j].site == in->a[i].site;
-		if (c > best_n || (c == best_n && in->a[i].site < best)) {
-			best = in->a[i].site;
-			best_n = c;
-		}
-	}
-	return best;
-}
-
-static int cmp_tid(const void *x, const void *y)
-{
-	const struct sb_thread_time *a = x, *b = y;
-
-	return (a->tid > b->tid) - (a->tid < b->tid);
-}
-
-static void section_account(struct sb_builder *b, struct bsection *s,
-			    const struct sb_thread_time *pt, uint32_t n,
-			    uint64_t start, uint64_t end)
-{
-	uint64_t maxbusy = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (pt[i].busy_ns > maxbusy)
-			maxbusy = pt[i].busy_ns;
-	for (uint32_t i = 0; i < n; i++) {
-		struct sb_thread_time *agg = NULL;
-
-		s->lost += maxbusy - pt[i].busy_ns;
-		for (uint32_t j = 0; j < s->npt; j++)
-			if (s->pt[j].tid == pt[i].tid)
-				agg = &s->pt[j];
-		if (!agg) {
-			size_t cap = s->cappt;
-
-			if (!grow((void **)&s->pt, sizeof(*s->pt), s->npt + 1, &cap)) {
-				b->err = SB_ERR_NOMEM;
-				return;
-			}
-			s->cappt = cap;
-			agg = &s->pt[s->npt++];
-			memset(agg, 0, sizeof(*agg));
-			agg->tid = pt[i].tid;
-		}
-		agg->busy_ns += pt[i].busy_ns;
-		agg->wait_ns += pt[i].wait_ns;
-		agg->wall_ns += pt[i].wall_ns;
-	}
-	s->capacity += (uint64_t)n * maxbusy;
-	if (s->stored < b->max_instances) {
-		struct stored *st;
-
-		if (!grow((void **)&b->stored, sizeof(*b->stored), b->nstored + 1,
-			  &b->capstored)) {
-			b->err = SB_ERR_NOMEM;
-			return;
-		}
-		st = &b->stored[b->nstored];
-		st->pt = malloc(n * sizeof(*pt));
-		if (!st->pt) {
-			b->err = SB_ERR_NOMEM;
-			return;
-		}
-		memcpy(st->pt, pt, n * sizeof(*pt));
-		st->sec = s;
-		st->seq = s->ninst;
-		st->start = start;
-		st->end = end;
-		st->n = n;
-		b->nstored++;
-		s->stored++;
-		b->st.stored_instances++;
-	}
-	s->ninst++;
-}
-
-static void inst_unlink(struct sb_builder *b, struct inst *in)
-{
-	if (in->prev)
-		in->prev->next = in->next;
-	else
-		b->live = in->next;
-	if (in->next)
-		in->next->prev = in->prev;
-}
-
-static void inst_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
-{
-	struct sb_thread_time *pt;
-	uint64_t start = UINT64_MAX, end = 0, site;
-	struct bsection *s;
-
-	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
-		if (in->partial)
-			b->st.partial_instances++;
-		goto out;
-	}
-	pt = calloc(in->n, sizeof(*pt));
-	if (!pt) {
-		b->err = SB_ERR_NOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < in->n; i++) {
-		const struct arrival *a = &in->a[i];
-
-		pt[i].tid = a->tid;
-		pt[i].busy_ns = a->busy;
-		pt[i].wait_ns = a->depart - a->arrive;
-		pt[i].wall_ns = a->depart - a->seg_start;
-		if (a->seg_start < start)
-			start = a->seg_start;
-		if (a->depart > end)
-			end = a->depart;
-	}
-	qsort(pt, in->n, sizeof(*pt), cmp_tid);
-	site = majority_site(in);
-	if (!site)
-		site = site_hint;
-	s = section_get(b, kind_of_prim(in->prim), site);
-	if (s)
-		section_account(b, s, pt, in->n, start, end);
-	b->st.instances++;
-	free(pt);
-out:
-	inst_unlink(b, in);
-	free(in->a);
-	free(in);
 }
 
 static struct inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
@@ -348,7 +54,7 @@ static void inst_arrive(struct sb_builder *b, struct inst *in, struct bthread *t
 	size_t cap = in->cap;
 	struct arrival *a;
 
-	if (!grow((void **)&in->a, sizeof(*in->a), in->n + 1, &cap)) {
+	if (!sb_sect_grow((void **)&in->a, sizeof(*in->a), in->n + 1, &cap)) {
 		b->err = SB_ERR_NOMEM;
 		return;
 	}
@@ -360,6 +66,8 @@ static void inst_arrive(struct sb_builder *b, struct inst *in, struct bthread *t
 	a->arrive = ts;
 	a->seg_start = t->seg_valid ? t->seg_ts : ts;
 	a->busy = t->seg_valid && oncpu > t->seg_oncpu ? oncpu - t->seg_oncpu : 0;
+	a->counts = t->seg_counts;   /* the segment's vector goes with it */
+	t->seg_counts = NULL;
 	if (!t->seg_valid)
 		in->partial = true;
 }
@@ -377,7 +85,7 @@ static bool inst_depart(struct sb_builder *b, struct inst *in, uint32_t tid, uin
 		in->ndeparted++;
 		/* After its exit a thread does not wait: join idle is not a wait. */
 		if (in->prim != SB_PRIM_JOIN)
-			wait_add(b, in->prim, a->site, in->obj, a->depart - a->arrive);
+			sb_sect_wait_add(b, in->prim, a->site, in->obj, a->depart - a->arrive);
 		break;
 	}
 	return in->ndeparted == in->n;
@@ -385,6 +93,9 @@ static bool inst_depart(struct sb_builder *b, struct inst *in, uint32_t tid, uin
 
 static void seg_restart(struct bthread *t, uint64_t ts, uint64_t oncpu)
 {
+	/* Counted while waiting at the sync: not work of any segment. */
+	sb_counts_free(t->seg_counts);
+	t->seg_counts = NULL;
 	t->seg_valid = true;
 	t->seg_ts = ts;
 	t->seg_oncpu = oncpu;
@@ -443,7 +154,7 @@ static void barrier_depart(struct sb_builder *b, struct bthread *t,
 	slot = sb_idmap_slot(b->syncobjs, in->prim, in->obj, false);
 	if (slot && *slot == in)
 		*slot = NULL;
-	inst_finalize(b, in, 0);
+	sb_sect_finalize(b, in, 0);
 }
 
 static struct region *region_find(struct sb_builder *b, uint64_t id)
@@ -510,7 +221,7 @@ static void on_region(struct sb_builder *b, struct bthread *t, const struct sb_e
 	for (uint32_t i = 0; i < r->end->n; i++)
 		if (!r->end->a[i].departed)
 			inst_depart(b, r->end, r->end->a[i].tid, ev->ts);
-	inst_finalize(b, r->end, r->site);
+	sb_sect_finalize(b, r->end, r->site);
 	free(r);
 	seg_restart(t, ev->ts, ev->oncpu);
 }
@@ -545,7 +256,7 @@ static void on_thread_exit(struct sb_builder *b, struct bthread *t,
 	for (uint32_t i = 0; i < in->n; i++)
 		inst_depart(b, in, in->a[i].tid, ev->ts);
 	*slot = NULL;
-	inst_finalize(b, in, parent->join_site);
+	sb_sect_finalize(b, in, parent->join_site);
 }
 
 static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
@@ -571,7 +282,7 @@ static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_eve
 	}
 	t->nsync--;
 	if (t->nsync < SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
-		wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
+		sb_sect_wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
 			 ev->ts - t->sync[t->nsync].ts);
 		seg_restart(t, ev->ts, ev->oncpu);
 	} else {
@@ -614,7 +325,15 @@ static void process(struct sb_builder *b, const struct sb_event *ev)
 		on_task(b, t, ev, ev->kind == SB_EV_TASK_ENTER);
 		break;
 	case SB_EV_WAIT:
-		wait_add(b, ev->prim, ev->site, ev->obj, ev->dur);
+		sb_sect_wait_add(b, ev->prim, ev->site, ev->obj, ev->dur);
+		break;
+	case SB_EV_COUNT:
+		if (!t->seg_counts && !(t->seg_counts = sb_counts_alloc())) {
+			b->err = SB_ERR_NOMEM;
+			break;
+		}
+		if (sb_counts_add(t->seg_counts, ev->obj, ev->dur))
+			b->err = SB_ERR_NOMEM;
 		break;
 	default:
 		b->st.unmatched++;
@@ -652,13 +371,13 @@ static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
 	sb_idmap_free(m);
 }
 
-static void section_free(void *p)
+static void thread_free(void *p)
 {
-	struct bsection *s = p;
+	struct bthread *t = p;
 
-	if (s)
-		free(s->pt);
-	free(s);
+	if (t)
+		sb_counts_free(t->seg_counts);
+	free(t);
 }
 
 void sb_builder_free(struct sb_builder *b)
@@ -670,12 +389,14 @@ void sb_builder_free(struct sb_builder *b)
 		struct inst *in = b->live;
 
 		b->live = in->next;
+		for (uint32_t i = 0; i < in->n; i++)
+			sb_counts_free(in->a[i].counts);
 		free(in->a);
 		free(in);
 	}
 	sb_idmap_free(b->syncobjs);
-	free_map_values(b->threads, free);
-	free_map_values(b->sections, section_free);
+	free_map_values(b->threads, thread_free);
+	free_map_values(b->sections, sb_sect_section_free);
 	free_map_values(b->waits, free);
 	while (b->regions) {
 		struct region *r = b->regions;
@@ -683,8 +404,10 @@ void sb_builder_free(struct sb_builder *b)
 		b->regions = r->next;
 		free(r);
 	}
-	for (size_t i = 0; i < b->nstored; i++)
+	for (size_t i = 0; i < b->nstored; i++) {
 		free(b->stored[i].pt);
+		sb_vecset_free(&b->stored[i].vec);
+	}
 	free(b->stored);
 	free(b->secorder);
 	free(b);
@@ -713,58 +436,4 @@ int sb_builder_finish(struct sb_builder *b)
 	for (struct inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;
 	return b->err;
-}
-
-void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st)
-{
-	*st = b->st;
-	st->sections = b->nsec;
-	st->late_events = sb_evqueue_late(b->queue);
-}
-
-int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *ctx)
-{
-	size_t base = p->nsections;
-	size_t it = 0;
-	void *v;
-
-	for (size_t i = 0; i < b->nsec; i++) {
-		struct bsection *s = b->secorder[i];
-		struct sb_section out = {
-			.kind = s->kind, .ninstances = s->ninst, .nthreads = s->npt,
-			.per_thread = s->pt, .lost_ns = s->lost, .capacity_ns = s->capacity,
-		};
-		long loc = loc_of(ctx, s->site);
-
-		if (loc < 0)
-			return SB_ERR_NOMEM;
-		out.loc = (uint32_t)loc;
-		qsort(s->pt, s->npt, sizeof(*s->pt), cmp_tid);
-		if (sb_profile_add_section(p, &out) < 0)
-			return SB_ERR_NOMEM;
-	}
-	for (size_t i = 0; i < b->nstored; i++) {
-		const struct stored *st = &b->stored[i];
-		struct sb_instance out = {
-			.seq = st->seq, .start_ns = st->start, .end_ns = st->end,
-			.nthreads = st->n, .per_thread = st->pt,
-		};
-
-		out.section = (uint32_t)(base + st->sec->index);
-		if (sb_profile_add_instance(p, &out) < 0)
-			return SB_ERR_NOMEM;
-	}
-	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {
-		const struct bwait *w = v;
-		struct sb_wait out = {
-			.prim = w->prim, .object = w->obj, .count = w->count,
-			.wait_ns = w->wait,
-		};
-
-		out.loc = w->site ? (int32_t)loc_of(ctx, w->site) : -1;
-		if (sb_profile_add_wait(p, &out) < 0)
-			return SB_ERR_NOMEM;
-	}
-	return 0;
 }

@@ -38,6 +38,9 @@ enum sb_ev_kind {
 	SB_EV_TASK_ENTER,       /* outlined fn starts in a thread: obj = fn */
 	SB_EV_TASK_EXIT,
 	SB_EV_WAIT,             /* a finished wait that closes no section */
+	SB_EV_COUNT,            /* obj: a key (sampled IP, edge id), dur: how
+				 * many; summed per thread segment into the
+				 * instance's vectors */
 };
 
 struct sb_event {
@@ -78,12 +81,16 @@ int sb_builder_finish(struct sb_builder *b);
 void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st);
 
 /*
- * Moves sections, instances and waits into p.  loc_of maps a call-site
- * return address to an index in p->locs (it must always return a valid
- * index for sections; -1 is accepted for waits).
+ * Moves sections, instances, waits and vectors into p.  loc_of maps a
+ * call site to an index in p->locs (it must always return a valid index
+ * for sections; -1 is accepted for waits).  event_of maps a counter key
+ * to an index in p->events, or -1 to drop it; keys mapping to the same
+ * event are summed.  event_of may be NULL: no vectors.
  */
 typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
+/* weight: the key's count in the instance, all threads together. */
+typedef long (*sb_event_fn)(void *ctx, uint64_t key, uint64_t weight);
 int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *ctx);
+		    sb_loc_fn loc_of, void *loc_ctx, sb_event_fn event_of, void *event_ctx);
 
 #endif

@@ -323,6 +323,40 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* A working thread's sample: its IP and registers, for the per-thread
+ * block vectors and for decoding the sampled instruction's address. */
+static __always_inline void emit_sample(__u32 tid, struct pt_regs *u)
+{
+	struct sb_rec_sample *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(SB_CNT_DROP_SAMPLE);
+		return;
+	}
+	r->hdr.type = SB_REC_SAMPLE;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = tid;
+	r->hdr.ts = bpf_ktime_get_ns();
+	r->ip = BPF_CORE_READ(u, ip);
+	r->regs[SB_REG_RAX] = BPF_CORE_READ(u, ax);
+	r->regs[SB_REG_RBX] = BPF_CORE_READ(u, bx);
+	r->regs[SB_REG_RCX] = BPF_CORE_READ(u, cx);
+	r->regs[SB_REG_RDX] = BPF_CORE_READ(u, dx);
+	r->regs[SB_REG_RSI] = BPF_CORE_READ(u, si);
+	r->regs[SB_REG_RDI] = BPF_CORE_READ(u, di);
+	r->regs[SB_REG_RBP] = BPF_CORE_READ(u, bp);
+	r->regs[SB_REG_RSP] = BPF_CORE_READ(u, sp);
+	r->regs[SB_REG_R8] = BPF_CORE_READ(u, r8);
+	r->regs[SB_REG_R9] = BPF_CORE_READ(u, r9);
+	r->regs[SB_REG_R10] = BPF_CORE_READ(u, r10);
+	r->regs[SB_REG_R11] = BPF_CORE_READ(u, r11);
+	r->regs[SB_REG_R12] = BPF_CORE_READ(u, r12);
+	r->regs[SB_REG_R13] = BPF_CORE_READ(u, r13);
+	r->regs[SB_REG_R14] = BPF_CORE_READ(u, r14);
+	r->regs[SB_REG_R15] = BPF_CORE_READ(u, r15);
+	bpf_ringbuf_submit(r, wakeup_flags());
+}
+
 /* cpu-clock samples: spin waits are on-CPU, so only sampling sees them. */
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
@@ -359,6 +393,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		emit_wait(tid, bpf_ktime_get_ns(), &w);
 		return 0;
 	}
+	emit_sample(tid, uregs);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ enum sb_rec_type {
 	SB_REC_WAIT = 3,          /* blocking futex wait, or a spin sample */
 	SB_REC_THREAD_NEW = 4,
 	SB_REC_THREAD_EXIT = 5,
+	SB_REC_SAMPLE = 6,        /* cpu-clock sample of a working thread */
 	SB_REC_TYPE_MAX
 };
 
@@ -75,6 +76,22 @@ struct sb_rec_thread {
 	char comm[16];
 };
 
+/* User registers of a sample, in x86 encoding order, for decoding the
+ * memory operand of the sampled instruction (user/memop.c). */
+enum sb_reg {
+	SB_REG_RAX, SB_REG_RCX, SB_REG_RDX, SB_REG_RBX,
+	SB_REG_RSP, SB_REG_RBP, SB_REG_RSI, SB_REG_RDI,
+	SB_REG_R8, SB_REG_R9, SB_REG_R10, SB_REG_R11,
+	SB_REG_R12, SB_REG_R13, SB_REG_R14, SB_REG_R15,
+	SB_NREGS
+};
+
+struct sb_rec_sample {
+	struct sb_rec_hdr hdr;
+	__u64 ip;
+	__u64 regs[SB_NREGS];
+};
+
 /* Per-CPU counters: drops are never silent. */
 enum sb_counter {
 	SB_CNT_DROP_PROBE = 0,   /* ring buffer full: probe records lost */
@@ -84,6 +101,7 @@ enum sb_counter {
 	SB_CNT_SAMPLES,          /* cpu-clock samples that hit the target */
 	SB_CNT_FUTEX_WAITS,
 	SB_CNT_SWITCHES,
+	SB_CNT_DROP_SAMPLE,
 	SB_CNT_MAX
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "causes.h"
 #include "profile.h"
 #include "report.h"
 
@@ -15,12 +16,15 @@ static const char report_usage[] =
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
 "locations were symbolized when recording) and show:\n"
 "  - parallel sections ranked by lost thread-time: thread-time idle at the\n"
-"    sync that closes the section, with imbalance %% (LIME: mean over threads\n"
+"    sync that closes the section, with imbalance % (LIME: mean over threads\n"
 "    of the fraction of the instance a thread idles), per-thread busy/wait\n"
 "    bars, and the busiest and idlest threads;\n"
 "  - wait time by primitive (barriers, joins, mutexes, condition variables,\n"
 "    semaphores, spin locks, OpenMP barriers/critical/locks);\n"
-"  - the most contended locks and condition variables by call site.\n"
+"  - the most contended locks and condition variables by call site;\n"
+"  - the causes of imbalance per section (LIME, Oh et al. ICSE 2011): which\n"
+"    code makes threads do different work, ranked by score, with the\n"
+"    source lines around each.\n"
 "Busy time is on-CPU time, so runs with more threads than cores still show\n"
 "each thread's true work.\n"
 "\n"
@@ -30,6 +34,8 @@ static const char report_usage[] =
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
 "  -n, --top N          sections shown in detail (default 5)\n"
+"      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
+"                       (default 0.9)\n"
 "  -h, --help           this text\n";
 
 int cmd_report(int argc, char **argv)
@@ -39,15 +45,19 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "cluster-threshold", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sb_report_opts o = { .input = "scalebpf.data", .top = 5 };
+	struct sb_causes causes;
+	struct sb_lime_opts lo;
 	const char *format = "text";
 	struct sb_profile *p;
 	char err[512], *end;
 	int c, ret;
 
+	sb_lime_opts_default(&lo);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:f:s:n:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -73,6 +83,14 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'T':
+			lo.cluster_threshold = strtod(optarg, &end);
+			if (*end || lo.cluster_threshold <= 0 || lo.cluster_threshold >= 1) {
+				fprintf(stderr, "scalebpf report: --cluster-threshold must be "
+					"a correlation in (0, 1)\n");
+				return 2;
+			}
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -93,7 +111,14 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
 	}
-	ret = !strcmp(format, "json") ? sb_report_json(p, stdout) : sb_report_text(p, &o, stdout);
+	if (sb_causes_compute(p, &lo, &causes, err, sizeof(err))) {
+		fprintf(stderr, "scalebpf report: %s\n", err);
+		sb_profile_free(p);
+		return 1;
+	}
+	ret = !strcmp(format, "json") ? sb_report_json(p, &causes, stdout)
+				      : sb_report_text(p, &causes, &o, stdout);
+	sb_causes_free(&causes);
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "scalebpf report: cannot write the report\n");
 		ret = 1;

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "elfsym.h"
+#include "idmap.h"
 #include "procmaps.h"
 #include "sbpf_events.h"
 
@@ -91,7 +92,53 @@ static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vadd
 	d->last_refresh_ns = now;
 	if (sb_maps_refresh(d->maps, d->pid))
 		return -1;
+	/* New mappings: words cached as unknown may be known now. */
+	sb_idmap_free(d->words);
+	d->words = NULL;
 	return sb_maps_resolve(d->maps, addr, bin, vaddr);
+}
+
+/* What a stack word is, packed: the same return addresses come back in
+ * every sample, and classifying one (maps lookup, symbol search, decoding
+ * the call before it) costs far more than remembering it. */
+enum {
+	W_KNOWN = 1u << 0,      /* inside a mapped binary */
+	W_USER = 1u << 1,
+	W_OMP = 1u << 2,
+	W_RET = 1u << 3,        /* preceded by a call */
+	W_PRIM_SHIFT = 8,       /* the function's primitive (8 bits) */
+	W_CALLEE_SHIFT = 16,    /* the called function's primitive (8 bits) */
+	W_PRESENT = 1u << 30,   /* cached */
+};
+
+static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
+{
+	void **slot;
+	uint32_t f = 0;
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin;
+
+	if (!d->words)
+		d->words = sb_idmap_alloc();
+	slot = d->words ? sb_idmap_slot(d->words, w, 0, true) : NULL;
+	if (slot && *slot)
+		return (uint32_t)(uintptr_t)*slot;
+	if (w >= 4096 && !resolve(d, w, &bin, &vaddr) && (e = sb_maps_binary_elf(d->maps, bin))) {
+		enum bin_class cls = classify_binary(sb_maps_binary_path(d->maps, bin));
+
+		f |= W_KNOWN;
+		f |= cls == BIN_USER ? W_USER : cls == BIN_OMP ? W_OMP : 0;
+		f |= sb_elf_is_return_address(e, vaddr) ? W_RET : 0;
+		f |= (uint32_t)(sb_prim_of_function(sb_elf_func_at(e, vaddr, NULL)) & 0xff)
+		     << W_PRIM_SHIFT;
+		if (cls == BIN_USER && (f & W_RET))
+			f |= (uint32_t)(sb_prim_of_function(sb_elf_callee_at(e, vaddr)) & 0xff)
+			     << W_CALLEE_SHIFT;
+	}
+	if (slot)
+		*slot = (void *)(uintptr_t)(f | W_PRESENT);
+	return f | W_PRESENT;
 }
 
 static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
@@ -103,38 +150,31 @@ static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
 	*prim = SB_PRIM_MAX;
 	*site = 0;
 	for (int32_t i = -1; i < (int32_t)n; i++) {
-		uint64_t w = i < 0 ? r->ip : r->stack[i], vaddr;
-		enum bin_class cls;
-		struct sb_elf *e;
-		int bin;
+		uint64_t w = i < 0 ? r->ip : r->stack[i];
+		uint32_t f = word_facts(d, w);
+		uint16_t p = (f >> W_PRIM_SHIFT) & 0xff;
 
-		if (w < 4096 || resolve(d, w, &bin, &vaddr))
+		if (!(f & W_KNOWN))
 			continue;
-		e = sb_maps_binary_elf(d->maps, bin);
-		if (!e)
-			continue;
-		cls = classify_binary(sb_maps_binary_path(d->maps, bin));
-		if (cls != BIN_USER) {
-			saw_omp |= cls == BIN_OMP;
-			if (*prim == SB_PRIM_MAX) {
-				uint16_t p = sb_prim_of_function(sb_elf_func_at(e, vaddr, NULL));
-
-				/* Only a real return address counts as a frame. */
-				if (p != SB_PRIM_MAX && (i < 0 || sb_elf_is_return_address(e, vaddr)))
-					*prim = p;
-			}
+		if (!(f & W_USER)) {
+			saw_omp |= !!(f & W_OMP);
+			/* Only a real return address (or the IP) counts as a frame. */
+			if (*prim == SB_PRIM_MAX && p != (SB_PRIM_MAX & 0xff) &&
+			    (i < 0 || (f & W_RET)))
+				*prim = p;
 			continue;
 		}
 		if (i < 0) {             /* the program's own futex call */
 			*site = w;
 			break;
 		}
-		if (sb_elf_is_return_address(e, vaddr)) {
+		if (f & W_RET) {
 			*site = w - 1;   /* inside the call instruction */
 			/* Runtimes that tail-jump to a hidden slow path leave no
 			 * frame naming the primitive: ask what the program called. */
-			if (*prim == SB_PRIM_MAX)
-				*prim = sb_prim_of_function(sb_elf_callee_at(e, vaddr));
+			if (*prim == SB_PRIM_MAX && ((f >> W_CALLEE_SHIFT) & 0xff) !=
+			    (SB_PRIM_MAX & 0xff))
+				*prim = (f >> W_CALLEE_SHIFT) & 0xff;
 			break;
 		}
 	}
@@ -192,6 +232,7 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		[SB_REC_WAIT] = sizeof(struct sb_rec_wait),
 		[SB_REC_THREAD_NEW] = sizeof(struct sb_rec_thread),
 		[SB_REC_THREAD_EXIT] = sizeof(struct sb_rec_thread),
+		[SB_REC_SAMPLE] = sizeof(struct sb_rec_sample),
 	};
 	int ret = -1;
 
@@ -231,6 +272,15 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 		ret = 1;
 		break;
 	}
+	case SB_REC_SAMPLE:
+		/* Per-thread sample counts by IP: nothing more while the target
+		 * runs; skid correction and blocks come at the end, once per
+		 * distinct IP (eventmap.c). */
+		ev->kind = SB_EV_COUNT;
+		ev->obj = ((const struct sb_rec_sample *)data)->ip;
+		ev->dur = 1;
+		ret = 1;
+		break;
 	case SB_REC_THREAD_EXIT: {
 		const struct sb_rec_thread *t = data;
 
@@ -245,4 +295,10 @@ int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
 bad:
 	d->bad_records++;
 	return -1;
+}
+
+void sb_decoder_release(struct sb_decoder *d)
+{
+	sb_idmap_free(d->words);
+	d->words = NULL;
 }

@@ -16,6 +16,7 @@
 #include "sections.h"
 
 struct sb_maps;
+struct sb_idmap;
 
 struct sb_decoder {
 	const struct sb_plan *plan;
@@ -24,7 +25,11 @@ struct sb_decoder {
 	uint64_t last_refresh_ns;
 	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
 	uint64_t unattributed;      /* waits with no user-code call site */
+	struct sb_idmap *words;     /* stack word -> what it is (decode.c) */
 };
+
+/* Frees what the decoder caches. */
+void sb_decoder_release(struct sb_decoder *d);
 
 /* Primitive named by a runtime function, or SB_PRIM_MAX if none. */
 uint16_t sb_prim_of_function(const char *name);

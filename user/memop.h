@@ -15,23 +15,9 @@
 
 struct sb_elf;
 
-/*
- * The 16 sampled general registers, in x86 encoding order (the order of
- * ModRM/SIB register numbers, so reg N of an instruction is regs[N]).
- * TODO(lead): this belongs in include/sbpf_events.h next to the sample
- * record once the BPF side samples registers; move it there with the
- * same order and the SB_REG_ENUM_DEFINED guard, and include it here.
- */
-#ifndef SB_REG_ENUM_DEFINED
-#define SB_REG_ENUM_DEFINED
-enum sb_reg {
-	SB_REG_RAX, SB_REG_RCX, SB_REG_RDX, SB_REG_RBX,
-	SB_REG_RSP, SB_REG_RBP, SB_REG_RSI, SB_REG_RDI,
-	SB_REG_R8, SB_REG_R9, SB_REG_R10, SB_REG_R11,
-	SB_REG_R12, SB_REG_R13, SB_REG_R14, SB_REG_R15,
-	SB_NREGS
-};
-#endif
+/* The sampled registers come in enum sb_reg order, x86 encoding order:
+ * reg N of an instruction's ModRM/SIB is regs[N]. */
+#include "sbpf_events.h"
 
 enum sb_memop_status {
 	SB_MEMOP_OK = 0,

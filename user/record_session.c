@@ -314,6 +314,12 @@ int sb_rec_setup(struct sb_rec *r)
 	return 0;
 }
 
+uint64_t sb_rec_drops(const uint64_t *c)
+{
+	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
+	       c[SB_CNT_DROP_SAMPLE];
+}
+
 void sb_rec_status(struct sb_rec *r, bool final)
 {
 	uint64_t c[SB_CNT_MAX];
@@ -326,8 +332,7 @@ void sb_rec_status(struct sb_rec *r, bool final)
 		"%llu events, %llu dropped%s", r->tty && !final ? "\r" : "", secs,
 		(unsigned long long)r->nthreads_live, (unsigned long long)st.sections,
 		(unsigned long long)st.instances, (unsigned long long)r->records,
-		(unsigned long long)(c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] +
-				     c[SB_CNT_DROP_THREAD]),
+		(unsigned long long)sb_rec_drops(c),
 		r->tty && !final ? "   " : "\n");
 	if (final && r->tty)
 		fputc('\n', stderr);
@@ -360,6 +365,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 	}
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
+	sb_decoder_release(&r->dec);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;

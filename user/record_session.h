@@ -58,6 +58,8 @@ int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 int sb_rec_setup(struct sb_rec *r);
 void sb_rec_set_spin_ranges(struct sb_rec *r);
 void sb_rec_status(struct sb_rec *r, bool final);
+/* Records lost to a full ring buffer, all sources (counters from BPF). */
+uint64_t sb_rec_drops(const uint64_t *counters);
 /* Detaches everything and drains what was recorded. */
 void sb_rec_stop(struct sb_rec *r);
 int sb_rec_write(struct sb_rec *r);

@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "record_bpf.h"
 #include "record_session.h"
+#include "eventmap.h"
 #include "symbolize.h"
 
 static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
@@ -83,7 +84,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
 		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
-		 "sched_process_exit; cpu-clock sampling: %u Hz (spin waits)",
+		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
+		 "spin waits)",
 		 r->plan.n, r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
@@ -101,12 +103,14 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	meta_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
 	meta_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	meta_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
+	meta_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
 	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
 	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
 	meta_u64(p, "records", r->records);
 	meta_u64(p, "bad_records", r->dec.bad_records);
 	meta_u64(p, "waits_unattributed", r->dec.unattributed);
+
 	meta_u64(p, "instances", st.instances);
 	meta_u64(p, "instances_stored", st.stored_instances);
 	meta_u64(p, "instances_partial", st.partial_instances);
@@ -138,6 +142,8 @@ int sb_rec_write(struct sb_rec *r)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_symbolizer *sym = NULL;
+	struct sb_eventmap *em = NULL;
+	struct sb_eventmap_stats est;
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
@@ -150,11 +156,23 @@ int sb_rec_write(struct sb_rec *r)
 		goto out;
 	}
 	sym = sb_symbolizer_alloc(r->maps, p);
-	if (!sym || add_threads(r, p) ||
-	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym)) {
+	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
+	if (!em || add_threads(r, p) ||
+	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_eventmap_block, em) ||
+	    sb_eventmap_finish(em)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
+	sb_eventmap_get_stats(em, &est);
+	/* How many samples' accesses can be decoded to an address (issue 3). */
+	meta_u64(p, "samples_memory_access", est.samples_access);
+	meta_u64(p, "samples_no_memory_access", est.samples_none);
+	meta_u64(p, "samples_undecodable", est.samples_undecodable);
+	meta_u64(p, "samples_skid_corrected", est.samples_skid);
+	meta_u64(p, "sample_keys", est.keys);
+	meta_u64(p, "sample_keys_unmapped", est.unmapped);
+	meta_u64(p, "cfg_binaries", est.binaries);
+	meta_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
 	if (*sb_symbolizer_nodebug(sym)) {
 		size_t len = strlen(r->notes);
 
@@ -173,13 +191,13 @@ int sb_rec_write(struct sb_rec *r)
 			"see it with: scalebpf report -i %s\n", r->output, p->nsections,
 			p->nthreads, r->output);
 	}
-	if (c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD])
+	if (sb_rec_drops(c))
 		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
-			"full): raise --ringbuf-mb\n",
-			(unsigned long long)(c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] +
-					     c[SB_CNT_DROP_THREAD]));
+			"full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)sb_rec_drops(c));
 	ret = 0;
 out:
+	sb_eventmap_free(em);
 	sb_symbolizer_free(sym);
 	sb_profile_free(p);
 	return ret;

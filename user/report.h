@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "causes.h"
 #include "profile.h"
 
 struct sb_report_opts {
@@ -23,7 +24,13 @@ void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
 void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
 
-int sb_report_text(const struct sb_profile *p, const struct sb_report_opts *o, FILE *out);
-int sb_report_json(const struct sb_profile *p, FILE *out);
+int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
+		   const struct sb_report_opts *o, FILE *out);
+int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *out);
+/* The "Causes" view for the sections in order (the first top). */
+int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
+			  const size_t *order, size_t top, FILE *f);
+/* "branch", "loop", "call", "hardware", "undetermined": JSON's kind. */
+const char *sb_cause_kind_key(uint16_t kind);
 
 #endif

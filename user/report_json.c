@@ -8,6 +8,10 @@
  *   waits: [{primitive, wait_ns, count}]  sorted by wait_ns descending
  *   locks: [{location, function, primitive, contentions, wait_ns}]
  *             sorted by wait_ns descending
+ *   causes: [{rank, section, score, kind, location, function, address}]
+ *             LIME's causes of imbalance, sorted by score descending;
+ *             section is the section's location, rank is within it, kind
+ *             is branch, loop, call, hardware or undetermined
  * Fields are only ever added.
  */
 #include <stdlib.h>
@@ -72,7 +76,45 @@ static void sections(FILE *f, const struct sb_profile *p)
 	free(order);
 }
 
-int sb_report_json(const struct sb_profile *p, FILE *f)
+static const struct sb_causes *sort_causes;
+
+static int by_score(const void *a, const void *b)
+{
+	double x = sort_causes->c[*(const size_t *)a].score;
+	double y = sort_causes->c[*(const size_t *)b].score;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int causes(FILE *f, const struct sb_profile *p, const struct sb_causes *c)
+{
+	size_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
+	char sec[512];
+
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < c->n; i++)
+		order[i] = i;
+	sort_causes = c;
+	qsort(order, c->n, sizeof(*order), by_score);
+	fputs("  \"causes\": [", f);
+	for (size_t k = 0; k < c->n; k++) {
+		const struct sb_cause *x = &c->c[order[k]];
+
+		sb_loc_short(p, (int32_t)p->sections[x->section].loc, sec, sizeof(sec));
+		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
+		json_str(f, sec);
+		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", ", x->score,
+			sb_cause_kind_key(x->kind));
+		loc_fields(f, p, x->loc);
+		fputc('}', f);
+	}
+	fputs(c->n ? "\n  ],\n" : "],\n", f);
+	free(order);
+	return 0;
+}
+
+int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *f)
 {
 	struct sb_prim_total prims[SB_PRIM_MAX];
 	struct sb_lock_total *locks;
@@ -90,6 +132,10 @@ int sb_report_json(const struct sb_profile *p, FILE *f)
 	}
 	fputs("\n  },\n", f);
 	sections(f, p);
+	if (causes(f, p, c)) {
+		free(locks);
+		return -1;
+	}
 	fputs("  \"waits\": [", f);
 	for (size_t i = 0; i < np; i++)
 		fprintf(f, "%s\n    {\"primitive\": \"%s\", \"wait_ns\": %llu, \"count\": %llu}",

@@ -105,7 +105,7 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 	const char *notes = sb_profile_meta_get(p, "notes");
 	char d[32];
 	unsigned long long drops = 0;
-	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread" };
+	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample" };
 	size_t nolines;
 
 	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
@@ -118,7 +118,7 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
 		sb_profile_meta_get(p, "pmu"));
 	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = sb_profile_meta_get(p, keys[i]);
 
 		drops += v ? strtoull(v, NULL, 10) : 0;
@@ -193,7 +193,8 @@ static void section_detail(const struct sb_profile *p, const struct sb_section *
 	fputc('\n', f);
 }
 
-static int sections(const struct sb_profile *p, const struct sb_report_opts *o, FILE *f)
+static int sections(const struct sb_profile *p, const struct sb_causes *c,
+		    const struct sb_report_opts *o, FILE *f)
 {
 	size_t *order = sb_sections_ranked(p);
 	char buf[512];
@@ -229,6 +230,10 @@ static int sections(const struct sb_profile *p, const struct sb_report_opts *o, 
 	fputc('\n', f);
 	for (size_t k = 0; k < p->nsections && k < o->top; k++)
 		section_detail(p, &p->sections[order[k]], k + 1, f);
+	if (sb_report_causes_text(p, c, order, o->top, f)) {
+		free(order);
+		return -1;
+	}
 	free(order);
 	return 0;
 }
@@ -266,10 +271,11 @@ static int waits(const struct sb_profile *p, FILE *f)
 	return 0;
 }
 
-int sb_report_text(const struct sb_profile *p, const struct sb_report_opts *o, FILE *f)
+int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
+		   const struct sb_report_opts *o, FILE *f)
 {
 	header(p, o, f);
-	if (sections(p, o, f) || waits(p, f))
+	if (sections(p, c, o, f) || waits(p, f))
 		return -1;
 	return ferror(f) ? -1 : 0;
 }

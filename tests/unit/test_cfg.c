@@ -69,6 +69,25 @@ int main(void)
 	      sb_cfg_block_at(g, 0x2049) == 11, "block_at inside");
 	CHECK(sb_cfg_block_at(g, 0xfff) == -1 && sb_cfg_block_at(g, 0x1070) == -1 &&
 	      sb_cfg_block_at(g, 0x2050) == -1, "block_at outside");
+	{
+		struct sb_cfg *two[2] = { g, g }, *m;
+		uint32_t off[2];
+
+		m = sb_cfg_merge(two, 2, off);
+		CHECK(m && off[0] == 0 && off[1] == 12 && m->nblocks == 24 && m->nfuncs == 4,
+		      "merged sizes");
+		if (m) {
+			CHECK(m->blocks[12 + 3].start == SB_CFG_TAG(1, 0x1030) &&
+			      SB_CFG_UNTAG(m->blocks[15].last_insn) == 0x103c &&
+			      SB_CFG_SLOT(m->blocks[15].start) == 1, "tagged addresses");
+			CHECK(sb_cfg_block_at(m, SB_CFG_TAG(1, 0x2049)) == 12 + 11 &&
+			      sb_cfg_block_at(m, 0x2049) == 11, "block_at on merged");
+			for (size_t i = 0; i < m->nedges; i++)
+				if (m->edges[i].src == 12 + 5 && m->edges[i].dst == 12 + 1)
+					CHECK(m->edges[i].back, "back edge kept in the copy");
+		}
+		sb_cfg_free(m);
+	}
 	sb_cfg_free(g);
 	return CHECK_DONE("test_cfg");
 }

@@ -112,7 +112,8 @@ static void f_chunk(struct bytes *f, uint32_t type, const struct bytes *pay)
 	b_u32(f, 0);
 	b_u64(f, pay->len);
 	b_put(f, pay->d, pay->len);
-	b_u32(f, ref_crc32(pay->d, pay->len));
+	/* over the chunk header and payload */
+	b_u32(f, ref_crc32(f->d + f->len - 16 - pay->len, 16 + pay->len));
 }
 
 static void f_end(struct bytes *f, uint64_t nchunks)
@@ -620,8 +621,8 @@ static void test_unknown_chunk(void)
 	st = read_image(f.d, f.len, NULL, err, sizeof(err));
 	CHECK(st == SB_ERR_CORRUPT && strstr(err, "META"), "duplicate: %d %s", st, err);
 
-	/* A damaged type byte turns a core chunk "unknown": it must not
-	 * vanish silently (the CRC does not cover chunk headers). */
+	/* A damaged type byte must not turn a chunk into an "unknown" one
+	 * that readers skip: the CRC covers chunk headers. */
 	{
 		size_t waits = find_chunk(img, n, SB_CHUNK_WAITS);
 		unsigned char *dam = malloc(n);
@@ -629,7 +630,7 @@ static void test_unknown_chunk(void)
 		memcpy(dam, img, n);
 		dam[waits] ^= 0x40;
 		st = read_image(dam, n, NULL, err, sizeof(err));
-		CHECK(st == SB_ERR_CORRUPT && strstr(err, "no WAITS chunk"),
+		CHECK(st == SB_ERR_CORRUPT && strstr(err, "CRC mismatch"),
 		      "damaged chunk type: %d %s", st, err);
 		free(dam);
 	}
@@ -1109,7 +1110,7 @@ static void fix_crcs(unsigned char *d, size_t n)
 
 		if (plen > n - off - 16 || n - off - 16 - plen < 4)
 			return;
-		set_le32(d + off + 16 + plen, ref_crc32(d + off + 16, plen));
+		set_le32(d + off + 16 + plen, ref_crc32(d + off, 16 + plen));
 		off += 16 + plen + 4;
 	}
 }

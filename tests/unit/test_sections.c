@@ -70,7 +70,7 @@ static void test_barrier_ratio(void)
 	for (size_t i = 0; i < n; i++)
 		CHECK(sb_builder_add(b, &evs[i]) == 0, "add %zu", i);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 3, "instances %llu", (unsigned long long)st.instances);
 	CHECK(st.stored_instances == 2, "stored limited to 2: %llu",
@@ -129,7 +129,7 @@ static void test_omp_region(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
 	CHECK(p->nsections == 2, "sections %zu", p->nsections);
 	sb = find_section(p, SB_SECT_OMP_BARRIER);
 	sr = find_section(p, SB_SECT_OMP_REGION);
@@ -181,7 +181,7 @@ static void test_join_and_partial(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.partial_instances == 1, "partial %llu", (unsigned long long)st.partial_instances);
 	CHECK(st.unmatched == 1, "unmatched exit %llu", (unsigned long long)st.unmatched);
@@ -230,8 +230,79 @@ static void test_unfinished(void)
 	sb_builder_free(b);
 }
 
+/* Keys 0x10 and 0x11 are one event (two IPs of one block); 0x99 is dropped. */
+static long event_of(void *ctx, uint64_t key, uint64_t weight)
+{
+	(void)ctx;
+	(void)weight;
+	return key == 0x10 || key == 0x11 ? 0 : key == 0x20 ? 1 : -1;
+}
+
+/* Counters accumulate per thread segment and become instance vectors. */
+static void test_vectors(void)
+{
+	struct sb_builder *b = sb_builder_alloc(10);
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_event e[] = {
+		ev(1, 6, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(2, 5, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(10, 5, SB_EV_COUNT, 0, 0, 0x10, 0),
+		ev(11, 5, SB_EV_COUNT, 0, 0, 0x11, 0),
+		ev(12, 6, SB_EV_COUNT, 0, 0, 0x20, 0),
+		ev(13, 6, SB_EV_COUNT, 0, 0, 0x99, 0),
+		ev(20, 5, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 5),
+		ev(21, 5, SB_EV_COUNT, 0, 0, 0x20, 0),   /* while waiting: dropped */
+		ev(30, 6, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 7),
+		ev(31, 6, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 7),
+		ev(32, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5),
+		/* second instance: only thread 6 counts */
+		ev(40, 6, SB_EV_COUNT, 0, 0, 0x10, 0),
+		ev(50, 5, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 6),
+		ev(51, 6, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 9),
+		ev(52, 6, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 9),
+		ev(53, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 6),
+	};
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = -1,
+				  .loc2 = -1, .loc_hot = -1 };
+
+	e[2].dur = 3;
+	e[3].dur = 4;
+	e[4].dur = 2;
+	e[5].dur = 1;
+	e[7].dur = 100;
+	e[11].dur = 8;
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_profile_add_event(p, &d);
+	sb_profile_add_event(p, &d);
+	CHECK(sb_builder_emit(b, p, loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(p->ninstances == 2, "two instances: %zu", p->ninstances);
+	/* instance 0: event 0 = {tid5: 3+4, tid6: 0}, event 1 = {0, 2};
+	 * instance 1: event 0 = {0, 8}.  Columns by tid: 5, 6. */
+	CHECK(p->nvectors == 3, "vectors %zu", p->nvectors);
+	for (size_t i = 0; i < p->nvectors; i++) {
+		const struct sb_vector *v = &p->vectors[i];
+
+		CHECK(v->nthreads == 2, "two columns");
+		if (v->instance == 0 && v->event == 0)
+			CHECK(v->counts[0] == 7 && v->counts[1] == 0, "merged keys %llu %llu",
+			      (unsigned long long)v->counts[0], (unsigned long long)v->counts[1]);
+		else if (v->instance == 0 && v->event == 1)
+			CHECK(v->counts[0] == 0 && v->counts[1] == 2, "wait count dropped");
+		else
+			CHECK(v->instance == 1 && v->event == 0 && v->counts[0] == 0 &&
+			      v->counts[1] == 8, "second instance");
+	}
+	if (p->ninstances == 2)
+		CHECK(p->instances[0].per_thread[0].tid == 5, "columns follow per_thread");
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
+	test_vectors();
 	test_barrier_ratio();
 	test_omp_region();
 	test_join_and_partial();

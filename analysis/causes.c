@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+#include "causes.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "cfg_io.h"
+
+const char *sb_cause_kind_name(uint16_t kind)
+{
+	switch (kind) {
+	case SB_CAUSE_BRANCH: return "branch decision";
+	case SB_CAUSE_LOOP: return "loop iteration count";
+	case SB_CAUSE_CALL: return "call/edge";
+	case SB_CAUSE_HW: return "hardware/cache behaviour";
+	case SB_CAUSE_UNDETERMINED: return "undetermined (more or slower iterations)";
+	default: return "unknown";
+	}
+}
+
+/* The profile's CFGs as one graph; slot i = profile binary i. */
+struct graph {
+	struct sb_cfg **per_bin;
+	uint32_t *offset;
+	struct sb_cfg *merged;
+};
+
+static void graph_free(struct graph *g, size_t nbin)
+{
+	for (size_t i = 0; g->per_bin && i < nbin; i++)
+		sb_cfg_free(g->per_bin[i]);
+	free(g->per_bin);
+	free(g->offset);
+	sb_cfg_free(g->merged);
+}
+
+static int graph_load(const struct sb_profile *p, struct graph *g, char *err, size_t errlen)
+{
+	size_t nbin = p->nbinaries;
+
+	memset(g, 0, sizeof(*g));
+	g->per_bin = calloc(nbin ? nbin : 1, sizeof(*g->per_bin));
+	g->offset = calloc(nbin ? nbin : 1, sizeof(*g->offset));
+	if (!g->per_bin || !g->offset)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->ncfgs; i++) {
+		const struct sb_cfg_blob *b = &p->cfgs[i];
+		char why[256];
+
+		if (b->binary < 0 || (size_t)b->binary >= nbin || g->per_bin[b->binary])
+			continue;
+		if (sb_cfg_deserialize(b->data, b->len, &g->per_bin[b->binary], why,
+				       sizeof(why))) {
+			snprintf(err, errlen, "the CFG of %s in the profile is damaged: %s",
+				 p->binaries[b->binary].path, why);
+			return -EINVAL;
+		}
+	}
+	g->merged = sb_cfg_merge(g->per_bin, nbin, g->offset);
+	return g->merged ? 0 : -ENOMEM;
+}
+
+static double instance_imbalance(const struct sb_instance *in)
+{
+	uint64_t max = 0;
+	double idle = 0;
+
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		if (in->per_thread[t].busy_ns > max)
+			max = in->per_thread[t].busy_ns;
+	if (!max)
+		return 0;
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		idle += (double)(max - in->per_thread[t].busy_ns) / (double)max;
+	return idle / in->nthreads;
+}
+
+/* An instance as LIME input: block-sample events with a CFG block. */
+struct lime_in {
+	struct sb_lime_instance in;
+	struct sb_lime_event *ev;
+	double *counts, *time;
+	uint32_t *pevent;      /* LIME event -> profile event */
+};
+
+static void lime_in_free(struct lime_in *li)
+{
+	free(li->ev);
+	free(li->counts);
+	free(li->time);
+	free(li->pevent);
+}
+
+static int lime_in_build(const struct sb_profile *p, const struct graph *g, uint32_t inst,
+			 const size_t *vec, size_t nvec, struct lime_in *li)
+{
+	const struct sb_instance *in = &p->instances[inst];
+	uint32_t n = in->nthreads;
+	size_t k = 0;
+
+	memset(li, 0, sizeof(*li));
+	li->ev = calloc(nvec ? nvec : 1, sizeof(*li->ev));
+	li->counts = calloc((nvec ? nvec : 1) * n, sizeof(double));
+	li->time = calloc(n ? n : 1, sizeof(double));
+	li->pevent = calloc(nvec ? nvec : 1, sizeof(uint32_t));
+	if (!li->ev || !li->counts || !li->time || !li->pevent)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < n; t++)
+		li->time[t] = (double)in->per_thread[t].busy_ns;
+	for (size_t i = 0; i < nvec; i++) {
+		const struct sb_vector *v = &p->vectors[vec[i]];
+		const struct sb_event_def *d = &p->events[v->event];
+		const struct sb_cfg *c;
+		long blk;
+
+		if (d->kind != SB_EVK_BLOCK_SAMPLES || d->binary < 0 ||
+		    !(c = g->per_bin[d->binary]) || (blk = sb_cfg_block_at(c, d->vaddr)) < 0)
+			continue;
+		li->ev[k].kind = SB_LIME_BLOCK;
+		li->ev[k].id = g->offset[d->binary] + (uint32_t)blk;
+		li->ev[k].superior = -1;
+		li->ev[k].addr = SB_CFG_TAG(d->binary, d->vaddr);
+		for (uint32_t t = 0; t < n; t++)
+			li->counts[k * n + t] = (double)v->counts[t];
+		li->ev[k].counts = &li->counts[k * n];
+		li->pevent[k] = v->event;
+		k++;
+	}
+	li->in.nthreads = n;
+	li->in.time = li->time;
+	li->in.imbalance = instance_imbalance(in);
+	li->in.nevents = k;
+	li->in.events = li->ev;
+	return 0;
+}
+
+/*
+ * The profile location of a cause, from the block event whose start or
+ * last instruction is the cause's (tagged) address.  A control-flow cause
+ * is shown at the block's last instruction, the branch that decides; an
+ * undetermined or hardware one where its time goes, the block's most
+ * sampled instruction.
+ */
+static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
+{
+	uint32_t slot = SB_CFG_SLOT(tagged);
+	uint64_t vaddr = SB_CFG_UNTAG(tagged);
+	bool at_branch = c->kind == SB_CAUSE_BRANCH || c->kind == SB_CAUSE_LOOP ||
+			 c->kind == SB_CAUSE_CALL;
+
+	c->binary = slot < p->nbinaries ? (int32_t)slot : -1;
+	c->addr = vaddr;
+	c->loc = -1;
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct sb_event_def *d = &p->events[i];
+
+		if (d->binary != c->binary || (d->vaddr != vaddr && d->vaddr2 != vaddr))
+			continue;
+		c->addr = at_branch ? d->vaddr2 : d->hot ? d->hot : d->vaddr;
+		c->loc = at_branch ? d->loc2 : d->loc_hot >= 0 ? d->loc_hot : d->loc;
+		return;
+	}
+}
+
+static int section_causes(const struct sb_profile *p, const struct graph *g,
+			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
+			  size_t *ninst_vec, struct sb_causes *out)
+{
+	struct sb_lime_result **res = calloc(p->ninstances ? p->ninstances : 1, sizeof(*res));
+	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
+	struct sb_lime_result *comb = NULL;
+	size_t nres = 0;
+	int ret = -ENOMEM;
+
+	if (!res || !w)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		struct lime_in li;
+
+		if (p->instances[i].section != s || !ninst_vec[i] || p->instances[i].nthreads < 3)
+			continue;
+		ret = lime_in_build(p, g, i, by_inst[i], ninst_vec[i], &li);
+		if (!ret && li.in.nevents)
+			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
+		if (!ret && li.in.nevents)
+			w[nres++] = li.in.imbalance;
+		lime_in_free(&li);
+		if (ret)
+			goto out;
+	}
+	ret = 0;
+	if (!nres)
+		goto out;
+	out->ninstances += nres;
+	out->nsections_analyzed++;
+	ret = sb_lime_combine((const struct sb_lime_result *const *)res, w, nres, &comb);
+	if (ret)
+		goto out;
+	for (size_t k = 0; k < comb->ncauses; k++) {
+		struct sb_cause *c, *arr = realloc(out->c, (out->n + 1) * sizeof(*arr));
+
+		if (!arr) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		out->c = arr;
+		c = &out->c[out->n++];
+		c->section = s;
+		c->rank = (uint32_t)k + 1;
+		c->kind = comb->causes[k].kind;
+		c->score = comb->causes[k].score;
+		locate(p, comb->causes[k].addr, c);
+	}
+out:
+	for (size_t i = 0; i < nres; i++)
+		sb_lime_result_free(res[i]);
+	sb_lime_result_free(comb);
+	free(res);
+	free(w);
+	return ret;
+}
+
+int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
+		      struct sb_causes *out, char *err, size_t errlen)
+{
+	size_t **by_inst = NULL, *nvec = NULL;
+	struct graph g;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->block_samples = 1;
+	if (!p->nvectors)
+		return 0;
+	ret = graph_load(p, &g, err, errlen);
+	if (ret)
+		goto out;
+	ret = -ENOMEM;
+	by_inst = calloc(p->ninstances, sizeof(*by_inst));
+	nvec = calloc(p->ninstances, sizeof(*nvec));
+	if (!by_inst || !nvec)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	for (size_t i = 0; i < p->ninstances; i++) {
+		by_inst[i] = malloc((nvec[i] ? nvec[i] : 1) * sizeof(size_t));
+		if (!by_inst[i])
+			goto out;
+		nvec[i] = 0;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		uint32_t i = p->vectors[v].instance;
+
+		by_inst[i][nvec[i]++] = v;
+	}
+	for (uint32_t s = 0; s < p->nsections; s++)
+		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, out)))
+			goto out;
+	ret = 0;
+out:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory while computing causes");
+	for (size_t i = 0; by_inst && i < p->ninstances; i++)
+		free(by_inst[i]);
+	free(by_inst);
+	free(nvec);
+	graph_free(&g, p->nbinaries);
+	if (ret)
+		sb_causes_free(out);
+	return ret;
+}
+
+void sb_causes_free(struct sb_causes *c)
+{
+	free(c->c);
+	memset(c, 0, sizeof(*c));
+}

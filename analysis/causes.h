@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The causes of load imbalance in a profile: LIME (lime.h) run on every
+ * stored instance of every section from the profile's vectors and CFGs,
+ * combined per section weighted by each instance's imbalance (§3.6), and
+ * mapped back to profile locations.
+ */
+#ifndef SB_CAUSES_H
+#define SB_CAUSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lime.h"
+#include "profile.h"
+
+struct sb_cause {
+	uint32_t section;      /* index into p->sections */
+	uint32_t rank;         /* 1-based within its section */
+	uint16_t kind;         /* enum sb_cause_kind */
+	double score;          /* combined final score (eq. 2, §3.6) */
+	int32_t loc;           /* where to look, index into p->locs, or -1 */
+	int32_t binary;        /* index into p->binaries, or -1 */
+	uint64_t addr;         /* the instruction, binary vaddr */
+};
+
+struct sb_causes {
+	size_t n;
+	struct sb_cause *c;        /* by section index, then rank */
+	size_t nsections_analyzed; /* sections that had usable vectors */
+	size_t ninstances;         /* instances analyzed */
+	int block_samples;         /* causes come from block samples: kinds
+				    * of control-flow causes are undetermined */
+};
+
+const char *sb_cause_kind_name(uint16_t kind);
+
+/* 0, or a negative errno with err filled (-EINVAL: a damaged CFG). */
+int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
+		      struct sb_causes *out, char *err, size_t errlen);
+void sb_causes_free(struct sb_causes *c);
+
+#endif

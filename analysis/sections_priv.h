@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the section builder (sections.c, sections_emit.c). */
+#ifndef SB_SECTIONS_PRIV_H
+#define SB_SECTIONS_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sections.h"
+#include "vectors.h"
+
+#define SYNC_STACK 8
+
+struct sb_idmap;
+struct sb_evqueue;
+
+struct arrival {
+	uint32_t tid;
+	bool departed;
+	uint64_t site, seg_start, arrive, depart, busy;
+	struct sb_counts *counts;    /* the segment's event counts, owned */
+};
+
+/* One dynamic instance in the making. */
+struct inst {
+	struct inst *prev, *next;   /* the builder's live list owns instances */
+	uint16_t prim;
+	uint64_t obj;
+	bool partial;          /* some thread's segment began before recording */
+	uint32_t n, cap, ndeparted;
+	struct arrival *a;
+};
+
+struct region {
+	uint64_t id, fn, site;
+	uint32_t master;
+	struct inst *end;
+	struct region *next;
+};
+
+struct bthread {
+	uint32_t tid, parent;
+	bool seg_valid;
+	uint64_t seg_ts, seg_oncpu;
+	struct inst *pending;        /* instance it arrived in, not departed */
+	uint64_t region;             /* id of the region whose task it runs */
+	uint64_t join_site;          /* last pthread_join call site */
+	struct sb_counts *seg_counts; /* counts of the current segment */
+	uint32_t live_children;
+	int nsync;
+	struct { uint16_t prim; uint64_t site, obj, ts; } sync[SYNC_STACK];
+};
+
+struct bsection {
+	size_t index;          /* creation order = index among emitted sections */
+	uint16_t kind;
+	uint64_t site;
+	uint64_t ninst, stored, lost, capacity;
+	uint32_t npt, cappt;
+	struct sb_thread_time *pt;
+};
+
+struct stored {
+	struct bsection *sec;
+	uint64_t seq, start, end;
+	uint32_t n;
+	struct sb_thread_time *pt;
+	struct sb_vecset vec;        /* columns in pt order */
+};
+
+struct bwait {
+	uint16_t prim;
+	uint64_t site, obj, count, wait;
+};
+
+struct sb_builder {
+	uint64_t max_instances;
+	struct sb_evqueue *queue;
+	struct sb_idmap *threads;    /* tid -> bthread */
+	struct sb_idmap *syncobjs;   /* (prim, obj) -> current inst */
+	struct sb_idmap *sections;   /* (kind, site) -> bsection */
+	struct sb_idmap *waits;      /* (prim|site, obj) -> bwait */
+	struct region *regions;      /* active, most recent first */
+	struct inst *live;           /* every instance not yet finalized */
+	uint64_t next_region;
+	struct stored *stored;
+	size_t nstored, capstored;
+	struct bsection **secorder;  /* creation order, for stable output */
+	size_t nsec, capsec;
+	struct sb_builder_stats st;
+	int err;
+};
+
+bool sb_sect_grow(void **arr, size_t elem, size_t need, size_t *cap);
+void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
+		      uint64_t obj, uint64_t dur);
+/* Accounts a finished instance to its section (site_hint when no arrival
+ * named a site), stores it within the limit and frees it. */
+void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint);
+void sb_sect_section_free(void *p);
+
+#endif

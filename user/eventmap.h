@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counter keys -> profile events at the end of a recording: a sampled IP
+ * becomes "samples in CFG block B of binary X" (the block's location
+ * symbolized), and the CFG of every binary that has events goes into the
+ * profile, so LIME needs no binary at report time.
+ */
+#ifndef SB_EVENTMAP_H
+#define SB_EVENTMAP_H
+
+#include <stdint.h>
+
+struct sb_maps;
+struct sb_profile;
+struct sb_symbolizer;
+struct sb_eventmap;
+
+struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
+				      struct sb_profile *p);
+void sb_eventmap_free(struct sb_eventmap *em);
+
+/* An sb_event_fn for sb_builder_emit: the event of a sampled IP, or -1
+ * (no mapping, no CFG, not inside any block: counted as unmapped);
+ * weight (its samples) elects each block's hottest instruction. */
+long sb_eventmap_block(void *em, uint64_t ip, uint64_t weight);
+
+/* Names each block event's hottest instruction and adds the CFGs of the
+ * binaries that have events.  0 or -ENOMEM. */
+int sb_eventmap_finish(struct sb_eventmap *em);
+
+struct sb_eventmap_stats {
+	uint64_t keys, unmapped, binaries, cfg_cache_hits;
+	/* samples (weights) by what their instruction is: a memory access
+	 * whose address the sampled registers give, none, or an access that
+	 * cannot be decoded (it overwrote its own address register...) */
+	uint64_t samples_access, samples_none, samples_undecodable;
+	uint64_t samples_skid;   /* moved back to the access that stalled */
+};
+void sb_eventmap_get_stats(const struct sb_eventmap *em, struct sb_eventmap_stats *st);
+
+#endif
