@@ -35,7 +35,7 @@ jqcheck() {
 # site NAME FILE: "file.c:LINE" of the line marked /* SITE:NAME */.
 site() {
 	local line
-	line=$(grep -n "SITE:$1 " "$TOP/tests/workloads/$2" | head -1 | cut -d: -f1)
+	line=$(grep -nF "/* SITE:$1 */" "$TOP/tests/workloads/$2" | head -1 | cut -d: -f1)
 	echo "$2:$line"
 }
 

@@ -176,6 +176,26 @@ attach_group() {
 }
 timed_group "-p attach" attach_group
 
+# --- LIME from software block samples: a cache-behaviour cause ----------
+# Threads run identical control flow over working sets from 16 KiB to
+# 8 MiB: the cause is how long the load takes, which block samples cannot
+# tell from how often it runs, so its kind must be "undetermined".
+lime_cache_group() {
+	local j=$TMP/lime_cache.json loc bsec
+	loc=$(site cause lime_cache.c)
+	bsec=$(site barrier lime_cache.c)
+	if record_json "$j" -F 999 -- "$WL/lime_cache" 4 10 200000; then
+		jqcheck "LIME (samples): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | max_by(.score) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples): causes carry the JSON contract's fields" "$j" '(.causes | length) > 0 and all(.causes[]; has("rank") and has("section") and has("score") and has("kind") and has("location") and has("function") and has("address"))'
+		jqcheck "LIME (samples): causes sorted by score" "$j" '[.causes[].score] as $s | $s == ($s | sort | reverse)'
+		check "LIME (samples): the report hints at exact mode" bash -c "'$SB' report -i '$TMP/lime_cache.sbp' | grep -q \"confirm with exact counts\""
+		jqcheck "LIME (samples): the profile says how many samples decode" "$j" '(.meta.samples_memory_access | tonumber) + (.meta.samples_undecodable | tonumber) + (.meta.samples_no_memory_access | tonumber) > 0'
+	else
+		bad "LIME (samples): record"
+	fi
+}
+timed_group "LIME cache" lime_cache_group
+
 # --- stop on SIGINT: the target keeps running, probes are gone ----------
 "$WL/spawner" 0 2 100000 200 >/dev/null &
 spid=$!

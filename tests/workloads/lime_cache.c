@@ -4,7 +4,7 @@
  * flow (ACCESSES dependent random loads per iteration), but thread i
  * chases pointers through a working set of 16 KiB << (3 * i): thread 0
  * stays in L1, the last ones miss to DRAM.  Known truth: the imbalance is
- * in how long the load at the line marked SITE:cause takes, not in how
+ * in how long the load at the marked cause line takes, not in how
  * often it runs.  Prints nothing on stdout; exits 0.
  */
 #define _GNU_SOURCE

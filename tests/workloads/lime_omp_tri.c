@@ -3,7 +3,7 @@
  * A planted load-imbalance cause: a static OpenMP loop over i in [0, N)
  * whose inner loop runs i times (a triangular iteration space), so the
  * thread with the last chunk of i does the most inner iterations.  Known
- * truth: the inner loop's trip count (line marked SITE:cause) is the
+ * truth: the inner loop's trip count (the marked cause line) is the
  * cause.  Prints nothing on stdout; exits 0.
  */
 #include <omp.h>

@@ -5,7 +5,7 @@
  * out by the rule owner = bi % NTHREADS, which gives low-numbered threads
  * more blocks (rows near the top are longer).  Every thread scans all
  * blocks and works on the ones it owns.  Known truth: the imbalance
- * comes from the ownership test at the line marked SITE:cause (a branch
+ * comes from the ownership test on the marked cause line (a branch
  * decided differently per thread).  Prints nothing on stdout; exits 0.
  */
 #define _GNU_SOURCE

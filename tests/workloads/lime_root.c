@@ -2,7 +2,7 @@
  *
  * A planted load-imbalance cause: every thread does sb_work(UNITS) per
  * iteration, and the root thread (me == 0) does 3 * UNITS extra behind
- * the test at the line marked SITE:cause.  Known truth: that branch is
+ * the test on the marked cause line.  Known truth: that branch is
  * the cause.  Prints nothing on stdout; exits 0.
  */
 #define _GNU_SOURCE
