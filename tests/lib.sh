@@ -23,6 +23,11 @@ check() {
 # jqcheck DESC FILE FILTER: passes when the jq filter yields true.
 jqcheck() {
 	local desc=$1 file=$2 filter=$3
+	# jq -e succeeds on empty input: a missing report must fail instead.
+	if [ ! -s "$file" ]; then
+		bad "$desc (no JSON: $file is empty or missing)"
+		return
+	fi
 	if jq -e "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then
 		ok "$desc"
 	else

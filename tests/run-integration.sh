@@ -212,7 +212,13 @@ check "SIGINT: no scalebpf BPF program is left loaded" bash -c "! bpftool prog s
 "$SB" report -i "$TMP/int.sbp" --format json >"$TMP/int.json"
 jqcheck "SIGINT: profile has the barrier section" "$TMP/int.json" '.meta.stop_reason == "signal" and (.sections | length) >= 1'
 timeout 20 "$SB" record -q -o "$TMP/dur.sbp" --duration 1 -p $spid 2>"$TMP/dur.err"
-check "--duration 1 with -p stops by itself" test $? -eq 0 -a -s "$TMP/dur.sbp"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$TMP/dur.sbp" ]; then
+	ok "--duration 1 with -p stops by itself"
+else
+	bad "--duration 1 with -p stops by itself (exit $rc)"
+	tail -20 "$TMP/dur.err"
+fi
 kill $spid
 wait $spid 2>/dev/null
 

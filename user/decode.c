@@ -119,11 +119,10 @@ static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
 	uint64_t vaddr;
 	int bin;
 
-	if (!d->words)
-		d->words = sb_idmap_alloc();
-	slot = d->words ? sb_idmap_slot(d->words, w, 0, true) : NULL;
-	if (slot && *slot)
+	slot = d->words ? sb_idmap_slot(d->words, w, 0, false) : NULL;
+	if (slot)
 		return (uint32_t)(uintptr_t)*slot;
+	/* resolve() may refresh the maps and drop the cache: insert after. */
 	if (w >= 4096 && !resolve(d, w, &bin, &vaddr) && (e = sb_maps_binary_elf(d->maps, bin))) {
 		enum bin_class cls = classify_binary(sb_maps_binary_path(d->maps, bin));
 
@@ -136,6 +135,9 @@ static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
 			f |= (uint32_t)(sb_prim_of_function(sb_elf_callee_at(e, vaddr)) & 0xff)
 			     << W_CALLEE_SHIFT;
 	}
+	if (!d->words)
+		d->words = sb_idmap_alloc();
+	slot = d->words ? sb_idmap_slot(d->words, w, 0, true) : NULL;
 	if (slot)
 		*slot = (void *)(uintptr_t)(f | W_PRESENT);
 	return f | W_PRESENT;
