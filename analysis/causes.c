@@ -145,6 +145,29 @@ static int lime_in_build(const struct sb_profile *p, const struct graph *g, uint
  * undetermined or hardware one where its time goes, the block's most
  * sampled instruction.
  */
+/*
+ * The predecessor block whose conditional branch alone leads into b, or
+ * -1: then the decision that sends threads into b's work is that branch.
+ */
+static long deciding_pred(const struct sb_cfg *g, uint64_t tagged)
+{
+	long b = sb_cfg_block_at(g, tagged), pred = -1;
+
+	if (b < 0)
+		return -1;
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (e->back || e->kind == SB_EDGE_CALL)
+			continue;
+		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
+		    (pred >= 0 && pred != (long)e->src))
+			return -1;
+		pred = e->src;
+	}
+	return pred;
+}
+
 static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
 {
 	uint32_t slot = SB_CFG_SLOT(tagged);
@@ -166,6 +189,39 @@ static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause 
 	}
 }
 
+/* True when block a calls (a CALL edge) the function that holds b. */
+static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
+{
+	long a = sb_cfg_block_at(g, a_tagged), b = sb_cfg_block_at(g, b_tagged);
+
+	if (a < 0 || b < 0)
+		return false;
+	for (uint32_t k = g->out_start[a]; k < g->out_start[a + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_CALL &&
+		    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
+			return true;
+	return false;
+}
+
+/*
+ * Causes of equal score (one cluster, several leaders): a leader inside a
+ * function that another leader's block calls ranks after it, since the
+ * caller's decision is what multiplies the callee's work.
+ */
+static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
+{
+	for (size_t i = 1; i < r->ncauses; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
+
+			if (x->score - y->score > 1e-9 || !calls_into(g, y->addr, x->addr))
+				break;
+			t = *x;
+			*x = *y;
+			*y = t;
+		}
+}
+
 static int section_causes(const struct sb_profile *p, const struct graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
 			  size_t *ninst_vec, struct sb_causes *out)
@@ -174,6 +230,7 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
 	struct sb_lime_result *comb = NULL;
 	size_t nres = 0;
+	long pred;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -200,6 +257,7 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	ret = sb_lime_combine((const struct sb_lime_result *const *)res, w, nres, &comb);
 	if (ret)
 		goto out;
+	order_ties(g->merged, comb);
 	for (size_t k = 0; k < comb->ncauses; k++) {
 		struct sb_cause *c, *arr = realloc(out->c, (out->n + 1) * sizeof(*arr));
 
@@ -214,6 +272,17 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 		c->kind = comb->causes[k].kind;
 		c->score = comb->causes[k].score;
 		locate(p, comb->causes[k].addr, c);
+		if (c->loc >= 0 && (pred = deciding_pred(g->merged, comb->causes[k].addr)) >= 0) {
+			struct sb_cause at = *c;
+
+			/* shown at the branch, if the profile symbolized it */
+			locate(p, g->merged->blocks[pred].last_insn, &at);
+			at.kind = c->kind;
+			if (at.loc >= 0 && p->locs[at.loc].line) {
+				c->loc = at.loc;
+				c->addr = at.addr;
+			}
+		}
 	}
 out:
 	for (size_t i = 0; i < nres; i++)

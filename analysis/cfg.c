@@ -283,7 +283,9 @@ int sb_cfg_finalize(struct sb_cfg *g)
 	for (size_t i = 0; i < g->nedges; i++) {
 		struct sb_cfg_edge *e = &g->edges[i];
 
-		e->back = g->blocks[e->src].func == g->blocks[e->dst].func &&
+		/* A call is not a loop, even a recursive one. */
+		e->back = e->kind != SB_EDGE_CALL &&
+			  g->blocks[e->src].func == g->blocks[e->dst].func &&
 			  dominates(g, idom, e->dst, e->src);
 	}
 	free(idom);

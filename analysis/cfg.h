@@ -5,10 +5,13 @@
  * analysis needs no binary; pure data and graph algorithms here.
  *
  * Blocks are maximal straight-line runs: a block ends at a branch, a call
- * or a return, or before an instruction some branch targets.  Edges are
- * intraprocedural: a call's block has a CALL_RETURN edge to the block
- * after the call.  An edge is a back edge when its destination dominates
- * its source (a loop's latch -> header), from dominators per function.
+ * or a return, or before an instruction some branch targets.  A call's
+ * block has a CALL_RETURN edge to the block after the call and, for a
+ * direct call into the same binary, a CALL edge to the callee's entry (a
+ * whole-program graph, as LIME's leader rule needs: a callee shared by
+ * several paths is entered from its call sites).  An edge is a back edge
+ * when its destination dominates its source (a loop's latch -> header),
+ * from dominators per function; CALL edges never are.
  */
 #ifndef SB_CFG_H
 #define SB_CFG_H
@@ -23,6 +26,8 @@ enum sb_edge_kind {
 	SB_EDGE_JUMP,            /* unconditional direct jump */
 	SB_EDGE_SEQUENTIAL,      /* straight-line into a branch target */
 	SB_EDGE_CALL_RETURN,     /* call site block -> block after the call */
+	SB_EDGE_CALL,            /* direct call -> the callee's entry block, in
+				  * the same binary (interprocedural) */
 };
 
 struct sb_cfg_func {

@@ -131,7 +131,7 @@ static bool serializable(const struct sb_cfg *g)
 	for (size_t i = 0; i < g->nedges; i++)
 		if (g->edges[i].src >= g->nblocks || g->edges[i].dst >= g->nblocks ||
 		    g->edges[i].kind < SB_EDGE_FALLTHROUGH ||
-		    g->edges[i].kind > SB_EDGE_CALL_RETURN)
+		    g->edges[i].kind > SB_EDGE_CALL)
 			return false;
 	return true;
 }
@@ -319,7 +319,7 @@ static const char *read_edges(struct rbuf *r, struct sb_cfg *g, size_t nedges)
 		v = rb_uleb(r);
 		dst = src + unzigzag(v >> KIND_BITS);
 		if (r->bad || src >= g->nblocks || dst >= g->nblocks ||
-		    (v & 7) < SB_EDGE_FALLTHROUGH || (v & 7) > SB_EDGE_CALL_RETURN)
+		    (v & 7) < SB_EDGE_FALLTHROUGH || (v & 7) > SB_EDGE_CALL)
 			return "bad edge record";
 		g->edges[i] = (struct sb_cfg_edge){ (uint32_t)src, (uint32_t)dst,
 						    (uint16_t)(v & 7), 0 };

@@ -27,7 +27,7 @@
 
 #include "cfg.h"
 
-#define SB_CFG_IO_VERSION 1
+#define SB_CFG_IO_VERSION 2   /* 2: CALL edges; older caches are rebuilt */
 
 /*
  * Encodes g (finalized or not) into a malloc'ed buffer.  The graph must

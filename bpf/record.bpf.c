@@ -325,9 +325,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 /* A working thread's sample: its IP and registers, for the per-thread
  * block vectors and for decoding the sampled instruction's address. */
-static __always_inline void emit_sample(__u32 tid, struct pt_regs *u)
+static __always_inline void emit_sample(void *ctx, __u32 tid, struct pt_regs *u)
 {
 	struct sb_rec_sample *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	long n;
 
 	if (!r) {
 		count(SB_CNT_DROP_SAMPLE);
@@ -354,6 +355,9 @@ static __always_inline void emit_sample(__u32 tid, struct pt_regs *u)
 	r->regs[SB_REG_R13] = BPF_CORE_READ(u, r13);
 	r->regs[SB_REG_R14] = BPF_CORE_READ(u, r14);
 	r->regs[SB_REG_R15] = BPF_CORE_READ(u, r15);
+	r->pad = 0;
+	n = bpf_get_stack(ctx, r->frames, sizeof(r->frames), BPF_F_USER_STACK);
+	r->nframes = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
 	bpf_ringbuf_submit(r, wakeup_flags());
 }
 
@@ -393,7 +397,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		emit_wait(tid, bpf_ktime_get_ns(), &w);
 		return 0;
 	}
-	emit_sample(tid, uregs);
+	emit_sample(ctx, tid, uregs);
 	return 0;
 }
 

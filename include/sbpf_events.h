@@ -86,10 +86,17 @@ enum sb_reg {
 	SB_NREGS
 };
 
+#define SB_SAMPLE_FRAMES 16
+
 struct sb_rec_sample {
 	struct sb_rec_hdr hdr;
 	__u64 ip;
 	__u64 regs[SB_NREGS];
+	__u32 nframes;           /* valid entries in frames[] */
+	__u32 pad;
+	/* The user call chain (frame pointers): frames[0] is the IP, then
+	 * return addresses, innermost first. */
+	__u64 frames[SB_SAMPLE_FRAMES];
 };
 
 /* Per-CPU counters: drops are never silent. */

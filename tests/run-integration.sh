@@ -196,6 +196,22 @@ lime_cache_group() {
 }
 timed_group "LIME cache" lime_cache_group
 
+# A control-flow cause in software mode: threads own unequal numbers of
+# blocks (LU's BlockOwner); the ownership test is the planted line, though
+# the extra work runs in a function every path shares.
+lime_owner_group() {
+	local j=$TMP/lime_owner.json loc bsec
+	loc=$(site cause lime_owner.c)
+	bsec=$(site barrier lime_owner.c)
+	if record_json "$j" -F 999 -- "$WL/lime_owner" 4 100 300; then
+		jqcheck "LIME (samples): top cause of the $bsec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
+		jqcheck "LIME (samples): never a confident control-flow kind from block samples" "$j" '[.causes[].kind] | all(. == "undetermined")'
+	else
+		bad "LIME owner: record"
+	fi
+}
+timed_group "LIME owner" lime_owner_group
+
 # --- stop on SIGINT: the target keeps running, probes are gone ----------
 "$WL/spawner" 0 2 100000 200 >/dev/null &
 spid=$!

@@ -42,6 +42,12 @@ struct insn {
 	uint32_t off;           /* from the function start */
 	uint8_t size, kind;
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
+	uint64_t call;          /* a direct call's target address, else 0 */
+};
+
+struct call {                   /* a direct call, resolved after all functions */
+	uint32_t src;
+	uint64_t target;
 };
 
 #define NO_TARGET UINT32_MAX
@@ -66,6 +72,8 @@ struct builder {
 	uint8_t *mark;          /* M_* per byte of the function */
 	uint32_t *blk;          /* block index at each leader offset */
 	size_t cap_mark, cap_blk;
+	struct call *calls;
+	size_t ncalls, cap_calls;
 };
 
 /* ---- symbols ---- */
@@ -245,6 +253,8 @@ static enum kind classify(const cs_insn *in, uint64_t *target)
 	switch (in->id) {
 	case X86_INS_CALL:
 	case X86_INS_LCALL:
+		if (imm)
+			*target = (uint64_t)x->operands[0].imm;
 		return K_CALL;
 	case X86_INS_JMP:
 		if (!imm)
@@ -314,7 +324,8 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		}
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
-					   (uint8_t)b->in->size, (uint8_t)k, NO_TARGET };
+					   (uint8_t)b->in->size, (uint8_t)k, NO_TARGET,
+					   k == K_CALL ? t : 0 };
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
 			b->ins[n].toff = (uint32_t)(t - s->start);
@@ -415,6 +426,12 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 		case K_CALL:    /* noreturn callees are not known: see the header */
 			if (next)
 				r |= sb_cfg_add_edge(g, bi, bi + 1, SB_EDGE_CALL_RETURN);
+			if (x->call) {  /* its callee may not be built yet */
+				if (!grow((void **)&b->calls, &b->cap_calls, b->ncalls + 1,
+					  sizeof(*b->calls)))
+					return -1;
+				b->calls[b->ncalls++] = (struct call){ bi, x->call };
+			}
 			break;
 		case K_PLAIN:
 			if (next)
@@ -452,6 +469,7 @@ static void builder_close(struct builder *b)
 	free(b->ins);
 	free(b->mark);
 	free(b->blk);
+	free(b->calls);
 }
 
 struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *stats,
@@ -489,6 +507,15 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 		if (build_func(&b, s, code))
 			goto nomem;
 		end = s->start + s->size;
+	}
+	/* Calls into a function of this binary: an edge to its entry. */
+	for (size_t k = 0; k < b.ncalls; k++) {
+		long dst = sb_cfg_block_at(b.g, b.calls[k].target);
+
+		if (dst >= 0 && b.g->blocks[dst].start == b.calls[k].target &&
+		    b.g->funcs[b.g->blocks[dst].func].first_block == (uint32_t)dst &&
+		    sb_cfg_add_edge(b.g, b.calls[k].src, (uint32_t)dst, SB_EDGE_CALL) < 0)
+			goto nomem;
 	}
 	/* cfg.c qsort()s g->edges: NULL (no edge at all) upsets UBSan */
 	if (!b.g->edges && (b.g->edges = malloc(sizeof(*b.g->edges))))

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "probes.h"
+#include "sbpf_events.h"
 #include "sections.h"
 
 struct sb_maps;
@@ -27,6 +28,19 @@ struct sb_decoder {
 	uint64_t unattributed;      /* waits with no user-code call site */
 	struct sb_idmap *words;     /* stack word -> what it is (decode.c) */
 };
+
+/* A counter key for a call site on a sample's call chain, rather than
+ * the sampled instruction: counted "inclusively" in the caller's block,
+ * and never moved over skid. */
+#define SB_KEY_CALLSITE (1ull << 63)
+
+/* The call-site keys of a sample's call chain, each once: the blocks a
+ * sample's time is spent under.  Returns how many (<= max). */
+size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max);
+
+/* True for the C and OpenMP runtimes (libc, libpthread, ld.so, libstdc++,
+ * libgomp, libomp), whose frames are not the program's own. */
+bool sb_decode_is_runtime(const char *path);
 
 /* Frees what the decoder caches. */
 void sb_decoder_release(struct sb_decoder *d);

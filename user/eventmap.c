@@ -8,6 +8,7 @@
 #include "cfg.h"
 #include "cfg_build.h"
 #include "cfg_io.h"
+#include "decode.h"
 #include "elfsym.h"
 #include "idmap.h"
 #include "memop.h"
@@ -38,6 +39,7 @@ struct ipw {
 	uint64_t ip;      /* skid-corrected */
 	int status;       /* enum sb_memop_status of the corrected IP */
 	bool moved;
+	bool callsite;    /* an inclusive key: a call instruction */
 };
 
 struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
@@ -141,6 +143,15 @@ static uint64_t skid_correct(struct sb_eventmap *em, uint64_t ip, int *status, b
 	return ip;
 }
 
+static bool runtime_frame(struct sb_eventmap *em, uint64_t ip)
+{
+	uint64_t vaddr;
+	int bin;
+
+	return !sb_maps_resolve(em->maps, ip, &bin, &vaddr) &&
+	       sb_decode_is_runtime(sb_maps_binary_path(em->maps, bin));
+}
+
 long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 {
 	struct sb_eventmap *em = ctx;
@@ -152,12 +163,25 @@ long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 	if (!*slot) {
 		if (!(w = calloc(1, sizeof(*w))))
 			return -1;
-		w->ip = skid_correct(em, ip, &w->status, &w->moved);
-		w->event = block_event(em, w->ip);
+		if (ip & SB_KEY_CALLSITE) {   /* a caller's call instruction */
+			w->ip = ip & ~SB_KEY_CALLSITE;
+			w->status = SB_MEMOP_NONE;
+			w->callsite = true;
+		} else {
+			w->ip = skid_correct(em, ip, &w->status, &w->moved);
+		}
+		/* A runtime's frames (start_thread, gomp_thread_start) are on
+		 * every stack: their inclusive counts are time itself. */
+		if (w->callsite && runtime_frame(em, w->ip))
+			w->event = -1;
+		else
+			w->event = block_event(em, w->ip);
 		*slot = w;
 	}
 	w = *slot;
 	w->weight += weight;
+	if (w->callsite)
+		return w->event;   /* the sample was counted at its own IP */
 	if (w->status == SB_MEMOP_OK || w->status == SB_MEMOP_FS)
 		em->st.samples_access += weight;
 	else if (w->status == SB_MEMOP_NONE)
@@ -168,13 +192,64 @@ long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 	return w->event;
 }
 
+/* The event of block blk of maps binary bin, created on first use; base
+ * turns the binary's vaddrs into runtime addresses. */
+static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, long blk,
+			   uint64_t base)
+{
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .loc_hot = -1 };
+	void **slot = sb_idmap_slot(em->events, (uint64_t)bin, (uint64_t)blk, true);
+	long idx, loc;
+
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)(uintptr_t)*slot - 1;
+	/* The block's start, as a runtime address, names it in the profile. */
+	d.vaddr = bc->cfg->blocks[blk].start;
+	loc = sb_symbolizer_loc(em->sym, base + d.vaddr);
+	if (loc < 0)
+		return -1;
+	d.loc = (int32_t)loc;
+	/* The block's last instruction: the branch a cause is reported at. */
+	d.vaddr2 = bc->cfg->blocks[blk].last_insn;
+	loc = sb_symbolizer_loc(em->sym, base + d.vaddr2);
+	if (loc < 0)
+		return -1;
+	d.loc2 = (int32_t)loc;
+	d.binary = em->p->locs[loc].binary;
+	bc->pbin = d.binary;
+	bc->used = true;
+	idx = sb_profile_add_event(em->p, &d);
+	if (idx < 0)
+		return -1;
+	*slot = (void *)(uintptr_t)(idx + 1);
+	return idx;
+}
+
+/* The one block whose conditional branch alone leads into blk, or -1. */
+static long conditional_pred(const struct sb_cfg *g, long blk)
+{
+	long pred = -1;
+
+	for (uint32_t k = g->in_start[blk]; k < g->in_start[blk + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (e->back || e->kind == SB_EDGE_CALL)
+			continue;
+		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
+		    (pred >= 0 && pred != (long)e->src))
+			return -1;
+		pred = e->src;
+	}
+	return pred;
+}
+
 static long block_event(struct sb_eventmap *em, uint64_t ip)
 {
-	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES };
 	struct bincfg *bc;
 	uint64_t vaddr;
-	void **slot;
-	long blk, idx, loc;
+	long blk, idx, pred;
 	int bin;
 
 	em->st.keys++;
@@ -183,31 +258,13 @@ static long block_event(struct sb_eventmap *em, uint64_t ip)
 		em->st.unmapped++;
 		return -1;
 	}
-	slot = sb_idmap_slot(em->events, (uint64_t)bin, (uint64_t)blk, true);
-	if (!slot)
+	idx = event_of_block(em, bin, bc, blk, ip - vaddr);
+	/* A block entered only through one conditional branch: the causes
+	 * view shows that branch, so name it too, even if it has no samples
+	 * of its own (it has no vector then). */
+	pred = idx >= 0 ? conditional_pred(bc->cfg, blk) : -1;
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr) < 0)
 		return -1;
-	if (*slot)
-		return (long)(uintptr_t)*slot - 1;
-	/* The block's start, as a runtime address, names it in the profile. */
-	loc = sb_symbolizer_loc(em->sym, ip - vaddr + bc->cfg->blocks[blk].start);
-	if (loc < 0)
-		return -1;
-	d.vaddr = bc->cfg->blocks[blk].start;
-	d.loc = (int32_t)loc;
-	/* The block's last instruction: the branch a cause is reported at. */
-	d.vaddr2 = bc->cfg->blocks[blk].last_insn;
-	loc = sb_symbolizer_loc(em->sym, ip - vaddr + d.vaddr2);
-	if (loc < 0)
-		return -1;
-	d.loc2 = (int32_t)loc;
-	d.loc_hot = -1;
-	d.binary = em->p->locs[loc].binary;
-	bc->pbin = d.binary;
-	bc->used = true;
-	idx = sb_profile_add_event(em->p, &d);
-	if (idx < 0)
-		return -1;
-	*slot = (void *)(uintptr_t)(idx + 1);
 	return idx;
 }
 
@@ -228,7 +285,8 @@ static int name_hot(struct sb_eventmap *em)
 	while (sb_idmap_next(em->ips, &it, NULL, NULL, &v)) {
 		const struct ipw *w = v;
 
-		if (w->event >= 0 && w->weight > best[w->event]) {
+		/* Where a block's own time goes: its sampled instructions only. */
+		if (w->event >= 0 && !w->callsite && w->weight > best[w->event]) {
 			best[w->event] = w->weight;
 			best_ip[w->event] = w->ip;
 		}

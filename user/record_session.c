@@ -114,6 +114,17 @@ static int on_record(void *ctx, const void *data, size_t size)
 			r->nthreads_live--;
 	}
 	sb_builder_add(r->builder, &ev);
+	if (h->type == SB_REC_SAMPLE) {
+		/* The sample's time also counts for every call site it runs
+		 * under, so a branch that calls shared work more often shows. */
+		uint64_t keys[SB_SAMPLE_FRAMES];
+		size_t n = sb_decode_callsites(data, keys, SB_SAMPLE_FRAMES);
+
+		for (size_t i = 0; i < n; i++) {
+			ev.obj = keys[i];
+			sb_builder_add(r->builder, &ev);
+		}
+	}
 	return 0;
 }
 

@@ -270,12 +270,18 @@ static int check_func(const struct sb_cfg *g, const char *name, uint64_t start,
 	state = calloc(fn->nblocks, 1);
 	dfs(ex, nex, 0, state, retreat);
 	free(state);
-	/* the CFG's edges out of this function's blocks, in sorted order */
+	/* the CFG's edges out of this function's blocks, in sorted order;
+	 * interprocedural CALL edges are checked apart (check_call_edges) */
 	uint32_t b0 = fn->first_block, e0 = g->out_start[b0], e1 = g->out_start[b0 + fn->nblocks];
+	const struct sb_cfg_edge **own = calloc(e1 - e0 + 1, sizeof(*own));
+	uint32_t nown = 0;
 
-	ok = e1 - e0 == nex;
+	for (uint32_t k = e0; own && k < e1; k++)
+		if (g->edges[k].kind != SB_EDGE_CALL)
+			own[nown++] = &g->edges[k];
+	ok = own && nown == nex;
 	for (size_t k = 0; ok && k < nex; k++) {
-		const struct sb_cfg_edge *e = &g->edges[e0 + k];
+		const struct sb_cfg_edge *e = own[k];
 
 		ok = e->src - b0 == ex[k].src && e->dst - b0 == ex[k].dst && e->kind == ex[k].kind;
 		if (!ok)
@@ -283,9 +289,9 @@ static int check_func(const struct sb_cfg *g, const char *name, uint64_t start,
 				name, k, e->src - b0, e->dst - b0, e->kind, ex[k].src,
 				ex[k].dst, ex[k].kind);
 	}
-	CHECK(ok, "%s: %u edges, %zu from objdump", name, e1 - e0, nex);
+	CHECK(ok, "%s: %u edges, %zu from objdump", name, nown, nex);
 	for (size_t k = 0; ok && k < nex; k++) {
-		const struct sb_cfg_edge *e = &g->edges[e0 + k];
+		const struct sb_cfg_edge *e = own[k];
 
 		CHECK(e->back == retreat[k], "%s: edge %u->%u back=%u, DFS says %d", name,
 		      e->src - b0, e->dst - b0, e->back, retreat[k]);
@@ -293,6 +299,7 @@ static int check_func(const struct sb_cfg *g, const char *name, uint64_t start,
 			heads[nback] = g->blocks[e->dst].start;
 		nback += e->back;
 	}
+	free(own);
 out:
 	free(lead);
 	free(ex);
@@ -320,6 +327,33 @@ static long block_ending_in(struct sb_elf *e, const struct sb_cfg *g, const char
 		if (oins[i].kind == kind)
 			return sb_cfg_block_at(g, oins[i].addr);
 	return -1;
+}
+
+/* Every CALL edge leaves a block that ends in `call rel32` and enters the
+ * first block of the function at that call's target. */
+static void check_call_edges(struct sb_elf *e, const struct sb_cfg *g)
+{
+	size_t ncall = 0, bad = 0;
+
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct sb_cfg_edge *x = &g->edges[i];
+		const struct sb_cfg_block *src = &g->blocks[x->src];
+		unsigned char code[5];
+		int32_t rel;
+
+		if (x->kind != SB_EDGE_CALL)
+			continue;
+		ncall++;
+		if (sb_elf_read(e, src->last_insn, code, 5) != 5 || code[0] != 0xe8) {
+			bad++;
+			continue;
+		}
+		memcpy(&rel, code + 1, 4);
+		bad += src->last_insn + 5 + (int64_t)rel != g->blocks[x->dst].start ||
+		       g->funcs[g->blocks[x->dst].func].first_block != x->dst || x->back;
+	}
+	CHECK(ncall > 0, "direct calls between local functions have CALL edges");
+	CHECK(bad == 0, "%zu of %zu CALL edges do not match their call instruction", bad, ncall);
 }
 
 static void test_shapes(const char *bin)
@@ -360,6 +394,7 @@ static void test_shapes(const char *bin)
 	b = block_ending_in(e, g, "switcher", O_IJMP);
 	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "switcher: jump table not followed");
 	n = check_named(e, g, "tailer", heads, 4);
+	check_call_edges(e, g);
 	b = block_ending_in(e, g, "tailer", O_JMP);
 	CHECK(n == 0 && b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "tailer: tail call, no edge");
 	/* and every other function of the program (crt code: hlt, jmp *) */

@@ -312,7 +312,7 @@ static void test_damage(void)
 	CHECK(sb_cfg_deserialize(copy, len + 1, &h, err, sizeof(err)) < 0 && strstr(err, "trailing"),
 	      "trailing bytes: %s", err);
 	memcpy(copy, buf, len);
-	copy[8] = 2;
+	copy[8] = SB_CFG_IO_VERSION + 1;
 	fix_crc(copy, len);
 	CHECK(sb_cfg_deserialize(copy, len, &h, err, sizeof(err)) < 0 && strstr(err, "version"),
 	      "future version: %s", err);
