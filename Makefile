@@ -109,7 +109,7 @@ check: $(DEPS_STAMP)
 demo: $(BUILD)/scalebpf workloads
 	@sh tests/demo.sh
 
-bench: $(BUILD)/scalebpf workloads
+bench: $(BUILD)/scalebpf workloads $(BUILD)/tests/test_lime_bench
 	@sh tests/bench.sh
 
 clean:

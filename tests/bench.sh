@@ -171,4 +171,10 @@ printf '%-14s %10s %13s %8s %9s  %-10s %s %s\n' \
 cat "$tmpdir/results"
 echo "(informational: a ratio above its goal does not fail the benchmark;"
 echo " spread = (max - min) / median of the runs: run-to-run noise)"
+
+# LIME analysis cost on a synthetic instance (goal: under 2 s here).
+echo
+if [ -x build/tests/test_lime_bench ]; then
+	build/tests/test_lime_bench | grep '^lime bench:' || die "the LIME benchmark failed"
+fi
 exit 0
