@@ -145,28 +145,6 @@ static int lime_in_build(const struct sb_profile *p, const struct graph *g, uint
  * undetermined or hardware one where its time goes, the block's most
  * sampled instruction.
  */
-/*
- * The predecessor block whose conditional branch alone leads into b, or
- * -1: then the decision that sends threads into b's work is that branch.
- */
-static long deciding_pred(const struct sb_cfg *g, uint64_t tagged)
-{
-	long b = sb_cfg_block_at(g, tagged), pred = -1;
-
-	if (b < 0)
-		return -1;
-	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
-		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
-
-		if (e->back || e->kind == SB_EDGE_CALL)
-			continue;
-		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
-		    (pred >= 0 && pred != (long)e->src))
-			return -1;
-		pred = e->src;
-	}
-	return pred;
-}
 
 static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
 {
@@ -230,7 +208,7 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
 	struct sb_lime_result *comb = NULL;
 	size_t nres = 0;
-	long pred;
+	long pred, blk;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -272,7 +250,11 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 		c->kind = comb->causes[k].kind;
 		c->score = comb->causes[k].score;
 		locate(p, comb->causes[k].addr, c);
-		if (c->loc >= 0 && (pred = deciding_pred(g->merged, comb->causes[k].addr)) >= 0) {
+		/* The decision that sends threads into the leader's work: the
+		 * branch that alone leads into it. */
+		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
+		pred = blk >= 0 ? sb_cfg_conditional_pred(g->merged, (uint32_t)blk) : -1;
+		if (c->loc >= 0 && pred >= 0) {
 			struct sb_cause at = *c;
 
 			/* shown at the branch, if the profile symbolized it */

@@ -372,3 +372,20 @@ fail:
 	sb_cfg_free(m);
 	return NULL;
 }
+
+long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b)
+{
+	long pred = -1;
+
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (e->back || e->kind == SB_EDGE_CALL)
+			continue;
+		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
+		    (pred >= 0 && pred != (long)e->src))
+			return -1;
+		pred = e->src;
+	}
+	return pred;
+}

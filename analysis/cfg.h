@@ -109,6 +109,10 @@ static inline size_t sb_cfg_nin(const struct sb_cfg *g, uint32_t b)
 #define SB_CFG_SLOT(addr) ((uint32_t)((addr) >> SB_CFG_TAG_SHIFT))
 struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_offset);
 
+/* The one block whose conditional branch alone leads into block b (back
+ * and call edges aside), or -1 (needs finalize). */
+long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
+
 /* The immediate dominator of every block of function f (its entry maps
  * to itself); idom[] has g->nblocks entries, others untouched. */
 int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom);

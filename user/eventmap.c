@@ -227,23 +227,6 @@ static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, l
 	return idx;
 }
 
-/* The one block whose conditional branch alone leads into blk, or -1. */
-static long conditional_pred(const struct sb_cfg *g, long blk)
-{
-	long pred = -1;
-
-	for (uint32_t k = g->in_start[blk]; k < g->in_start[blk + 1]; k++) {
-		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
-
-		if (e->back || e->kind == SB_EDGE_CALL)
-			continue;
-		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
-		    (pred >= 0 && pred != (long)e->src))
-			return -1;
-		pred = e->src;
-	}
-	return pred;
-}
 
 static long block_event(struct sb_eventmap *em, uint64_t ip)
 {
@@ -262,7 +245,7 @@ static long block_event(struct sb_eventmap *em, uint64_t ip)
 	/* A block entered only through one conditional branch: the causes
 	 * view shows that branch, so name it too, even if it has no samples
 	 * of its own (it has no vector then). */
-	pred = idx >= 0 ? conditional_pred(bc->cfg, blk) : -1;
+	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
 	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr) < 0)
 		return -1;
 	return idx;

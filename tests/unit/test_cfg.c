@@ -67,6 +67,12 @@ int main(void)
 		CHECK(g->edges[g->in_edges[k]].dst == 3, "in_edges point at block 3");
 	CHECK(sb_cfg_block_at(g, 0x1000) == 0 && sb_cfg_block_at(g, 0x103f) == 3 &&
 	      sb_cfg_block_at(g, 0x2049) == 11, "block_at inside");
+	/* 8 is entered only by 7's branch; the loop header only by 0's (its
+	 * latch edge is a back edge); the join 10 by three blocks. */
+	CHECK(sb_cfg_conditional_pred(g, 8) == 7 && sb_cfg_conditional_pred(g, 1) == 0,
+	      "conditional predecessors");
+	CHECK(sb_cfg_conditional_pred(g, 10) == -1 && sb_cfg_conditional_pred(g, 0) == -1,
+	      "no single conditional predecessor");
 	CHECK(sb_cfg_block_at(g, 0xfff) == -1 && sb_cfg_block_at(g, 0x1070) == -1 &&
 	      sb_cfg_block_at(g, 0x2050) == -1, "block_at outside");
 	{
