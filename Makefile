@@ -21,7 +21,8 @@ LIBS_BPF      := -lbpf
 
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 # user modules that need neither libbpf nor root: unit-testable anywhere
-USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c user/cfg_build.c user/memop.c
+USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c user/cfg_build.c \
+		user/cfg_cache.c user/memop.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
