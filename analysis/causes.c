@@ -64,22 +64,8 @@ static int graph_load(const struct sb_profile *p, struct graph *g, char *err, si
 	return g->merged ? 0 : -ENOMEM;
 }
 
-static double instance_imbalance(const struct sb_instance *in)
-{
-	uint64_t max = 0;
-	double idle = 0;
 
-	for (uint32_t t = 0; t < in->nthreads; t++)
-		if (in->per_thread[t].busy_ns > max)
-			max = in->per_thread[t].busy_ns;
-	if (!max)
-		return 0;
-	for (uint32_t t = 0; t < in->nthreads; t++)
-		idle += (double)(max - in->per_thread[t].busy_ns) / (double)max;
-	return idle / in->nthreads;
-}
-
-/* An instance as LIME input: block-sample events with a CFG block. */
+/* LIME input: block-sample events with a CFG block. */
 struct lime_in {
 	struct sb_lime_instance in;
 	struct sb_lime_event *ev;
@@ -95,48 +81,6 @@ static void lime_in_free(struct lime_in *li)
 	free(li->pevent);
 }
 
-static int lime_in_build(const struct sb_profile *p, const struct graph *g, uint32_t inst,
-			 const size_t *vec, size_t nvec, struct lime_in *li)
-{
-	const struct sb_instance *in = &p->instances[inst];
-	uint32_t n = in->nthreads;
-	size_t k = 0;
-
-	memset(li, 0, sizeof(*li));
-	li->ev = calloc(nvec ? nvec : 1, sizeof(*li->ev));
-	li->counts = calloc((nvec ? nvec : 1) * n, sizeof(double));
-	li->time = calloc(n ? n : 1, sizeof(double));
-	li->pevent = calloc(nvec ? nvec : 1, sizeof(uint32_t));
-	if (!li->ev || !li->counts || !li->time || !li->pevent)
-		return -ENOMEM;
-	for (uint32_t t = 0; t < n; t++)
-		li->time[t] = (double)in->per_thread[t].busy_ns;
-	for (size_t i = 0; i < nvec; i++) {
-		const struct sb_vector *v = &p->vectors[vec[i]];
-		const struct sb_event_def *d = &p->events[v->event];
-		const struct sb_cfg *c;
-		long blk;
-
-		if (d->kind != SB_EVK_BLOCK_SAMPLES || d->binary < 0 ||
-		    !(c = g->per_bin[d->binary]) || (blk = sb_cfg_block_at(c, d->vaddr)) < 0)
-			continue;
-		li->ev[k].kind = SB_LIME_BLOCK;
-		li->ev[k].id = g->offset[d->binary] + (uint32_t)blk;
-		li->ev[k].superior = -1;
-		li->ev[k].addr = SB_CFG_TAG(d->binary, d->vaddr);
-		for (uint32_t t = 0; t < n; t++)
-			li->counts[k * n + t] = (double)v->counts[t];
-		li->ev[k].counts = &li->counts[k * n];
-		li->pevent[k] = v->event;
-		k++;
-	}
-	li->in.nthreads = n;
-	li->in.time = li->time;
-	li->in.imbalance = instance_imbalance(in);
-	li->in.nevents = k;
-	li->in.events = li->ev;
-	return 0;
-}
 
 /*
  * The profile location of a cause, from the block event whose start or
@@ -200,6 +144,110 @@ static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 		}
 }
 
+/*
+ * All stored instances of section s pooled into one LIME instance: per
+ * thread (by tid), busy times and event counts summed.  LIME (§3.6)
+ * analyses instances one by one with exact counts; a sampled instance of
+ * a millisecond holds about one sample per thread, too few for any
+ * correlation, so sampled vectors are pooled first.  Longer instances
+ * then weigh more, rather than more imbalanced ones.
+ */
+static int pooled_build(const struct sb_profile *p, const struct graph *g, uint32_t s,
+			size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
+{
+	uint32_t tids[256], nt = 0;
+	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
+	size_t nrows = 0, total = 0;
+	uint64_t max = 0;
+	double idle = 0;
+	int ret = -ENOMEM;
+
+	memset(li, 0, sizeof(*li));
+	if (!row)
+		return -ENOMEM;
+	for (size_t e = 0; e < p->nevents; e++)
+		row[e] = -1;
+	/* the threads, and the events with a CFG block */
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			uint32_t k = 0;
+
+			while (k < nt && tids[k] != in->per_thread[t].tid)
+				k++;
+			if (k == nt && nt < 256)
+				tids[nt++] = in->per_thread[t].tid;
+		}
+		for (size_t v = 0; v < ninst_vec[i]; v++) {
+			const struct sb_event_def *d = &p->events[p->vectors[by_inst[i][v]].event];
+			uint32_t ev = p->vectors[by_inst[i][v]].event;
+
+			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES && d->binary >= 0 &&
+			    g->per_bin[d->binary] && sb_cfg_block_at(g->per_bin[d->binary], d->vaddr) >= 0)
+				row[ev] = (long)nrows++;
+		}
+		total++;
+	}
+	li->ev = calloc(nrows ? nrows : 1, sizeof(*li->ev));
+	li->counts = calloc((nrows ? nrows : 1) * (nt ? nt : 1), sizeof(double));
+	li->time = calloc(nt ? nt : 1, sizeof(double));
+	li->pevent = calloc(nrows ? nrows : 1, sizeof(uint32_t));
+	if (!li->ev || !li->counts || !li->time || !li->pevent)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t col[256];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		for (uint32_t t = 0; t < in->nthreads && t < 256; t++) {
+			for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
+				;
+			if (col[t] < nt)
+				li->time[col[t]] += (double)in->per_thread[t].busy_ns;
+		}
+		for (size_t v = 0; v < ninst_vec[i]; v++) {
+			const struct sb_vector *vec = &p->vectors[by_inst[i][v]];
+			long r = row[vec->event];
+
+			for (uint32_t t = 0; r >= 0 && t < vec->nthreads && t < 256; t++)
+				if (col[t] < nt)
+					li->counts[(size_t)r * nt + col[t]] += (double)vec->counts[t];
+		}
+	}
+	for (size_t e = 0; e < p->nevents; e++) {
+		const struct sb_event_def *d = &p->events[e];
+		long r = row[e];
+
+		if (r < 0)
+			continue;
+		li->ev[r].kind = SB_LIME_BLOCK;
+		li->ev[r].id = g->offset[d->binary] +
+			       (uint32_t)sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
+		li->ev[r].superior = -1;
+		li->ev[r].addr = SB_CFG_TAG(d->binary, d->vaddr);
+		li->ev[r].counts = &li->counts[(size_t)r * nt];
+		li->pevent[r] = (uint32_t)e;
+	}
+	for (uint32_t t = 0; t < nt; t++)
+		if (li->time[t] > (double)max)
+			max = (uint64_t)li->time[t];
+	for (uint32_t t = 0; max && t < nt; t++)
+		idle += ((double)max - li->time[t]) / (double)max;
+	li->in.nthreads = nt;
+	li->in.time = li->time;
+	li->in.imbalance = nt ? idle / nt : 0;
+	li->in.nevents = nrows;
+	li->in.events = li->ev;
+	ret = total ? 0 : -ENOENT;
+out:
+	free(row);
+	return ret;
+}
+
 static int section_causes(const struct sb_profile *p, const struct graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
 			  size_t *ninst_vec, struct sb_causes *out)
@@ -213,24 +261,23 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 
 	if (!res || !w)
 		goto out;
-	for (uint32_t i = 0; i < p->ninstances; i++) {
+	{
 		struct lime_in li;
 
-		if (p->instances[i].section != s || !ninst_vec[i] || p->instances[i].nthreads < 3)
-			continue;
-		ret = lime_in_build(p, g, i, by_inst[i], ninst_vec[i], &li);
-		if (!ret && li.in.nevents)
+		ret = pooled_build(p, g, s, by_inst, ninst_vec, &li);
+		if (!ret && li.in.nevents && li.in.nthreads >= 3)
 			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
-		if (!ret && li.in.nevents)
-			w[nres++] = li.in.imbalance;
+		if (!ret && li.in.nevents && li.in.nthreads >= 3)
+			w[nres++] = li.in.imbalance ? li.in.imbalance : 1;
 		lime_in_free(&li);
-		if (ret)
+		if (ret && ret != -ENOENT)
 			goto out;
 	}
 	ret = 0;
 	if (!nres)
 		goto out;
-	out->ninstances += nres;
+	for (uint32_t i = 0; i < p->ninstances; i++)
+		out->ninstances += p->instances[i].section == s && ninst_vec[i];
 	out->nsections_analyzed++;
 	ret = sb_lime_combine((const struct sb_lime_result *const *)res, w, nres, &comb);
 	if (ret)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The causes of load imbalance in a profile: LIME (lime.h) run on every
- * stored instance of every section from the profile's vectors and CFGs,
- * combined per section weighted by each instance's imbalance (§3.6), and
- * mapped back to profile locations.
+ * The causes of load imbalance in a profile: LIME (lime.h) run on each
+ * section's stored instances from the profile's vectors and CFGs, and
+ * mapped back to profile locations.  Sampled vectors of one instance are
+ * too sparse for correlations, so a section's instances are pooled (per
+ * thread sums) before the analysis; see pooled_build() in causes.c.
  */
 #ifndef SB_CAUSES_H
 #define SB_CAUSES_H
@@ -28,7 +29,7 @@ struct sb_causes {
 	size_t n;
 	struct sb_cause *c;        /* by section index, then rank */
 	size_t nsections_analyzed; /* sections that had usable vectors */
-	size_t ninstances;         /* instances analyzed */
+	size_t ninstances;         /* instances pooled into the analyses */
 	int block_samples;         /* causes come from block samples: kinds
 				    * of control-flow causes are undetermined */
 };

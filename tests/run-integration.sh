@@ -212,6 +212,20 @@ lime_owner_group() {
 }
 timed_group "LIME owner" lime_owner_group
 
+# The root thread does extra work behind `if (me == 0)`, in a function the
+# common path calls too: the branch is the planted line.
+lime_root_group() {
+	local j=$TMP/lime_root.json loc bsec
+	loc=$(site cause lime_root.c)
+	bsec=$(site barrier lime_root.c)
+	if record_json "$j" -F 999 -- "$WL/lime_root" 4 300 1000; then
+		jqcheck "LIME (samples): top cause of the $bsec section is the me == 0 test at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
+	else
+		bad "LIME root: record"
+	fi
+}
+timed_group "LIME root" lime_root_group
+
 # --- stop on SIGINT: the target keeps running, probes are gone ----------
 "$WL/spawner" 0 2 100000 200 >/dev/null &
 spid=$!
