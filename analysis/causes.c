@@ -304,9 +304,10 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 		if (c->loc >= 0 && pred >= 0) {
 			struct sb_cause at = *c;
 
-			/* shown at the branch, if the profile symbolized it */
+			/* shown at the branch (its block's last instruction), if
+			 * the profile symbolized it */
+			at.kind = SB_CAUSE_BRANCH;
 			locate(p, g->merged->blocks[pred].last_insn, &at);
-			at.kind = c->kind;
 			if (at.loc >= 0 && p->locs[at.loc].line) {
 				c->loc = at.loc;
 				c->addr = at.addr;
