@@ -126,9 +126,10 @@ static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tag
 }
 
 /*
- * Causes of equal score (one cluster, several leaders): a leader inside a
- * function that another leader's block calls ranks after it, since the
- * caller's decision is what multiplies the callee's work.
+ * Causes of about equal score (one cluster, several leaders, whose eq. 1
+ * estimates from block samples differ in the noise: within 1%): a leader
+ * inside a function that another leader's block calls ranks after it,
+ * since the caller's decision is what multiplies the callee's work.
  */
 static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 {
@@ -136,7 +137,7 @@ static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 		for (size_t j = i; j > 0; j--) {
 			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
 
-			if (x->score - y->score > 1e-9 || !calls_into(g, y->addr, x->addr))
+			if (x->score - y->score > 0.01 * x->score || !calls_into(g, y->addr, x->addr))
 				break;
 			t = *x;
 			*x = *y;

@@ -203,7 +203,7 @@ lime_owner_group() {
 	local j=$TMP/lime_owner.json loc bsec
 	loc=$(site cause lime_owner.c)
 	bsec=$(site barrier lime_owner.c)
-	if record_json "$j" -F 999 -- "$WL/lime_owner" 4 100 300; then
+	if record_json "$j" -F 999 -- "$WL/lime_owner" 4 250 300; then
 		jqcheck "LIME (samples): top cause of the $bsec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
 		jqcheck "LIME (samples): never a confident control-flow kind from block samples" "$j" '[.causes[].kind] | all(. == "undetermined")'
 	else
