@@ -196,35 +196,24 @@ lime_cache_group() {
 }
 timed_group "LIME cache" lime_cache_group
 
-# A control-flow cause in software mode: threads own unequal numbers of
-# blocks (LU's BlockOwner); the ownership test is the planted line, though
-# the extra work runs in a function every path shares.
-lime_owner_group() {
-	local j=$TMP/lime_owner.json loc bsec
-	loc=$(site cause lime_owner.c)
-	bsec=$(site barrier lime_owner.c)
-	if record_json "$j" -F 999 -- "$WL/lime_owner" 4 250 300; then
-		jqcheck "LIME (samples): top cause of the $bsec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
-		jqcheck "LIME (samples): never a confident control-flow kind from block samples" "$j" '[.causes[].kind] | all(. == "undetermined")'
+# A control-flow cause in software mode: the planted branch, though the
+# extra work it leads to runs in a function every path shares.
+#   lime_owner: threads own unequal numbers of blocks (LU's BlockOwner);
+#   lime_root:  the root thread works more behind `if (me == 0)`.
+lime_branch_group() {
+	local w=$1 what=$2 j=$TMP/$1.json loc bsec
+	shift 2
+	loc=$(site cause $w.c)
+	bsec=$(site barrier $w.c)
+	if record_json "$j" -F 999 -- "$WL/$w" "$@"; then
+		jqcheck "LIME (samples): top cause of the $bsec section is $what at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
+		jqcheck "LIME (samples): no confident control-flow kind from block samples ($w)" "$j" '[.causes[].kind] | all(. == "undetermined")'
 	else
-		bad "LIME owner: record"
+		bad "LIME $w: record"
 	fi
 }
-timed_group "LIME owner" lime_owner_group
-
-# The root thread does extra work behind `if (me == 0)`, in a function the
-# common path calls too: the branch is the planted line.
-lime_root_group() {
-	local j=$TMP/lime_root.json loc bsec
-	loc=$(site cause lime_root.c)
-	bsec=$(site barrier lime_root.c)
-	if record_json "$j" -F 999 -- "$WL/lime_root" 4 300 1000; then
-		jqcheck "LIME (samples): top cause of the $bsec section is the me == 0 test at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | .[0] | .location == \"$loc\" and .rank == 1"
-	else
-		bad "LIME root: record"
-	fi
-}
-timed_group "LIME root" lime_root_group
+timed_group "LIME owner" lime_branch_group lime_owner "the ownership test" 4 250 300
+timed_group "LIME root" lime_branch_group lime_root "the me == 0 test" 4 300 1000
 
 # --- stop on SIGINT: the target keeps running, probes are gone ----------
 "$WL/spawner" 0 2 100000 200 >/dev/null &
