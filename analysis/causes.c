@@ -13,11 +13,11 @@
 const char *sb_cause_kind_name(uint16_t kind)
 {
 	switch (kind) {
-	case SB_CAUSE_BRANCH: return "branch decision";
-	case SB_CAUSE_LOOP: return "loop iteration count";
-	case SB_CAUSE_CALL: return "call/edge";
-	case SB_CAUSE_HW: return "hardware/cache behaviour";
-	case SB_CAUSE_UNDETERMINED: return "undetermined (more or slower iterations)";
+	case SB_CAUSE_BRANCH: return "branch";
+	case SB_CAUSE_LOOP: return "loop";
+	case SB_CAUSE_CALL: return "call";
+	case SB_CAUSE_HW: return "hardware";
+	case SB_CAUSE_UNDETERMINED: return "undetermined";
 	default: return "unknown";
 	}
 }

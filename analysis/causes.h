@@ -34,6 +34,7 @@ struct sb_causes {
 				    * of control-flow causes are undetermined */
 };
 
+/* "branch", "loop", "call", "hardware", "undetermined" (JSON's kind). */
 const char *sb_cause_kind_name(uint16_t kind);
 
 /* 0, or a negative errno with err filled (-EINVAL: a damaged CFG). */

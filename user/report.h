@@ -30,7 +30,6 @@ int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *
 /* The "Causes" view for the sections in order (the first top). */
 int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 			  const size_t *order, size_t top, FILE *f);
-/* "branch", "loop", "call", "hardware", "undetermined": JSON's kind. */
-const char *sb_cause_kind_key(uint16_t kind);
+
 
 #endif

@@ -29,23 +29,6 @@ static void source_context(FILE *f, const char *path, unsigned line)
 	fclose(src);
 }
 
-static const char *short_kind(uint16_t kind)
-{
-	switch (kind) {
-	case SB_CAUSE_BRANCH: return "branch";
-	case SB_CAUSE_LOOP: return "loop";
-	case SB_CAUSE_CALL: return "call";
-	case SB_CAUSE_HW: return "hardware";
-	case SB_CAUSE_UNDETERMINED: return "undetermined";
-	default: return "unknown";
-	}
-}
-
-const char *sb_cause_kind_key(uint16_t kind)
-{
-	return short_kind(kind);
-}
-
 int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 			  const size_t *order, size_t top, FILE *f)
 {
@@ -73,7 +56,7 @@ int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 				continue;
 			sb_loc_format(p, x->loc, loc, sizeof(loc));
 			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]\n", x->rank, x->score,
-				short_kind(x->kind), loc, (unsigned long long)x->addr);
+				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr);
 			if (l && l->file && l->line)
 				source_context(f, l->file, l->line);
 			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;

@@ -105,7 +105,7 @@ static int causes(FILE *f, const struct sb_profile *p, const struct sb_causes *c
 		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
 		json_str(f, sec);
 		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", ", x->score,
-			sb_cause_kind_key(x->kind));
+			sb_cause_kind_name(x->kind));
 		loc_fields(f, p, x->loc);
 		fputc('}', f);
 	}
