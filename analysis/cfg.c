@@ -43,6 +43,18 @@ static bool reserve(void **arr, size_t elem, size_t n, size_t *cap)
 	return true;
 }
 
+int sb_cfg_reserve(struct sb_cfg *g, size_t nfuncs, size_t nblocks, size_t nedges)
+{
+	/* at least one element: cfg.c never hands NULL to qsort() or memcpy() */
+	g->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(*g->funcs));
+	g->blocks = calloc(nblocks ? nblocks : 1, sizeof(*g->blocks));
+	g->edges = calloc(nedges ? nedges : 1, sizeof(*g->edges));
+	g->cap_funcs = nfuncs;
+	g->cap_blocks = nblocks;
+	g->cap_edges = nedges;
+	return g->funcs && g->blocks && g->edges ? 0 : -1;
+}
+
 long sb_cfg_add_func(struct sb_cfg *g, const char *name, uint64_t start, uint64_t end)
 {
 	struct sb_cfg_func *f;
@@ -323,13 +335,7 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 		nb += g[i] ? g[i]->nblocks : 0;
 		ne += g[i] ? g[i]->nedges : 0;
 	}
-	m->funcs = calloc(nf ? nf : 1, sizeof(*m->funcs));
-	m->blocks = calloc(nb ? nb : 1, sizeof(*m->blocks));
-	m->edges = calloc(ne ? ne : 1, sizeof(*m->edges));
-	m->cap_funcs = nf;
-	m->cap_blocks = nb;
-	m->cap_edges = ne;
-	if (!m->funcs || !m->blocks || !m->edges)
+	if (sb_cfg_reserve(m, nf, nb, ne))
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t foff = (uint32_t)m->nfuncs, boff = (uint32_t)m->nblocks;

@@ -66,6 +66,10 @@ struct sb_cfg {
 struct sb_cfg *sb_cfg_alloc(void);
 void sb_cfg_free(struct sb_cfg *g);
 
+/* Room for exactly this many of each in an empty graph whose size is known
+ * (a merge, a deserialized one).  0, or -1 on ENOMEM. */
+int sb_cfg_reserve(struct sb_cfg *g, size_t nfuncs, size_t nblocks, size_t nedges);
+
 /* Building: functions, then blocks in ascending address order (each
  * function's contiguous), then edges.  Return an index, or -1 on ENOMEM,
  * a bad index or a block out of order. */

@@ -362,13 +362,7 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 			    "exceed the data", nfuncs, nblocks, nedges);
 	if (!(g = sb_cfg_alloc()))
 		return fail(err, errlen, "cfg: out of memory");
-	g->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(*g->funcs));
-	g->blocks = calloc(nblocks ? nblocks : 1, sizeof(*g->blocks));
-	g->edges = calloc(nedges ? nedges : 1, sizeof(*g->edges));
-	g->cap_funcs = nfuncs;
-	g->cap_blocks = nblocks;
-	g->cap_edges = nedges;
-	if (!g->funcs || !g->blocks || !g->edges) {
+	if (sb_cfg_reserve(g, nfuncs, nblocks, nedges)) {
 		why = "out of memory";
 		goto out;
 	}
