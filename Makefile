@@ -85,12 +85,12 @@ $(BUILD)/asan/%.o: %.c analysis/*.h user/*.h include/*.h $(SKELS) | $(DEPS_STAMP
 $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
 		$(LIBS_ELF) $(LIBS_ANALYSIS)
 
-$(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
+$(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
 		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)

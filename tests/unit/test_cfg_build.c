@@ -10,6 +10,7 @@
  */
 #include "cfg_build.h"
 #include "cfg_io.h"
+#include "cfg_compare.h"
 #include "check.h"
 #include "elfsym.h"
 
@@ -497,30 +498,6 @@ static void test_libc(void)
 
 /* ---- cache ---- */
 
-static bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
-{
-	if (a->nfuncs != b->nfuncs || a->nblocks != b->nblocks || a->nedges != b->nedges ||
-	    !a->build_id != !b->build_id || (a->build_id && strcmp(a->build_id, b->build_id)))
-		return false;
-	for (size_t i = 0; i < a->nfuncs; i++)
-		if (strcmp(a->funcs[i].name, b->funcs[i].name) ||
-		    a->funcs[i].start != b->funcs[i].start || a->funcs[i].end != b->funcs[i].end ||
-		    a->funcs[i].first_block != b->funcs[i].first_block ||
-		    a->funcs[i].nblocks != b->funcs[i].nblocks)
-			return false;
-	for (size_t i = 0; i < a->nblocks; i++)
-		if (a->blocks[i].start != b->blocks[i].start || a->blocks[i].end != b->blocks[i].end ||
-		    a->blocks[i].last_insn != b->blocks[i].last_insn ||
-		    a->blocks[i].func != b->blocks[i].func)
-			return false;
-	for (size_t i = 0; i < a->nedges; i++)
-		if (a->edges[i].src != b->edges[i].src || a->edges[i].dst != b->edges[i].dst ||
-		    a->edges[i].kind != b->edges[i].kind || a->edges[i].back != b->edges[i].back ||
-		    a->in_edges[i] != b->in_edges[i])
-			return false;
-	return !memcmp(a->out_start, b->out_start, (a->nblocks + 1) * sizeof(uint32_t)) &&
-	       !memcmp(a->in_start, b->in_start, (a->nblocks + 1) * sizeof(uint32_t));
-}
 
 static size_t count_files(const char *d)
 {

@@ -7,6 +7,7 @@
  * Run under ASan/UBSan: nothing may crash or leak.
  */
 #include "cfg_io.h"
+#include "cfg_compare.h"
 #include "check.h"
 #include "profile_io.h"
 
@@ -24,29 +25,6 @@ static uint64_t rnd(void)       /* xorshift64*: deterministic */
 	return rng * 0x2545f4914f6cdd1dull;
 }
 
-static bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
-{
-	if (a->nfuncs != b->nfuncs || a->nblocks != b->nblocks || a->nedges != b->nedges ||
-	    !a->build_id != !b->build_id || (a->build_id && strcmp(a->build_id, b->build_id)))
-		return false;
-	for (size_t i = 0; i < a->nfuncs; i++)
-		if (strcmp(a->funcs[i].name, b->funcs[i].name) ||
-		    a->funcs[i].start != b->funcs[i].start || a->funcs[i].end != b->funcs[i].end ||
-		    a->funcs[i].first_block != b->funcs[i].first_block ||
-		    a->funcs[i].nblocks != b->funcs[i].nblocks)
-			return false;
-	for (size_t i = 0; i < a->nblocks; i++)     /* field-wise: padding differs */
-		if (a->blocks[i].start != b->blocks[i].start || a->blocks[i].end != b->blocks[i].end ||
-		    a->blocks[i].last_insn != b->blocks[i].last_insn ||
-		    a->blocks[i].func != b->blocks[i].func)
-			return false;
-	for (size_t i = 0; i < a->nedges; i++)
-		if (memcmp(&a->edges[i], &b->edges[i], sizeof(a->edges[i])) ||
-		    a->in_edges[i] != b->in_edges[i])
-			return false;
-	return !memcmp(a->out_start, b->out_start, (a->nblocks + 1) * sizeof(uint32_t)) &&
-	       !memcmp(a->in_start, b->in_start, (a->nblocks + 1) * sizeof(uint32_t));
-}
 
 /* The invariants a consumer may rely on, for graphs that parsed. */
 static bool consistent(const struct sb_cfg *g)
