@@ -312,6 +312,11 @@ for f in trunc trunc2 flip garbage empty; do
 		cat "$TMP/$f.err"
 	fi
 done
+# Each area's own groups (exact mode, hardware path, address sampling...).
+for f in "$TOP"/tests/integration/*.sh; do
+	[ -e "$f" ] && . "$f"
+done
+
 check "report of a good profile under ASan" bash -c "'$ASB' report -i '$good' >/dev/null 2>'$TMP/asan.err' && ! grep -q Sanitizer '$TMP/asan.err'"
 expect_fail "report of a missing file" "No such file" "$SB" report -i /no/such.sbp
 
