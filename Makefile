@@ -41,7 +41,7 @@ UNIT_ASAN  := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all deps demo check check-unit check-integration bench clean workloads
-all: $(BUILD)/scalebpf
+all: $(BUILD)/scalebpf $(BUILD)/libscalebpf-rt.a
 
 # Missing Debian packages are installed once (root + apt-get); the stamp
 # is redone when the script changes.
@@ -76,6 +76,17 @@ $(BUILD)/user/%.o: user/%.c user/*.h analysis/*.h include/*.h $(SKELS) | $(DEPS_
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+# The exact-mode runtime linked into `scalebpf cc` programs: position
+# independent, never instrumented, one archive member per wrapper.
+RT_SRC := $(wildcard user/rt/*.c) $(wildcard user/rt/*.S)
+RT_OBJ := $(patsubst %,$(BUILD)/rt/%.o,$(notdir $(RT_SRC)))
+$(BUILD)/rt/%.o: user/rt/% user/rt/*.h include/*.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIC -fno-omit-frame-pointer $(WARN) -std=gnu11 -Iinclude -c $< -o $@
+$(BUILD)/libscalebpf-rt.a: $(RT_OBJ)
+	rm -f $@
+	ar rcs $@ $^
 
 # Sanitizer builds of everything userspace.
 $(BUILD)/asan/%.o: %.c analysis/*.h user/*.h include/*.h $(SKELS) | $(DEPS_STAMP)

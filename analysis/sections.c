@@ -290,6 +290,33 @@ static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_eve
 	}
 }
 
+static int counts_add(struct sb_counts **c, uint64_t key, uint64_t n)
+{
+	if (!*c && !(*c = sb_counts_alloc()))
+		return SB_ERR_NOMEM;
+	return sb_counts_add(*c, key, n) ? SB_ERR_NOMEM : 0;
+}
+
+/* Counts of the segment the thread's latest arrival closed, while its
+ * instance is still open (the team waits for everyone at a region's end,
+ * so a task's counts flushed as it returns find it open). */
+static void count_last(struct sb_builder *b, struct bthread *t, const struct sb_event *ev)
+{
+	struct arrival *best = NULL;
+
+	for (struct inst *in = b->live; in; in = in->next)
+		for (uint32_t i = 0; i < in->n; i++)
+			if (in->a[i].tid == t->tid && in->a[i].arrive <= ev->ts &&
+			    (!best || in->a[i].arrive > best->arrive))
+				best = &in->a[i];
+	if (!best) {
+		b->st.counts_unplaced += ev->dur;
+		return;
+	}
+	if (counts_add(&best->counts, ev->obj, ev->dur))
+		b->err = SB_ERR_NOMEM;
+}
+
 static void process(struct sb_builder *b, const struct sb_event *ev)
 {
 	struct bthread *t = thread_get(b, ev->tid);
@@ -328,12 +355,11 @@ static void process(struct sb_builder *b, const struct sb_event *ev)
 		sb_sect_wait_add(b, ev->prim, ev->site, ev->obj, ev->dur);
 		break;
 	case SB_EV_COUNT:
-		if (!t->seg_counts && !(t->seg_counts = sb_counts_alloc())) {
+		if (counts_add(&t->seg_counts, ev->obj, ev->dur))
 			b->err = SB_ERR_NOMEM;
-			break;
-		}
-		if (sb_counts_add(t->seg_counts, ev->obj, ev->dur))
-			b->err = SB_ERR_NOMEM;
+		break;
+	case SB_EV_COUNT_LAST:
+		count_last(b, t, ev);
 		break;
 	default:
 		b->st.unmatched++;

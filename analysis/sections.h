@@ -41,6 +41,9 @@ enum sb_ev_kind {
 	SB_EV_COUNT,            /* obj: a key (sampled IP, edge id), dur: how
 				 * many; summed per thread segment into the
 				 * instance's vectors */
+	SB_EV_COUNT_LAST,       /* the same, for the segment the thread's last
+				 * arrival closed (counts flushed just after
+				 * it, see SB_EXACT_LAST) */
 };
 
 struct sb_event {
@@ -63,6 +66,8 @@ struct sb_builder_stats {
 	uint64_t sections;
 	uint64_t unfinished_instances; /* still open when recording ended */
 	uint64_t late_events;        /* arrived behind the watermark; processed anyway */
+	uint64_t counts_unplaced;    /* COUNT_LAST events whose instance had
+				      * already ended (sum of their counts) */
 };
 
 struct sb_builder;

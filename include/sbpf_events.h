@@ -19,6 +19,7 @@ enum sb_rec_type {
 	SB_REC_THREAD_NEW = 4,
 	SB_REC_THREAD_EXIT = 5,
 	SB_REC_SAMPLE = 6,        /* cpu-clock sample of a working thread */
+	SB_REC_EXACT = 7,         /* exact block counts from `scalebpf cc` code */
 	SB_REC_TYPE_MAX
 };
 
@@ -109,7 +110,36 @@ enum sb_counter {
 	SB_CNT_FUTEX_WAITS,
 	SB_CNT_SWITCHES,
 	SB_CNT_DROP_SAMPLE,
+	SB_CNT_DROP_EXACT,       /* exact-count batches lost */
+	SB_CNT_EXACT_FAULT,      /* a batch the BPF side could not read */
 	SB_CNT_MAX
+};
+
+/*
+ * Exact mode: a program built by `scalebpf cc` counts every basic block
+ * per thread (clang's trace-pc-guard) and hands the counts of a finished
+ * segment of work to scalebpf_exact_batch(), a function whose uprobe
+ * copies the batch into the ring buffer, so exact counts travel in
+ * timestamp order with the sync events that cut segments.  pc is the
+ * return address of the block's coverage callback.  A batch flagged
+ * SB_EXACT_LAST is flushed just after the thread's closing sync was seen
+ * (an OpenMP task returned): it belongs to the segment that sync closed.
+ */
+#define SB_EXACT_MAGIC 0x53425845u   /* "EXBS" */
+#define SB_EXACT_BATCH 64
+#define SB_EXACT_LAST 0x1u
+
+struct sb_exact_batch {
+	__u32 magic;
+	__u16 flags;
+	__u16 n;                 /* valid entries */
+	__u64 pc[SB_EXACT_BATCH];
+	__u64 count[SB_EXACT_BATCH];
+};
+
+struct sb_rec_exact {
+	struct sb_rec_hdr hdr;
+	struct sb_exact_batch b;
 };
 
 #define SB_MAX_SPIN_RANGES 8

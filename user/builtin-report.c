@@ -34,6 +34,9 @@ static const char report_usage[] =
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
 "  -n, --top N          sections shown in detail (default 5)\n"
+"      --counts         instead of the report: each section's per-thread\n"
+"                       event counts (exact block counts of a `scalebpf cc`\n"
+"                       build, or samples per block), the vectors LIME uses\n"
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
 "  -h, --help           this text\n";
@@ -46,6 +49,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
+		{ "counts", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,6 +57,7 @@ int cmd_report(int argc, char **argv)
 	struct sb_causes causes;
 	struct sb_lime_opts lo;
 	const char *format = "text";
+	int counts = 0;
 	struct sb_profile *p;
 	char err[512], *end;
 	int c, ret;
@@ -91,6 +96,9 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+			counts = 1;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -110,6 +118,15 @@ int cmd_report(int argc, char **argv)
 	if (sb_profile_read(o.input, &p, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
+	}
+	if (counts) {
+		ret = sb_report_counts(p, !strcmp(format, "json"), stdout);
+		if (fflush(stdout) || ret) {
+			fprintf(stderr, "scalebpf report: cannot write the report\n");
+			ret = 1;
+		}
+		sb_profile_free(p);
+		return ret;
 	}
 	if (sb_causes_compute(p, &lo, &causes, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);

@@ -7,6 +7,7 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_cc(int argc, char **argv);
 
 /* CLOCK_MONOTONIC in ns: the clock BPF's ktime uses. */
 uint64_t sb_now_ns(void);

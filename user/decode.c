@@ -299,6 +299,32 @@ bad:
 	return -1;
 }
 
+int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct sb_event *ev)
+{
+	const struct sb_rec_exact *r = data;
+	int n = 0;
+
+	if (size < sizeof(*r) || r->hdr.type != SB_REC_EXACT || r->hdr.size != sizeof(*r) ||
+	    r->b.magic != SB_EXACT_MAGIC || r->b.n > SB_EXACT_BATCH) {
+		d->bad_records++;
+		return -1;
+	}
+	for (uint32_t i = 0; i < r->b.n; i++) {
+		/* A block whose callback address never got published, or a
+		 * count of zero, carries nothing. */
+		if (!r->b.pc[i] || r->b.pc[i] >= SB_KEY_EXACT || !r->b.count[i])
+			continue;
+		memset(&ev[n], 0, sizeof(ev[n]));
+		ev[n].ts = r->hdr.ts;
+		ev[n].tid = r->hdr.tid;
+		ev[n].kind = r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT;
+		ev[n].obj = r->b.pc[i] | SB_KEY_EXACT;
+		ev[n].dur = r->b.count[i];
+		n++;
+	}
+	return n;
+}
+
 void sb_decoder_release(struct sb_decoder *d)
 {
 	sb_idmap_free(d->words);

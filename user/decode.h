@@ -34,6 +34,16 @@ struct sb_decoder {
  * and never moved over skid. */
 #define SB_KEY_CALLSITE (1ull << 63)
 
+/* A counter key for an exact block count of a `scalebpf cc` program: the
+ * return address of the block's coverage callback. */
+#define SB_KEY_EXACT (1ull << 61)
+
+/* The events of an exact-count batch (SB_REC_EXACT): one SB_EV_COUNT (or
+ * SB_EV_COUNT_LAST) per block, keys tagged SB_KEY_EXACT, into ev[] of
+ * SB_EXACT_BATCH.  Returns how many, or -1 for a malformed record (counted
+ * in bad_records). */
+int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct sb_event *ev);
+
 /* The call-site keys of a sample's call chain, each once: the blocks a
  * sample's time is spent under.  Returns how many (<= max). */
 size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max);

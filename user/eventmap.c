@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cfg.h"
 #include "cfg_build.h"
@@ -40,6 +41,7 @@ struct ipw {
 	int status;       /* enum sb_memop_status of the corrected IP */
 	bool moved;
 	bool callsite;    /* an inclusive key: a call instruction */
+	bool exact;       /* an exact block count (SB_KEY_EXACT) */
 };
 
 struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
@@ -113,6 +115,7 @@ static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
 }
 
 static long block_event(struct sb_eventmap *em, uint64_t ip);
+static long exact_event(struct sb_eventmap *em, uint64_t ip);
 
 /*
  * A timer sample lands just after the instruction that stalled (skid,
@@ -160,6 +163,17 @@ long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 
 	if (!slot)
 		return -1;
+	if (ip & SB_KEY_EXACT) {
+		if (!*slot) {
+			if (!(w = calloc(1, sizeof(*w))))
+				return -1;
+			/* inside the call to the callback, ending the block */
+			w->event = exact_event(em, (ip & ~SB_KEY_EXACT) - 1);
+			w->exact = true;
+			*slot = w;
+		}
+		return ((struct ipw *)*slot)->event;
+	}
 	if (!*slot) {
 		if (!(w = calloc(1, sizeof(*w))))
 			return -1;
@@ -195,10 +209,12 @@ long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
 /* The event of block blk of maps binary bin, created on first use; base
  * turns the binary's vaddrs into runtime addresses. */
 static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, long blk,
-			   uint64_t base)
+			   uint64_t base, uint32_t kind)
 {
-	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .loc_hot = -1 };
-	void **slot = sb_idmap_slot(em->events, (uint64_t)bin, (uint64_t)blk, true);
+	struct sb_event_def d = { .kind = kind, .loc_hot = -1 };
+	/* one event per (block, kind): samples and exact counts side by side */
+	void **slot = sb_idmap_slot(em->events, (uint64_t)bin | (uint64_t)kind << 32,
+				    (uint64_t)blk, true);
 	long idx, loc;
 
 	if (!slot)
@@ -228,6 +244,24 @@ static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, l
 }
 
 
+/*
+ * Code of the exact-mode runtime linked into a `scalebpf cc` program
+ * (user/rt/): its coverage callback's time is the cost of counting, and
+ * its thread and task trampolines are on every stack (time itself).
+ */
+static bool exact_runtime(const struct sb_cfg *g, long blk)
+{
+	static const char *const prefix[] = {
+		"__sanitizer_cov_", "sb_exact_", "scalebpf_exact_", "__wrap_", "sbx_",
+	};
+	const char *name = g->funcs[g->blocks[blk].func].name;
+
+	for (size_t i = 0; name && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
 static long block_event(struct sb_eventmap *em, uint64_t ip)
 {
 	struct bincfg *bc;
@@ -241,14 +275,34 @@ static long block_event(struct sb_eventmap *em, uint64_t ip)
 		em->st.unmapped++;
 		return -1;
 	}
-	idx = event_of_block(em, bin, bc, blk, ip - vaddr);
+	if (exact_runtime(bc->cfg, blk)) {
+		em->st.exact_runtime++;
+		return -1;
+	}
+	idx = event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_SAMPLES);
 	/* A block entered only through one conditional branch: the causes
 	 * view shows that branch, so name it too, even if it has no samples
 	 * of its own (it has no vector then). */
 	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
-	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr) < 0)
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
 		return -1;
 	return idx;
+}
+
+static long exact_event(struct sb_eventmap *em, uint64_t ip)
+{
+	struct bincfg *bc;
+	uint64_t vaddr;
+	long blk;
+	int bin;
+
+	em->st.exact_keys++;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
+	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+		em->st.exact_unmapped++;
+		return -1;
+	}
+	return event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_COUNT);
 }
 
 /* Each block's most sampled instruction: where its time goes, shown for
@@ -269,7 +323,7 @@ static int name_hot(struct sb_eventmap *em)
 		const struct ipw *w = v;
 
 		/* Where a block's own time goes: its sampled instructions only. */
-		if (w->event >= 0 && !w->callsite && w->weight > best[w->event]) {
+		if (w->event >= 0 && !w->callsite && !w->exact && w->weight > best[w->event]) {
 			best[w->event] = w->weight;
 			best_ip[w->event] = w->ip;
 		}

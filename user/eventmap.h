@@ -21,7 +21,9 @@ void sb_eventmap_free(struct sb_eventmap *em);
 
 /* An sb_event_fn for sb_builder_emit: the event of a sampled IP, or -1
  * (no mapping, no CFG, not inside any block: counted as unmapped);
- * weight (its samples) elects each block's hottest instruction. */
+ * weight (its samples) elects each block's hottest instruction.  Keys
+ * tagged SB_KEY_EXACT are exact counts of the block holding the coverage
+ * callback's call: SB_EVK_BLOCK_COUNT events. */
 long sb_eventmap_block(void *em, uint64_t ip, uint64_t weight);
 
 /* Names each block event's hottest instruction and adds the CFGs of the
@@ -35,6 +37,9 @@ struct sb_eventmap_stats {
 	 * cannot be decoded (it overwrote its own address register...) */
 	uint64_t samples_access, samples_none, samples_undecodable;
 	uint64_t samples_skid;   /* moved back to the access that stalled */
+	/* exact mode: blocks with exact counts, and those not in any CFG */
+	uint64_t exact_keys, exact_unmapped;
+	uint64_t exact_runtime;  /* sampled keys in the exact-mode runtime: left out */
 };
 void sb_eventmap_get_stats(const struct sb_eventmap *em, struct sb_eventmap_stats *st);
 

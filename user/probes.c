@@ -295,6 +295,20 @@ static void on_barrier_candidate(const char *name, uint64_t vaddr, uint64_t size
 	}
 }
 
+/* A program built by `scalebpf cc` hands its exact block counts to this
+ * function at the end of every segment of work (user/rt/exact_rt.c). */
+static int add_exact(struct sb_plan *pl, struct sb_elf *e)
+{
+	uint64_t vaddr, size;
+	int r;
+
+	if (sb_elf_func_by_name(e, "scalebpf_exact_batch", &vaddr, &size) || !vaddr)
+		return 0;
+	r = add_probe(pl, e, "scalebpf_exact_batch", vaddr, size, SB_ROLE_EXACT, SB_PRIM_OTHER, 1);
+	pl->exact = r > 0;
+	return r;
+}
+
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx)
@@ -358,6 +372,9 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 			added += ac.added;
 		}
 	}
+	if ((r = add_exact(pl, e)) < 0)
+		goto out;
+	added += r;
 	if (!sb_elf_has_symtab(e) && msg)
 		msg(ctx, "warning: %s is stripped (no symbol table): locations show as "
 		    "addresses, and OpenMP outlined functions cannot be probed", path);

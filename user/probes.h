@@ -17,6 +17,8 @@ enum sb_probe_role {
 	SB_ROLE_JOIN,       /* pthread_join: a wait that names the join site */
 	SB_ROLE_REGION,     /* OpenMP fork/join by the master; arg = outlined fn */
 	SB_ROLE_TASK,       /* an outlined OpenMP function running in a thread */
+	SB_ROLE_EXACT,      /* scalebpf_exact_batch of a `scalebpf cc` program:
+			     * entry only, copies the exact-count batch */
 };
 
 struct sb_probe {
@@ -45,6 +47,7 @@ struct sb_plan {
 	size_t nspins;
 	char **libs;            /* canonical paths of the loaded libraries */
 	size_t nlibs;
+	bool exact;             /* the executable counts its blocks (exact mode) */
 };
 
 void sb_plan_init(struct sb_plan *pl);

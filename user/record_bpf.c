@@ -110,11 +110,14 @@ fail:
 }
 
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, uint64_t cookie, char *err, size_t errlen)
+			 bool retprobe, bool exact, uint64_t cookie, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
 					    : s->skel->progs.probe_enter;
+
+	if (exact)
+		prog = s->skel->progs.exact_batch;
 	struct bpf_link *l;
 
 	l = bpf_program__attach_uprobe_opts(prog, s->skel->rodata->targ_tgid, path,

@@ -26,9 +26,10 @@ typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
 /* Open, set read-only data, load.  err gets a clear message on failure. */
 int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		   char *err, size_t errlen);
-/* Entry or return probe at a file offset of a binary, with a cookie. */
+/* Entry or return probe at a file offset of a binary, with a cookie;
+ * exact: the exact-count batch program instead (an entry probe). */
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, uint64_t cookie, char *err, size_t errlen);
+			 bool retprobe, bool exact, uint64_t cookie, char *err, size_t errlen);
 /* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r);
 /* Gives an existing thread a state as if it went on CPU at now_ns, its

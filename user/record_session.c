@@ -85,6 +85,17 @@ static int on_record(void *ctx, const void *data, size_t size)
 	struct sb_thread *t;
 
 	r->records++;
+	if (size >= sizeof(*h) && h->type == SB_REC_EXACT) {
+		struct sb_event evs[SB_EXACT_BATCH];
+		int n = sb_decode_exact(&r->dec, data, size, evs);
+
+		for (int i = 0; i < n; i++) {
+			r->exact_counts += evs[i].dur;
+			sb_builder_add(r->builder, &evs[i]);
+		}
+		r->exact_batches += n >= 0;
+		return 0;
+	}
 	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
 		return 0;
 	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
@@ -102,12 +113,15 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if (t) {
 			t->end_ns = h->ts;
 			t->oncpu_ns = rt->oncpu_ns;
-			if (!t->comm) {
-				char comm[17];
+			/* The name it ends with: programs name their workers
+			 * after creating them (pthread_setname_np). */
+			char comm[17], *dup;
 
-				memcpy(comm, rt->comm, 16);
-				comm[16] = 0;
-				t->comm = strdup(comm);
+			memcpy(comm, rt->comm, 16);
+			comm[16] = 0;
+			if (comm[0] && (dup = strdup(comm))) {
+				free(t->comm);
+				t->comm = dup;
 			}
 		}
 		if (r->nthreads_live)
@@ -170,11 +184,13 @@ static int attach_probes(struct sb_rec *r)
 
 		if (p->role == SB_ROLE_SYNC || p->role == SB_ROLE_JOIN)
 			flags |= SB_COOKIE_SYNC;
+		bool exact = p->role == SB_ROLE_EXACT;
+
 		cookie = SB_COOKIE_MAKE(i, flags);
-		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, cookie,
+		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, exact, cookie,
 					 err, sizeof(err)) ||
-		    sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, cookie,
-					 err, sizeof(err))) {
+		    (!exact && sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, false,
+						    cookie, err, sizeof(err)))) {
 			if (!r->spawned && !sb_target_alive(r->pid))
 				return sb_rec_fail(r, "process %d exited during attach", r->pid);
 			return sb_rec_fail(r, "%s", err);
@@ -328,7 +344,7 @@ int sb_rec_setup(struct sb_rec *r)
 uint64_t sb_rec_drops(const uint64_t *c)
 {
 	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
-	       c[SB_CNT_DROP_SAMPLE];
+	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT];
 }
 
 void sb_rec_status(struct sb_rec *r, bool final)

@@ -46,6 +46,7 @@ struct sb_rec {
 	uint64_t start_ns, end_ns;
 	int64_t start_realtime;
 	uint64_t records, nthreads_live;
+	uint64_t exact_batches, exact_counts;   /* exact mode (`scalebpf cc`) */
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */

@@ -104,6 +104,17 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	meta_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	meta_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
 	meta_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
+	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
+	sb_profile_meta_set(p, "block_counts", r->plan.exact ?
+			    "exact (scalebpf cc: every block counted per thread)" :
+			    "sampled (cpu-clock samples per block measure time)");
+	if (r->plan.exact) {
+		meta_u64(p, "drops_exact", c[SB_CNT_DROP_EXACT]);
+		meta_u64(p, "exact_faults", c[SB_CNT_EXACT_FAULT]);
+		meta_u64(p, "exact_batches", r->exact_batches);
+		meta_u64(p, "exact_counts", r->exact_counts);
+		meta_u64(p, "exact_counts_unplaced", st.counts_unplaced);
+	}
 	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
 	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
@@ -171,6 +182,11 @@ int sb_rec_write(struct sb_rec *r)
 	meta_u64(p, "samples_skid_corrected", est.samples_skid);
 	meta_u64(p, "sample_keys", est.keys);
 	meta_u64(p, "sample_keys_unmapped", est.unmapped);
+	if (r->plan.exact) {
+		meta_u64(p, "exact_blocks", est.exact_keys);
+		meta_u64(p, "exact_blocks_unmapped", est.exact_unmapped);
+		meta_u64(p, "sample_keys_in_exact_runtime", est.exact_runtime);
+	}
 	meta_u64(p, "cfg_binaries", est.binaries);
 	meta_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
 	if (*sb_symbolizer_nodebug(sym)) {

@@ -24,6 +24,15 @@ void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
 void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
 
+/* JSON pieces: a quoted, escaped string; "location": .., "function": ..,
+ * "address": .. of a profile location. */
+void sb_json_str(FILE *f, const char *s);
+void sb_json_loc_fields(FILE *f, const struct sb_profile *p, int32_t loc);
+
+/* `report --counts`: each section's events with per-thread totals over its
+ * stored instances (exact block counts, block samples), text or JSON. */
+int sb_report_counts(const struct sb_profile *p, int json, FILE *f);
+
 int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
 		   const struct sb_report_opts *o, FILE *out);
 int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *out);

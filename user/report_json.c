@@ -19,7 +19,7 @@
 #include "report.h"
 #include "summary.h"
 
-static void json_str(FILE *f, const char *s)
+void sb_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -35,17 +35,17 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void loc_fields(FILE *f, const struct sb_profile *p, int32_t loc)
+void sb_json_loc_fields(FILE *f, const struct sb_profile *p, int32_t loc)
 {
 	char buf[512];
 	const struct sb_loc *l = loc >= 0 && (size_t)loc < p->nlocs ? &p->locs[loc] : NULL;
 
 	sb_loc_short(p, loc, buf, sizeof(buf));
 	fputs("\"location\": ", f);
-	json_str(f, buf);
+	sb_json_str(f, buf);
 	fputs(", \"function\": ", f);
 	if (l && l->function)
-		json_str(f, l->function);
+		sb_json_str(f, l->function);
 	else
 		fputs("null", f);
 	fprintf(f, ", \"address\": \"0x%llx\"", l ? (unsigned long long)l->addr : 0ull);
@@ -60,7 +60,7 @@ static void sections(FILE *f, const struct sb_profile *p)
 		const struct sb_section *s = &p->sections[order[k]];
 
 		fprintf(f, "%s\n    {", k ? "," : "");
-		loc_fields(f, p, (int32_t)s->loc);
+		sb_json_loc_fields(f, p, (int32_t)s->loc);
 		fprintf(f, ", \"kind\": \"%s\", \"instances\": %llu, \"threads\": %u, "
 			"\"imbalance_pct\": %.3f, \"lost_ns\": %llu, \"per_thread\": [",
 			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
@@ -103,10 +103,10 @@ static int causes(FILE *f, const struct sb_profile *p, const struct sb_causes *c
 
 		sb_loc_short(p, (int32_t)p->sections[x->section].loc, sec, sizeof(sec));
 		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
-		json_str(f, sec);
+		sb_json_str(f, sec);
 		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", ", x->score,
 			sb_cause_kind_name(x->kind));
-		loc_fields(f, p, x->loc);
+		sb_json_loc_fields(f, p, x->loc);
 		fputc('}', f);
 	}
 	fputs(c->n ? "\n  ],\n" : "],\n", f);
@@ -126,9 +126,9 @@ int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *
 	fputs("{\n  \"meta\": {", f);
 	for (size_t i = 0; i < p->nmeta; i++) {
 		fputs(i ? ",\n    " : "\n    ", f);
-		json_str(f, p->meta[i].key);
+		sb_json_str(f, p->meta[i].key);
 		fputs(": ", f);
-		json_str(f, p->meta[i].value);
+		sb_json_str(f, p->meta[i].value);
 	}
 	fputs("\n  },\n", f);
 	sections(f, p);
@@ -145,7 +145,7 @@ int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *
 	fputs("  \"locks\": [", f);
 	for (long i = 0; i < nl; i++) {
 		fprintf(f, "%s\n    {", i ? "," : "");
-		loc_fields(f, p, locks[i].loc);
+		sb_json_loc_fields(f, p, locks[i].loc);
 		fprintf(f, ", \"primitive\": \"%s\", \"contentions\": %llu, \"wait_ns\": %llu}",
 			sb_prim_name(locks[i].prim), (unsigned long long)locks[i].contentions,
 			(unsigned long long)locks[i].wait_ns);

@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "attach to a process (-p PID) or run one (-- CMD) and record" },
 	{ "report", cmd_report, "show where thread-time is lost, from a recorded profile" },
+	{ "cc", cmd_cc, "build a program for exact mode (clang, every block counted)" },
 };
 
 static void usage(FILE *f)

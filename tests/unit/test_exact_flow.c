@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/* Exact edge counts from exact block counts, on graphs with known flow. */
+#include <stdlib.h>
+
+#include "cfg.h"
+#include "check.h"
+#include "exact_flow.h"
+
+#define NT 2
+
+/*
+ * f: 0 entry (if) -> 1 then -> 3 join;  0 -> 2 else -> 3;  3 calls g (CALL
+ *    to 4), then 3 -> 8 after the call, which returns.
+ * g: 4 entry -> 5 loop body;  5 -> 6 split back edge -> 5 (back);
+ *    5 -> 7 exit, returns.
+ * Counted (callback blocks): 0, 1, 4, 5, 6.  Per thread: f runs 10 and
+ * 20 times, takes `then` 3 and 15 times; g's loop runs 7 and 2 times per
+ * call in total (body = calls + back edges).
+ */
+static struct sb_cfg *build(long *e)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	static const struct { uint32_t s, d; uint16_t k; } ed[] = {
+		{ 0, 1, SB_EDGE_TAKEN }, { 0, 2, SB_EDGE_FALLTHROUGH }, { 1, 3, SB_EDGE_JUMP },
+		{ 2, 3, SB_EDGE_SEQUENTIAL }, { 3, 4, SB_EDGE_CALL }, { 3, 8, SB_EDGE_CALL_RETURN },
+		{ 4, 5, SB_EDGE_SEQUENTIAL }, { 5, 6, SB_EDGE_TAKEN }, { 6, 5, SB_EDGE_JUMP },
+		{ 5, 7, SB_EDGE_FALLTHROUGH },
+	};
+	uint64_t a = 0x1000;
+
+	sb_cfg_add_func(g, "f", 0x1000, 0x1040);
+	for (int i = 0; i < 4; i++, a += 0x10)
+		sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc);
+	sb_cfg_add_func(g, "g", 0x2000, 0x2040);
+	a = 0x2000;
+	for (int i = 4; i < 8; i++, a += 0x10)
+		sb_cfg_add_block(g, 1, a, a + 0x10, a + 0xc);
+	/* block 8 belongs to f but lies after g: give f a second function */
+	sb_cfg_add_func(g, "f.part", 0x3000, 0x3010);
+	sb_cfg_add_block(g, 2, 0x3000, 0x3010, 0x300c);
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i].s, ed[i].d, ed[i].k);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++) {
+		e[i] = -1;
+		for (size_t k = 0; k < g->nedges; k++)
+			if (g->edges[k].src == ed[i].s && g->edges[k].dst == ed[i].d)
+				e[i] = (long)k;
+	}
+	return g;
+}
+
+static void expect_edge(const struct sb_exact_flow *f, long e, double t0, double t1,
+			const char *what)
+{
+	CHECK(e >= 0 && f->edge_known[e], "%s: edge determined", what);
+	if (e < 0 || !f->edge_known[e])
+		return;
+	CHECK_NEAR(f->edge[e * NT], t0, 0);
+	CHECK_NEAR(f->edge[e * NT + 1], t1, 0);
+}
+
+int main(void)
+{
+	long e[10];
+	struct sb_cfg *g = build(e);
+	uint8_t known[9] = { 1, 1, 0, 0, 1, 1, 1, 0, 0 };
+	double counts[9 * NT] = {
+		[0 * NT] = 10, 20,   /* f entry */
+		[1 * NT] = 3, 15,    /* then */
+		[4 * NT] = 10, 20,   /* g entry: one call per f run */
+		[5 * NT] = 80, 60,   /* body: 10 + 70 back edges, 20 + 40 */
+		[6 * NT] = 70, 40,   /* split back edge */
+	};
+	struct sb_exact_flow f;
+
+	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve");
+	expect_edge(&f, e[0], 3, 15, "then edge (its block's only way in)");
+	expect_edge(&f, e[1], 7, 5, "else edge (the rest of the entry's flow)");
+	expect_edge(&f, e[2], 3, 15, "then -> join");
+	expect_edge(&f, e[3], 7, 5, "else -> join");
+	expect_edge(&f, e[6], 10, 20, "g entry -> body");
+	expect_edge(&f, e[7], 70, 40, "body -> split back edge");
+	expect_edge(&f, e[8], 70, 40, "the back edge");
+	expect_edge(&f, e[9], 10, 20, "loop exit: body minus back edges");
+	expect_edge(&f, e[4], 10, 20, "the call carries its block's count");
+	CHECK(f.block_known[2] && f.block[2 * NT] == 7 && f.block[2 * NT + 1] == 5,
+	      "else block from its only in-edge");
+	CHECK(f.block_known[3] && f.block[3 * NT] == 10 && f.block[3 * NT + 1] == 20,
+	      "join block = sum of its in-edges");
+	/* f.part holds no counted block: not solved, so its edge stays unknown */
+	CHECK(!f.block_known[8], "a function with no counted block is left alone");
+	CHECK(e[5] >= 0 && !f.edge_known[e[5]], "call-return into an uncounted function");
+	CHECK(f.inconsistent == 0, "consistent counts");
+	sb_exact_flow_free(&f);
+
+	/* Inconsistent input (then > entry) is clamped and counted. */
+	counts[1 * NT] = 12;
+	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve again");
+	CHECK(f.inconsistent > 0, "a negative rest is counted");
+	CHECK(e[1] >= 0 && f.edge[e[1] * NT] == 0, "and clamped to 0");
+	sb_exact_flow_free(&f);
+	sb_cfg_free(g);
+	return CHECK_DONE("test_exact_flow");
+}

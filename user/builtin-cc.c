@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * scalebpf cc: compile and link a program for exact mode.  clang counts
+ * every basic block (-fsanitize-coverage=trace-pc-guard); our runtime
+ * (user/rt/, libscalebpf-rt.a beside the scalebpf binary) keeps the
+ * counts per thread and hands them to `scalebpf record` at each segment's
+ * end, through wrappers of the sync calls that close segments.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+
+static const char cc_usage[] =
+"usage: scalebpf cc [compiler arguments...]\n"
+"\n"
+"Builds a program for exact mode: clang with every basic block counted\n"
+"per thread (-fsanitize-coverage=trace-pc-guard), linked with scalebpf's\n"
+"runtime.  Use it as the compiler: every argument goes to clang.  Then\n"
+"record the program as usual; the profile gets exact per-thread,\n"
+"per-section-instance block counts alongside the samples, and the causes\n"
+"view names branches, loops and calls instead of 'undetermined'.\n"
+"\n"
+"  scalebpf cc -O2 -g -pthread solver.c -o solver\n"
+"  scalebpf cc -O2 -g -fopenmp omp_app.c -o omp_app\n"
+"  make CC='scalebpf cc'\n"
+"  sudo scalebpf record -o run.sbp -- ./solver 8 && scalebpf report -i run.sbp\n"
+"\n"
+"Segments are cut at pthread_barrier_wait, pthread_join, thread exit and\n"
+"libomp (clang -fopenmp) regions and barriers.  Expect the program to run\n"
+"2-10x slower: counts are exact, times are not, so the busy times and\n"
+"imbalance of an exact build are its own.\n"
+"\n"
+"environment:\n"
+"  SCALEBPF_CLANG   the compiler (default: clang)\n"
+"  SCALEBPF_RT      the runtime archive (default: libscalebpf-rt.a next to\n"
+"                   the scalebpf binary)\n";
+
+/* Sync calls whose wrappers flush the calling thread's counts. */
+static const char *const wrapped[] = {
+	"pthread_create", "pthread_exit", "pthread_join", "pthread_barrier_wait",
+	"__kmpc_fork_call", "__kmpc_barrier",
+};
+
+/* -c, -S, -E and -M/-MM alone compile or preprocess: no link step. */
+static bool links(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-S") || !strcmp(argv[i], "-E") ||
+		    !strcmp(argv[i], "-M") || !strcmp(argv[i], "-MM"))
+			return false;
+	return true;
+}
+
+static int runtime_path(char *buf, size_t len)
+{
+	const char *env = getenv("SCALEBPF_RT");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, R_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -errno;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	if ((size_t)snprintf(buf, len, "%s/libscalebpf-rt.a", self) >= len)
+		return -ENAMETOOLONG;
+	return access(buf, R_OK) ? -errno : 0;
+}
+
+int cmd_cc(int argc, char **argv)
+{
+	const char *clang = getenv("SCALEBPF_CLANG");
+	size_t nw = sizeof(wrapped) / sizeof(wrapped[0]);
+	char rt[PATH_MAX], wrap[1024];
+	char **av;
+	int n = 0, ret;
+	bool link;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(cc_usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!clang || !*clang)
+		clang = "clang";
+	link = links(argc, argv);
+	if (link && (ret = runtime_path(rt, sizeof(rt)))) {
+		fprintf(stderr, "scalebpf cc: cannot find the exact-mode runtime %s: %s "
+			"(build it with 'make', or set SCALEBPF_RT)\n", rt, strerror(-ret));
+		return 1;
+	}
+	av = calloc((size_t)argc + 8, sizeof(*av));
+	if (!av) {
+		fputs("scalebpf cc: out of memory\n", stderr);
+		return 1;
+	}
+	av[n++] = (char *)clang;
+	av[n++] = "-fsanitize-coverage=trace-pc-guard";
+	/* Frame pointers keep the samples' call chains; -g the lines. */
+	av[n++] = "-fno-omit-frame-pointer";
+	av[n++] = "-g";
+	for (int i = 1; i < argc; i++)
+		av[n++] = argv[i];
+	if (link) {
+		size_t len = (size_t)snprintf(wrap, sizeof(wrap), "-Wl");
+
+		for (size_t i = 0; i < nw; i++)
+			len += (size_t)snprintf(wrap + len, sizeof(wrap) - len, ",--wrap=%s",
+						wrapped[i]);
+		av[n++] = wrap;
+		av[n++] = rt;
+		av[n++] = "-pthread";
+	}
+	av[n] = NULL;
+	execvp(clang, av);
+	ret = errno;
+	fprintf(stderr, "scalebpf cc: cannot run %s: %s%s\n", clang, strerror(ret),
+		ret == ENOENT ? " (install clang, or set SCALEBPF_CLANG)" : "");
+	free(av);
+	return 127;
+}

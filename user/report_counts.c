@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `scalebpf report --counts`: the per-thread event vectors LIME works on,
+ * summed over each section's stored instances.  With an exact-mode
+ * profile these are exact per-thread block counts, the numbers to check a
+ * cause against (LIME Figs. 6-8 show them beside the code).
+ *
+ * JSON: {"counts": [{section, kind, location, function, address,
+ *        instances, per_thread: [{tid, comm, count}]}]}, per section by
+ *        total descending; kind is block_count or block_samples.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MAX_THREADS 256
+
+struct row {
+	uint32_t event;
+	uint64_t instances, total;
+	uint64_t count[MAX_THREADS];
+};
+
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case SB_EVK_BLOCK_SAMPLES: return "block_samples";
+	case SB_EVK_BLOCK_COUNT: return "block_count";
+	case SB_EVK_EDGE: return "edge";
+	case SB_EVK_HW: return "hardware";
+	default: return "unknown";
+	}
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return (x->event > y->event) - (x->event < y->event);
+}
+
+static const char *comm_of(const struct sb_profile *p, uint32_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return p->threads[i].comm ? p->threads[i].comm : "";
+	return "";
+}
+
+/* Section s's threads (by tid, first seen first) and event rows. */
+static size_t section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tids,
+			   uint32_t *nt, struct row *rows, long *row_of)
+{
+	size_t nrows = 0;
+
+	*nt = 0;
+	for (size_t e = 0; e < p->nevents; e++)
+		row_of[e] = -1;
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *vec = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[vec->instance];
+		struct row *r;
+
+		if (in->section != s)
+			continue;
+		if (row_of[vec->event] < 0) {
+			row_of[vec->event] = (long)nrows;
+			memset(&rows[nrows], 0, sizeof(rows[nrows]));
+			rows[nrows++].event = vec->event;
+		}
+		r = &rows[row_of[vec->event]];
+		r->instances++;
+		for (uint32_t t = 0; t < vec->nthreads && t < in->nthreads; t++) {
+			uint32_t k = 0;
+
+			while (k < *nt && tids[k] != in->per_thread[t].tid)
+				k++;
+			if (k == *nt) {
+				if (*nt == MAX_THREADS)
+					continue;
+				tids[(*nt)++] = in->per_thread[t].tid;
+			}
+			r->count[k] += vec->counts[t];
+			r->total += vec->counts[t];
+		}
+	}
+	qsort(rows, nrows, sizeof(*rows), by_total);
+	return nrows;
+}
+
+static void print_json(const struct sb_profile *p, uint32_t s, const uint32_t *tids,
+		       uint32_t nt, const struct row *rows, size_t nrows, int *first, FILE *f)
+{
+	char sec[512];
+
+	sb_loc_short(p, (int32_t)p->sections[s].loc, sec, sizeof(sec));
+	for (size_t i = 0; i < nrows; i++) {
+		const struct sb_event_def *d = &p->events[rows[i].event];
+
+		fprintf(f, "%s\n    {\"section\": ", *first ? "" : ",");
+		*first = 0;
+		sb_json_str(f, sec);
+		fprintf(f, ", \"kind\": \"%s\", ", kind_name(d->kind));
+		sb_json_loc_fields(f, p, d->loc);
+		fprintf(f, ", \"instances\": %llu, \"per_thread\": [",
+			(unsigned long long)rows[i].instances);
+		for (uint32_t t = 0; t < nt; t++) {
+			fprintf(f, "%s{\"tid\": %u, \"comm\": ", t ? ", " : "", tids[t]);
+			sb_json_str(f, comm_of(p, tids[t]));
+			fprintf(f, ", \"count\": %llu}", (unsigned long long)rows[i].count[t]);
+		}
+		fputs("]}", f);
+	}
+}
+
+static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *tids,
+		       uint32_t nt, const struct row *rows, size_t nrows, FILE *f)
+{
+	char sec[512], loc[512];
+
+	sb_loc_format(p, (int32_t)p->sections[s].loc, sec, sizeof(sec));
+	fprintf(f, "\nsection %s: per-thread counts, %zu events\n  %-13s %-40s", sec, nrows,
+		"kind", "location");
+	for (uint32_t t = 0; t < nt; t++)
+		fprintf(f, " %14s", comm_of(p, tids[t])[0] ? comm_of(p, tids[t]) : "?");
+	fputc('\n', f);
+	for (size_t i = 0; i < nrows && i < 40; i++) {
+		const struct sb_event_def *d = &p->events[rows[i].event];
+
+		sb_loc_format(p, d->loc, loc, sizeof(loc));
+		fprintf(f, "  %-13s %-40.40s", kind_name(d->kind), loc);
+		for (uint32_t t = 0; t < nt; t++)
+			fprintf(f, " %14llu", (unsigned long long)rows[i].count[t]);
+		fputc('\n', f);
+	}
+	if (nrows > 40)
+		fprintf(f, "  ... %zu more (--format json lists all)\n", nrows - 40);
+}
+
+int sb_report_counts(const struct sb_profile *p, int json, FILE *f)
+{
+	struct row *rows = calloc(p->nevents ? p->nevents : 1, sizeof(*rows));
+	long *row_of = calloc(p->nevents ? p->nevents : 1, sizeof(*row_of));
+	uint32_t tids[MAX_THREADS], nt;
+	int first = 1;
+
+	if (!rows || !row_of) {
+		free(rows);
+		free(row_of);
+		return -1;
+	}
+	if (json)
+		fputs("{\n  \"counts\": [", f);
+	else
+		fprintf(f, "Per-thread event counts (block counts: %s)\n",
+			sb_profile_meta_get(p, "block_counts") ?
+			sb_profile_meta_get(p, "block_counts") : "sampled");
+	for (uint32_t s = 0; s < p->nsections; s++) {
+		size_t n = section_rows(p, s, tids, &nt, rows, row_of);
+
+		if (json)
+			print_json(p, s, tids, nt, rows, n, &first, f);
+		else if (n)
+			print_text(p, s, tids, nt, rows, n, f);
+	}
+	if (json)
+		fputs("\n  ]\n}\n", f);
+	free(rows);
+	free(row_of);
+	return ferror(f) ? -1 : 0;
+}

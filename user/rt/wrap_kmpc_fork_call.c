@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An OpenMP parallel region under libomp.  The master's serial work is
+ * flushed before the fork; every team thread runs the outlined function
+ * through sbx_task(), which flushes the region's work right after it returns,
+ * flagged SB_EXACT_LAST: by then `record` has seen the task end (its
+ * uretprobe on the outlined function), and the counts belong to the
+ * segment that closed.
+ */
+#include <alloca.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "exact_rt.h"
+#include "sbpf_events.h"
+
+void sbx_call_n(void *fn, long n, const uintptr_t *args);
+void __real___kmpc_fork_call(void *loc, int32_t argc, void *fn, ...);
+
+/* At least 6 slots, zeroed beyond n, as sbx_call_n reads them. */
+static uintptr_t *slots(uintptr_t *v, long n)
+{
+	for (long i = n; i < 6; i++)
+		v[i] = 0;
+	return v;
+}
+
+static void sbx_task(int32_t *gtid, int32_t *btid, void *fn, intptr_t argc, ...)
+{
+	uintptr_t *v = alloca((size_t)(argc + 8) * sizeof(*v));
+	va_list ap;
+
+	v[0] = (uintptr_t)gtid;
+	v[1] = (uintptr_t)btid;
+	va_start(ap, argc);
+	for (intptr_t i = 0; i < argc; i++)
+		v[2 + i] = va_arg(ap, uintptr_t);
+	va_end(ap);
+	sb_exact_flush(0);
+	sbx_call_n(fn, argc + 2, slots(v, argc + 2));
+	sb_exact_flush(SB_EXACT_LAST);
+}
+
+void __wrap___kmpc_fork_call(void *loc, int32_t argc, void *fn, ...)
+{
+	uintptr_t *v = alloca(((size_t)(argc > 0 ? argc : 0) + 8) * sizeof(*v));
+	va_list ap;
+
+	if (argc < 0)
+		argc = 0;
+	v[0] = (uintptr_t)loc;
+	v[1] = (uintptr_t)(argc + 2);
+	v[2] = (uintptr_t)sbx_task;
+	v[3] = (uintptr_t)fn;
+	v[4] = (uintptr_t)argc;
+	va_start(ap, fn);
+	for (int32_t i = 0; i < argc; i++)
+		v[5 + i] = va_arg(ap, uintptr_t);
+	va_end(ap);
+	sb_exact_flush(0);
+	sbx_call_n((void *)__real___kmpc_fork_call, argc + 5, slots(v, argc + 5));
+}

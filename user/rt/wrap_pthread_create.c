@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/* A thread's last segment ends when its start routine returns. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "exact_rt.h"
+
+int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *sbx_start_thread(void *p)
+{
+	struct start s = *(struct start *)p;
+	void *ret;
+
+	free(p);
+	ret = s.fn(s.arg);
+	sb_exact_thread_done();
+	return ret;
+}
+
+int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	struct start *s = malloc(sizeof(*s));
+	int ret;
+
+	if (!s)   /* still runs, only its last segment is not flushed */
+		return __real_pthread_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	ret = __real_pthread_create(th, attr, sbx_start_thread, s);
+	if (ret)
+		free(s);
+	return ret;
+}
