@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes_impl.h"
 #include "cfg.h"
 #include "cfg_io.h"
 
@@ -21,13 +22,6 @@ const char *sb_cause_kind_name(uint16_t kind)
 	default: return "unknown";
 	}
 }
-
-/* The profile's CFGs as one graph; slot i = profile binary i. */
-struct graph {
-	struct sb_cfg **per_bin;
-	uint32_t *offset;
-	struct sb_cfg *merged;
-};
 
 static void graph_free(struct graph *g, size_t nbin)
 {
@@ -65,22 +59,65 @@ static int graph_load(const struct sb_profile *p, struct graph *g, char *err, si
 }
 
 
-/* LIME input: block-sample events with a CFG block. */
-struct lime_in {
-	struct sb_lime_instance in;
-	struct sb_lime_event *ev;
-	double *counts, *time;
-	uint32_t *pevent;      /* LIME event -> profile event */
-};
-
-static void lime_in_free(struct lime_in *li)
+void sb_causes_lime_in_free(struct lime_in *li)
 {
 	free(li->ev);
 	free(li->counts);
 	free(li->time);
-	free(li->pevent);
 }
 
+long sb_causes_event_block(const struct sb_profile *p, const struct graph *g,
+			   const struct sb_event_def *d)
+{
+	long b;
+
+	if (d->binary < 0 || (size_t)d->binary >= p->nbinaries || !g->per_bin[d->binary])
+		return -1;
+	b = sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
+	return b < 0 ? -1 : (long)g->offset[d->binary] + b;
+}
+
+uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
+			   uint32_t *tids, double **time)
+{
+	uint32_t nt = 0;
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			uint32_t k = 0;
+
+			while (k < nt && tids[k] != in->per_thread[t].tid)
+				k++;
+			if (k == nt && nt < SB_CAUSES_MAX_THREADS)
+				tids[nt++] = in->per_thread[t].tid;
+		}
+	}
+	*time = calloc(nt ? nt : 1, sizeof(double));
+	for (uint32_t i = 0; *time && i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t col[SB_CAUSES_MAX_THREADS];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		sb_causes_columns(in, tids, nt, col);
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			if (col[t] < nt)
+				(*time)[col[t]] += (double)in->per_thread[t].busy_ns;
+	}
+	return nt;
+}
+
+void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
+		       uint32_t *col)
+{
+	for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+		for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
+			;
+}
 
 /*
  * The profile location of a cause, from the block event whose start or
@@ -107,7 +144,40 @@ static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause 
 			continue;
 		c->addr = at_branch ? d->vaddr2 : d->hot ? d->hot : d->vaddr;
 		c->loc = at_branch ? d->loc2 : d->loc_hot >= 0 ? d->loc_hot : d->loc;
-		return;
+		/* an exact count's event of the block has no hot instruction:
+		 * its samples' event, if any, follows */
+		if (at_branch || d->loc_hot >= 0)
+			return;
+	}
+}
+
+/*
+ * A loop whose trip count differs is decided where it repeats: the latch,
+ * the source of the back edge into the leader (its header), shown at the
+ * latch's branch.  A rotated loop's header holds its body, whose line is
+ * not the loop's.
+ */
+static void locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
+			 struct sb_cause *c)
+{
+	long b = -1;
+
+	for (uint32_t k = g->in_start[head]; k < g->in_start[head + 1] && b < 0; k++)
+		if (g->edges[g->in_edges[k]].back)
+			b = g->edges[g->in_edges[k]].src;
+	/* Compilers give the increment-and-jump of a latch line 0 at times:
+	 * then the block before it in the loop, up to the exit test. */
+	for (int steps = 0; b >= 0 && (uint32_t)b != head && steps < 8; steps++) {
+		struct sb_cause at = *c;
+
+		locate(p, g->blocks[b].last_insn, &at);
+		if (at.loc >= 0 && p->locs[at.loc].line) {
+			c->loc = at.loc;
+			c->addr = at.addr;
+			return;
+		}
+		b = sb_cfg_nin(g, (uint32_t)b) == 1 ? (long)g->edges[g->in_edges[g->in_start[b]]].src
+						    : -1;
 	}
 }
 
@@ -153,68 +223,65 @@ static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
  * correlation, so sampled vectors are pooled first.  Longer instances
  * then weigh more, rather than more imbalanced ones.
  */
+void sb_causes_lime_in_set(struct lime_in *li, uint32_t nt, size_t nevents)
+{
+	double max = 0, idle = 0;
+
+	for (uint32_t t = 0; t < nt; t++)
+		if (li->time[t] > max)
+			max = li->time[t];
+	for (uint32_t t = 0; max > 0 && t < nt; t++)
+		idle += (max - li->time[t]) / max;
+	li->in.nthreads = nt;
+	li->in.time = li->time;
+	li->in.imbalance = nt ? idle / nt : 0;
+	li->in.nevents = nevents;
+	li->in.events = li->ev;
+}
+
 static int pooled_build(const struct sb_profile *p, const struct graph *g, uint32_t s,
 			size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
 {
-	uint32_t tids[256], nt = 0;
+	uint32_t tids[SB_CAUSES_MAX_THREADS], nt;
 	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
 	size_t nrows = 0, total = 0;
-	uint64_t max = 0;
-	double idle = 0;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
 	if (!row)
 		return -ENOMEM;
+	nt = sb_causes_threads(p, s, ninst_vec, tids, &li->time);
 	for (size_t e = 0; e < p->nevents; e++)
 		row[e] = -1;
-	/* the threads, and the events with a CFG block */
+	/* the events with a CFG block */
 	for (uint32_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-
-		if (in->section != s || !ninst_vec[i])
+		if (p->instances[i].section != s || !ninst_vec[i])
 			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++) {
-			uint32_t k = 0;
-
-			while (k < nt && tids[k] != in->per_thread[t].tid)
-				k++;
-			if (k == nt && nt < 256)
-				tids[nt++] = in->per_thread[t].tid;
-		}
 		for (size_t v = 0; v < ninst_vec[i]; v++) {
-			const struct sb_event_def *d = &p->events[p->vectors[by_inst[i][v]].event];
 			uint32_t ev = p->vectors[by_inst[i][v]].event;
+			const struct sb_event_def *d = &p->events[ev];
 
-			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES && d->binary >= 0 &&
-			    g->per_bin[d->binary] && sb_cfg_block_at(g->per_bin[d->binary], d->vaddr) >= 0)
+			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES &&
+			    sb_causes_event_block(p, g, d) >= 0)
 				row[ev] = (long)nrows++;
 		}
 		total++;
 	}
 	li->ev = calloc(nrows ? nrows : 1, sizeof(*li->ev));
 	li->counts = calloc((nrows ? nrows : 1) * (nt ? nt : 1), sizeof(double));
-	li->time = calloc(nt ? nt : 1, sizeof(double));
-	li->pevent = calloc(nrows ? nrows : 1, sizeof(uint32_t));
-	if (!li->ev || !li->counts || !li->time || !li->pevent)
+	if (!li->ev || !li->counts || !li->time)
 		goto out;
 	for (uint32_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-		uint32_t col[256];
+		uint32_t col[SB_CAUSES_MAX_THREADS];
 
-		if (in->section != s || !ninst_vec[i])
+		if (p->instances[i].section != s || !ninst_vec[i])
 			continue;
-		for (uint32_t t = 0; t < in->nthreads && t < 256; t++) {
-			for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
-				;
-			if (col[t] < nt)
-				li->time[col[t]] += (double)in->per_thread[t].busy_ns;
-		}
+		sb_causes_columns(&p->instances[i], tids, nt, col);
 		for (size_t v = 0; v < ninst_vec[i]; v++) {
 			const struct sb_vector *vec = &p->vectors[by_inst[i][v]];
 			long r = row[vec->event];
 
-			for (uint32_t t = 0; r >= 0 && t < vec->nthreads && t < 256; t++)
+			for (uint32_t t = 0; r >= 0 && t < vec->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
 				if (col[t] < nt)
 					li->counts[(size_t)r * nt + col[t]] += (double)vec->counts[t];
 		}
@@ -226,23 +293,12 @@ static int pooled_build(const struct sb_profile *p, const struct graph *g, uint3
 		if (r < 0)
 			continue;
 		li->ev[r].kind = SB_LIME_BLOCK;
-		li->ev[r].id = g->offset[d->binary] +
-			       (uint32_t)sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
+		li->ev[r].id = (uint32_t)sb_causes_event_block(p, g, d);
 		li->ev[r].superior = -1;
 		li->ev[r].addr = SB_CFG_TAG(d->binary, d->vaddr);
 		li->ev[r].counts = &li->counts[(size_t)r * nt];
-		li->pevent[r] = (uint32_t)e;
 	}
-	for (uint32_t t = 0; t < nt; t++)
-		if (li->time[t] > (double)max)
-			max = (uint64_t)li->time[t];
-	for (uint32_t t = 0; max && t < nt; t++)
-		idle += ((double)max - li->time[t]) / (double)max;
-	li->in.nthreads = nt;
-	li->in.time = li->time;
-	li->in.imbalance = nt ? idle / nt : 0;
-	li->in.nevents = nrows;
-	li->in.events = li->ev;
+	sb_causes_lime_in_set(li, nt, nrows);
 	ret = total ? 0 : -ENOENT;
 out:
 	free(row);
@@ -251,7 +307,7 @@ out:
 
 static int section_causes(const struct sb_profile *p, const struct graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
-			  size_t *ninst_vec, struct sb_causes *out)
+			  size_t *ninst_vec, bool exact, struct sb_causes *out)
 {
 	struct sb_lime_result **res = calloc(p->ninstances ? p->ninstances : 1, sizeof(*res));
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
@@ -265,12 +321,13 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	{
 		struct lime_in li;
 
-		ret = pooled_build(p, g, s, by_inst, ninst_vec, &li);
+		ret = exact ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
+			    : pooled_build(p, g, s, by_inst, ninst_vec, &li);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)
 			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)
 			w[nres++] = li.in.imbalance ? li.in.imbalance : 1;
-		lime_in_free(&li);
+		sb_causes_lime_in_free(&li);
 		if (ret && ret != -ENOENT)
 			goto out;
 	}
@@ -299,10 +356,13 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 		c->score = comb->causes[k].score;
 		locate(p, comb->causes[k].addr, c);
 		/* The decision that sends threads into the leader's work: the
-		 * branch that alone leads into it. */
+		 * branch that alone leads into it.  (Block samples only: with
+		 * exact counts the leader is the decision itself.) */
 		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
 		pred = blk >= 0 ? sb_cfg_conditional_pred(g->merged, (uint32_t)blk) : -1;
-		if (c->loc >= 0 && pred >= 0) {
+		if (c->kind == SB_CAUSE_LOOP && blk >= 0)
+			locate_latch(p, g->merged, (uint32_t)blk, c);
+		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && pred >= 0) {
 			struct sb_cause at = *c;
 
 			/* shown at the branch (its block's last instruction), if
@@ -328,6 +388,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 		      struct sb_causes *out, char *err, size_t errlen)
 {
 	size_t **by_inst = NULL, *nvec = NULL;
+	bool exact = false;
 	struct graph g;
 	int ret;
 
@@ -335,6 +396,10 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 	out->block_samples = 1;
 	if (!p->nvectors)
 		return 0;
+	/* A `scalebpf cc` build's exact counts decide the kinds of causes. */
+	for (size_t v = 0; v < p->nvectors && !exact; v++)
+		exact = p->events[p->vectors[v].event].kind == SB_EVK_BLOCK_COUNT;
+	out->block_samples = !exact;
 	ret = graph_load(p, &g, err, errlen);
 	if (ret)
 		goto out;
@@ -357,7 +422,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 		by_inst[i][nvec[i]++] = v;
 	}
 	for (uint32_t s = 0; s < p->nsections; s++)
-		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, out)))
+		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, exact, out)))
 			goto out;
 	ret = 0;
 out:

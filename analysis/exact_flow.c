@@ -122,6 +122,56 @@ static void solve(struct solver *s, double *tmp)
 	}
 }
 
+/*
+ * A block neither the function's entry nor any counted block reaches by
+ * flow edges never runs: alignment padding after a jump, which a linear
+ * sweep makes a block falling into the next one.  Its count is 0, so it
+ * does not hide the true predecessor of that next block.  (Counted blocks
+ * are roots too: a jump table's targets have no edges in.)
+ */
+static int zero_unreachable(struct solver *s, double *zero)
+{
+	const struct sb_cfg *g = s->g;
+	uint32_t *stack = malloc((g->nblocks ? g->nblocks : 1) * sizeof(*stack));
+	uint8_t *seen = calloc(g->nblocks ? g->nblocks : 1, 1);
+	size_t sp = 0;
+
+	if (!stack || !seen) {
+		free(stack);
+		free(seen);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < g->nblocks; b++)
+		if (s->active[b] && (s->f->block_known[b] || is_entry(g, b))) {
+			seen[b] = 1;
+			stack[sp++] = b;
+		}
+	while (sp) {
+		uint32_t b = stack[--sp];
+
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+			uint32_t d = g->edges[k].dst;
+
+			if (flow(&g->edges[k]) && s->active[d] && !seen[d]) {
+				seen[d] = 1;
+				stack[sp++] = d;
+			}
+		}
+	}
+	memset(zero, 0, s->f->nt * sizeof(double));
+	for (uint32_t b = 0; b < g->nblocks; b++) {
+		if (!s->active[b] || seen[b])
+			continue;
+		set_block(s, b, zero);
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+			if (flow(&g->edges[k]))
+				set_edge(s, k, zero);
+	}
+	free(stack);
+	free(seen);
+	return 0;
+}
+
 int sb_exact_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *known,
 			const double *counts, struct sb_exact_flow *out)
 {
@@ -151,6 +201,8 @@ int sb_exact_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *know
 		}
 	for (uint32_t b = 0; b < g->nblocks; b++)
 		s.active[b] = func_on[g->blocks[b].func];
+	if (zero_unreachable(&s, tmp))
+		goto out;
 	solve(&s, tmp);
 	ret = 0;
 out:

@@ -51,6 +51,7 @@ static bool valid_event(const struct sb_cfg *cfg, const struct sb_lime_instance 
 	case SB_LIME_EDGE:
 		return graph && x->id < cfg->nedges;
 	case SB_LIME_BLOCK:
+	case SB_LIME_COUNT:
 		return graph && x->id < cfg->nblocks;
 	case SB_LIME_HW:
 		return x->superior >= -1 && (int64_t)x->superior < (int64_t)in->nevents &&
@@ -261,6 +262,9 @@ static int run(struct run *s, const struct sb_lime_opts *o, struct sb_lime_resul
 	err = sb_lime_causal(s->in, s->u, s->live);
 	if (err)
 		return err;
+	for (size_t e = 0; e < ne; e++)
+		if (s->in->events[e].kind == SB_LIME_COUNT)
+			s->live[e] = 0;   /* a superior only */
 	time_varies = sb_lime_unit(s->in->time, s->n, s->y);
 	compact(s);
 	nc = sb_lime_cluster(s->u, s->m, s->n, &cp, s->clus, NULL);

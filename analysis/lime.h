@@ -25,6 +25,10 @@ enum sb_lime_event_kind {
 	SB_LIME_HW,         /* a hardware event at instruction `addr` (misses,
 			     * latency/stall time); `superior` names the event
 			     * whose count it is subordinate to, or -1 */
+	SB_LIME_COUNT,      /* the exact execution count of CFG block `id`:
+			     * only a superior of HW events (§3.1: a load's
+			     * misses against its executions); joins no
+			     * cluster, since its block's edges stand for it */
 };
 
 struct sb_lime_event {

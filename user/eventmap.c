@@ -21,6 +21,8 @@ struct bincfg {
 	struct sb_cfg *cfg;       /* NULL: could not be built */
 	int32_t pbin;             /* profile binary index, -1 until known */
 	bool used;
+	uint8_t *exact_funcs;     /* per function: holds an exact-counted block */
+	uint64_t exact_base;      /* runtime address - vaddr */
 };
 
 struct sb_eventmap {
@@ -76,6 +78,7 @@ void sb_eventmap_free(struct sb_eventmap *em)
 		struct bincfg *bc = v;
 
 		sb_cfg_free(bc->cfg);
+		free(bc->exact_funcs);
 		free(bc);
 	}
 	sb_idmap_free(em->cfgs);
@@ -302,7 +305,40 @@ static long exact_event(struct sb_eventmap *em, uint64_t ip)
 		em->st.exact_unmapped++;
 		return -1;
 	}
+	bc->exact_base = ip - vaddr;
+	if (!bc->exact_funcs && !(bc->exact_funcs = calloc(bc->cfg->nfuncs + 1, 1)))
+		return -1;
+	bc->exact_funcs[bc->cfg->blocks[blk].func] = 1;
 	return event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_COUNT);
+}
+
+/*
+ * Exact counts determine the other blocks of a counted function (the
+ * machine code cuts an IR block at each call, and branches end them):
+ * any of them may be a cause, so all are named in the profile, those
+ * without counts of their own without a vector.
+ */
+static int name_exact_functions(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	uint64_t bin;
+	void *v;
+
+	while (sb_idmap_next(em->cfgs, &it, &bin, NULL, &v)) {
+		struct bincfg *bc = v;
+
+		for (size_t f = 0; bc->exact_funcs && f < bc->cfg->nfuncs; f++) {
+			const struct sb_cfg_func *fn = &bc->cfg->funcs[f];
+
+			if (!bc->exact_funcs[f])
+				continue;
+			for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+				if (event_of_block(em, (int)bin, bc, b, bc->exact_base,
+						   SB_EVK_BLOCK_COUNT) < 0)
+					return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 /* Each block's most sampled instruction: where its time goes, shown for
@@ -353,7 +389,7 @@ int sb_eventmap_finish(struct sb_eventmap *em)
 	size_t it = 0;
 	void *v;
 
-	if (name_hot(em))
+	if (name_hot(em) || name_exact_functions(em))
 		return -ENOMEM;
 
 	while (sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {

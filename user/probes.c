@@ -306,6 +306,28 @@ static int add_exact(struct sb_plan *pl, struct sb_elf *e)
 		return 0;
 	r = add_probe(pl, e, "scalebpf_exact_batch", vaddr, size, SB_ROLE_EXACT, SB_PRIM_OTHER, 1);
 	pl->exact = r > 0;
+	/*
+	 * Its libomp fork wrapper hands libomp a trampoline as the outlined
+	 * function, from inside the runtime: the region is the wrapper's
+	 * call, whose 3rd argument is the outlined function and whose caller
+	 * is the program.
+	 */
+	if (r > 0 && !sb_elf_func_by_name(e, "__wrap___kmpc_fork_call", &vaddr, &size) &&
+	    vaddr) {
+		for (size_t i = 0; i < pl->n; i++) {
+			struct sb_probe *p = &pl->probes[i];
+
+			if (p->role != SB_ROLE_REGION || strcmp(p->func, "__kmpc_fork_call"))
+				continue;
+			free(p->binary);
+			free(p->func);
+			*p = pl->probes[--pl->n];
+			break;
+		}
+		if (add_probe(pl, e, "__wrap___kmpc_fork_call", vaddr, size, SB_ROLE_REGION,
+			      SB_PRIM_OTHER, 3) < 0)
+			return -ENOMEM;
+	}
 	return r;
 }
 

@@ -58,3 +58,24 @@ $(WL_OUTDIR)/omp_imbalance_libomp: $(WL_SRCDIR)/omp_imbalance.c $(WL_DEPS)
 	@mkdir -p $(@D)
 	$(WL_CLANG) $(WL_CFLAGS) -fopenmp=libomp $< -o $@ \
 		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
+
+# Exact-mode builds (`scalebpf cc`: every block counted per thread) of the
+# planted-cause workloads, in $(BUILD)/workloads/exact/.  OpenMP ones use
+# clang's libomp, the runtime exact mode follows.
+WL_EXACT_PTHREAD := lime_owner lime_root lime_cache
+WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri)
+WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP))
+WL_SCALEBPF      ?= $(BUILD)/scalebpf
+WL_EXACT_FLAGS   := -O2 -Wall -Wextra -Werror
+
+.PHONY: workloads-exact
+workloads-exact: $(WL_EXACT_BINS)
+
+$(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
+	@mkdir -p $(@D)
+	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -pthread $< -o $@
+
+$(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_OMP)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
+	@mkdir -p $(@D)
+	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -fopenmp=libomp $< -o $@ \
+		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
