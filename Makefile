@@ -111,11 +111,11 @@ include tests/workloads/workloads.mk
 check-unit: $(UNIT_BIN) $(UNIT_ASAN) workloads
 	@sh tests/run-unit.sh $(UNIT_BIN) $(UNIT_ASAN)
 
-check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads
+check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads workloads-exact
 	@bash tests/run-integration.sh
 
 check: $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory all $(BUILD)/asan/scalebpf workloads
+	@$(MAKE) --no-print-directory all $(BUILD)/asan/scalebpf workloads workloads-exact
 	@sh tests/run-all.sh
 
 demo: $(BUILD)/scalebpf workloads

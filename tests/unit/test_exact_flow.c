@@ -60,8 +60,49 @@ static void expect_edge(const struct sb_exact_flow *f, long e, double t0, double
 	CHECK_NEAR(f->edge[e * NT + 1], t1, 0);
 }
 
+/*
+ * Alignment padding after a jump falls into a branch target in a linear
+ * sweep: block 2 below.  It never runs, so the taken edge 1 -> 3 is still
+ * determined by block 3's count.
+ *   h: 0 entry -> 1 (cond): taken -> 3, fall-through -> 4; 2 (padding)
+ *      -> 3; 3 -> 5; 4 -> 5; 5 returns.  Counted: 0 and 3.
+ */
+static void test_padding(void)
+{
+	static const struct { uint32_t s, d; uint16_t k; } ed[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 3, SB_EDGE_TAKEN }, { 1, 4, SB_EDGE_FALLTHROUGH },
+		{ 2, 3, SB_EDGE_SEQUENTIAL }, { 3, 5, SB_EDGE_JUMP }, { 4, 5, SB_EDGE_SEQUENTIAL },
+	};
+	struct sb_cfg *g = sb_cfg_alloc();
+	uint8_t known[6] = { 1, 0, 0, 1, 0, 0 };
+	double counts[6 * NT] = { [0] = 5, 9, [3 * NT] = 2, 7 };
+	struct sb_exact_flow f;
+	long e[6];
+
+	sb_cfg_add_func(g, "h", 0x1000, 0x1060);
+	for (uint64_t a = 0x1000; a < 0x1060; a += 0x10)
+		sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc);
+	for (size_t i = 0; i < 6; i++)
+		sb_cfg_add_edge(g, ed[i].s, ed[i].d, ed[i].k);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	for (size_t i = 0; i < 6; i++) {
+		e[i] = -1;
+		for (size_t k = 0; k < g->nedges; k++)
+			if (g->edges[k].src == ed[i].s && g->edges[k].dst == ed[i].d)
+				e[i] = (long)k;
+	}
+	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve");
+	CHECK(f.block_known[2] && f.block[2 * NT] == 0, "padding never runs");
+	expect_edge(&f, e[1], 2, 7, "taken edge past the padding");
+	expect_edge(&f, e[2], 3, 2, "fall-through: the rest");
+	expect_edge(&f, e[5], 3, 2, "4 -> 5");
+	sb_exact_flow_free(&f);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
+	test_padding();
 	long e[10];
 	struct sb_cfg *g = build(e);
 	uint8_t known[9] = { 1, 1, 0, 0, 1, 1, 1, 0, 0 };

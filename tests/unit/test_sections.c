@@ -300,9 +300,71 @@ static void test_vectors(void)
 	sb_builder_free(b);
 }
 
+/*
+ * Exact counts flushed just after a task returned (SB_EV_COUNT_LAST) go to
+ * the segment that task end closed, while the region is open; after it,
+ * they are counted as unplaced.  Counts before the task end (SB_EV_COUNT)
+ * go to the current segment as usual.
+ */
+static void test_count_last(void)
+{
+	struct sb_builder *b = sb_builder_alloc(10);
+	struct sb_profile *p = sb_profile_alloc();
+	const uint64_t fn = 0x4011a0;
+	struct sb_event e[] = {
+		ev(10, 5, SB_EV_REGION_ENTER, 0, 0x401300, fn, 0),
+		ev(11, 5, SB_EV_TASK_ENTER, 0, 0, fn, 0),
+		ev(12, 6, SB_EV_TASK_ENTER, 0, 0, fn, 0),
+		ev(20, 5, SB_EV_COUNT, 0, 0, 0x10, 0),
+		ev(30, 6, SB_EV_TASK_EXIT, 0, 0, fn, 18),
+		ev(31, 6, SB_EV_COUNT_LAST, 0, 0, 0x10, 0),
+		ev(32, 5, SB_EV_TASK_EXIT, 0, 0, fn, 21),
+		ev(33, 5, SB_EV_COUNT_LAST, 0, 0, 0x20, 0),
+		ev(40, 5, SB_EV_REGION_EXIT, 0, 0, 0, 22),
+		ev(50, 6, SB_EV_COUNT_LAST, 0, 0, 0x20, 0),   /* region over */
+	};
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_COUNT, .binary = -1, .loc = -1,
+				  .loc2 = -1, .loc_hot = -1 };
+	struct sb_builder_stats st;
+	int seen = 0;
+
+	e[3].dur = 4;
+	e[5].dur = 5;
+	e[7].dur = 2;
+	e[9].dur = 7;
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.counts_unplaced == 7, "counts after the region ended: %llu",
+	      (unsigned long long)st.counts_unplaced);
+	sb_profile_add_event(p, &d);
+	sb_profile_add_event(p, &d);
+	CHECK(sb_builder_emit(b, p, loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(p->ninstances == 1, "one region instance: %zu", p->ninstances);
+	for (size_t i = 0; p->ninstances == 1 && i < p->nvectors; i++) {
+		const struct sb_vector *v = &p->vectors[i];
+		uint32_t c5 = p->instances[0].per_thread[0].tid == 5 ? 0 : 1;
+
+		if (v->event == 0) {   /* 0x10: 4 in tid 5's segment, 5 flushed late by 6 */
+			CHECK(v->counts[c5] == 4 && v->counts[1 - c5] == 5, "0x10: %llu %llu",
+			      (unsigned long long)v->counts[c5], (unsigned long long)v->counts[1 - c5]);
+			seen++;
+		} else if (v->event == 1) {
+			CHECK(v->counts[c5] == 2 && v->counts[1 - c5] == 0, "0x20: %llu %llu",
+			      (unsigned long long)v->counts[c5], (unsigned long long)v->counts[1 - c5]);
+			seen++;
+		}
+	}
+	CHECK(seen == 2, "both events have vectors: %d", seen);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
 	test_vectors();
+	test_count_last();
 	test_barrier_ratio();
 	test_omp_region();
 	test_join_and_partial();

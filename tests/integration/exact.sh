@@ -1,0 +1,137 @@
+# Exact mode (`scalebpf cc`): per-thread block counts equal the analytic
+# counts of the planted workloads, LIME names the planted line with a
+# determined kind, and software samples agree with the exact counts.
+EX=$WL/exact
+
+# count_of JSON SECTION FUNCTION LINE-LOCATION: per-thread counts ordered by
+# thread name (worker-0..), of every block_count event at that location,
+# as one JSON array of arrays.
+counts_at() {
+	jq -c --arg s "$2" --arg f "$3" --arg l "$4" '[.counts[] |
+		select(.section == $s and .kind == "block_count" and .function == $f and .location == $l) |
+		[.per_thread | sort_by(.comm)[] | .count]]' "$1"
+}
+
+# pearson: jq function of two equal-length arrays
+JQ_PEARSON='def mean: add / length;
+def pearson($a; $b): ($a | mean) as $ma | ($b | mean) as $mb |
+	([range(0; $a | length) | ($a[.] - $ma) * ($b[.] - $mb)] | add) /
+	((([$a[] | (. - $ma) * (. - $ma)] | add) * ([$b[] | (. - $mb) * (. - $mb)] | add)) | sqrt);'
+
+exact_record() {  # NAME OUT ARGS...: record the exact build, report causes and counts
+	local w=$1 out=$2
+	shift 2
+	record_json "$out" -F 999 -- "$EX/$w" "$@" &&
+		"$SB" report -i "${out%.json}.sbp" --counts --format json >"${out%.json}.counts.json"
+}
+
+exact_owner_group() {
+	local j=$TMP/exact_owner.json c sec iters=40 units=200
+	sec=$(site barrier lime_owner.c)
+	c=$TMP/exact_owner.counts.json
+	if exact_record lime_owner "$j" 4 $iters $units; then
+		# thread k owns block rows bi = k, k+4 of 8: (8-k) + (4-k) blocks a row pass
+		jqcheck "exact: lime_owner's sb_work calls per thread are 40 x 12,10,8,6" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\") | [.per_thread | sort_by(.comm)[] | .count]] | any(. == [480, 400, 320, 240])"
+		jqcheck "exact: lime_owner's sb_work loop runs calls x 200 x 1000 times per thread" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:61\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
+		jqcheck "exact: lime_owner's top cause is the ownership branch at $(site cause lime_owner.c)" "$j" \
+			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_owner.c)\" and .kind == \"branch\" and .score > 0.8"
+		jqcheck "exact: the profile says its block counts are exact, none lost" "$j" \
+			'(.meta.block_counts | test("^exact")) and .meta.drops_exact == "0" and .meta.exact_faults == "0" and .meta.exact_counts_unplaced == "0" and (.meta.exact_batches | tonumber) > 0'
+		check "exact: the text report names exact counts, no 'undetermined' hint" bash -c \
+			"'$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'branch' && ! '$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'confirm with exact counts'"
+	else
+		bad "exact: lime_owner record"
+	fi
+}
+timed_group "exact lime_owner" exact_owner_group
+
+exact_root_group() {
+	local j=$TMP/exact_root.json c sec
+	sec=$(site barrier lime_root.c)
+	c=$TMP/exact_root.counts.json
+	if exact_record lime_root "$j" 4 60 300; then
+		jqcheck "exact: lime_root's root_only_work runs 60 times in worker-0 only" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"root_only_work\") | [.per_thread | sort_by(.comm)[] | .count]] | any(. == [60, 0, 0, 0])"
+		jqcheck "exact: lime_root's sb_work loop runs 60 x (1+3) x 300 x 1000 times in the root, 60 x 300 x 1000 elsewhere" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:61\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [72000000, 18000000, 18000000, 18000000]"
+		jqcheck "exact: lime_root's top cause is the me == 0 branch at $(site cause lime_root.c)" "$j" \
+			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_root.c)\" and .kind == \"branch\" and .score > 0.8"
+	else
+		bad "exact: lime_root record"
+	fi
+}
+timed_group "exact lime_root" exact_root_group
+
+exact_tri_group() {
+	local j=$TMP/exact_tri.json c sec
+	sec=$(site cause lime_omp_tri.c | sed 's/:.*//'):$(grep -n "pragma omp parallel" "$TOP/tests/workloads/lime_omp_tri.c" | cut -d: -f1)
+	c=$TMP/exact_tri.counts.json
+	if OMP_NUM_THREADS=4 exact_record lime_omp_tri "$j" 10 48 100; then
+		# static schedule: thread k gets i in [12k, 12k+12), sum of i = 144k + 66
+		jqcheck "exact: lime_omp_tri's sb_work calls per thread are 10 x (144k + 66)" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:52\") | [.per_thread[] | .count] | sort] | any(. == [660, 2100, 3540, 4980])"
+		jqcheck "exact: lime_omp_tri's top cause is the inner loop at $(site cause lime_omp_tri.c)" "$j" \
+			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_omp_tri.c)\" and .kind == \"loop\""
+	else
+		bad "exact: lime_omp_tri record"
+	fi
+}
+if [ -x "$EX/lime_omp_tri" ]; then
+	timed_group "exact lime_omp_tri" exact_tri_group
+else
+	bad "exact: lime_omp_tri was not built (clang with libomp is installed by make deps)"
+fi
+
+exact_cache_group() {
+	local j=$TMP/exact_cache.json sec
+	sec=$(site barrier lime_cache.c)
+	if exact_record lime_cache "$j" 4 10 200000; then
+		jqcheck "exact: lime_cache's top cause is hardware/cache behaviour at the load $(site cause lime_cache.c)" "$j" \
+			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_cache.c)\" and .kind == \"hardware\""
+	else
+		bad "exact: lime_cache record"
+	fi
+}
+timed_group "exact lime_cache" exact_cache_group
+
+# Software samples of the plain build against the exact build's counts,
+# thread by thread, for the block that carries the imbalance (sb_work's
+# loop: its most sampled and its most executed block): Pearson r >= 0.9.
+sampled_vs_exact_group() {
+	local j=$TMP/sw_owner.json c=$TMP/sw_owner.counts.json sec
+	sec=$(site barrier lime_owner.c)
+	if record_json "$j" -F 999 -- "$WL/lime_owner" 4 40 200 &&
+	   "$SB" report -i "$TMP/sw_owner.sbp" --counts --format json >"$c"; then
+		jq -n --slurpfile s "$c" --slurpfile x "$TMP/exact_owner.counts.json" --arg sec "$sec" \
+			"$JQ_PEARSON"'
+			def vec($d; $k): [$d.counts[] | select(.section == $sec and .kind == $k and .function == "sb_work") | [.per_thread | sort_by(.comm)[] | .count]] | max_by(add);
+			pearson(vec($s[0]; "block_samples"); vec($x[0]; "block_count"))' >"$TMP/pearson.out" 2>&1
+		if grep -qE '^(0\.9[0-9]*|1(\.0*)?)$' "$TMP/pearson.out"; then
+			ok "software samples vs exact counts per thread (sb_work loop): r = $(cat "$TMP/pearson.out") >= 0.9"
+		else
+			bad "software samples vs exact counts per thread: r = $(cat "$TMP/pearson.out") < 0.9"
+		fi
+	else
+		bad "software lime_owner record"
+	fi
+}
+timed_group "sampled vs exact" sampled_vs_exact_group
+
+# scalebpf cc: usage errors are clear
+expect_fail_cc() {
+	local desc=$1 pat=$2
+	shift 2
+	if "$@" >"$TMP/cc.out" 2>"$TMP/cc.err"; then
+		bad "$desc (exit 0)"
+	elif grep -qi -- "$pat" "$TMP/cc.err"; then
+		ok "$desc"
+	else
+		bad "$desc: message lacks '$pat'"
+		cat "$TMP/cc.err"
+	fi
+}
+expect_fail_cc "cc without arguments prints usage" "usage: scalebpf cc" "$SB" cc
+expect_fail_cc "cc with a missing compiler says so" "cannot run" env SCALEBPF_CLANG=/no/such/clang "$SB" cc -c x.c
+expect_fail_cc "cc with a missing runtime says so" "exact-mode runtime" env SCALEBPF_RT=/no/such.a "$SB" cc x.c
