@@ -12,6 +12,7 @@
 
 static const char report_usage[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
 "locations were symbolized when recording) and show:\n"
@@ -34,6 +35,8 @@ static const char report_usage[] =
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
 "  -n, --top N          sections shown in detail (default 5)\n"
+"      --addresses      instead of a report, the sampled data addresses kept\n"
+"                       in the profile, one per line (tab-separated)\n"
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
 "  -h, --help           this text\n";
@@ -46,6 +49,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
+		{ "addresses", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -55,7 +59,7 @@ int cmd_report(int argc, char **argv)
 	const char *format = "text";
 	struct sb_profile *p;
 	char err[512], *end;
-	int c, ret;
+	int c, ret, addresses = 0;
 
 	sb_lime_opts_default(&lo);
 	optind = 1;
@@ -91,6 +95,9 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'A':
+			addresses = 1;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -110,6 +117,13 @@ int cmd_report(int argc, char **argv)
 	if (sb_profile_read(o.input, &p, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
+	}
+	if (addresses) {
+		ret = sb_report_addrs_table(p, stdout);
+		if (fflush(stdout) || ret)
+			fprintf(stderr, "scalebpf report: cannot write the addresses\n");
+		sb_profile_free(p);
+		return ret ? 1 : 0;
 	}
 	if (sb_causes_compute(p, &lo, &causes, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
