@@ -335,7 +335,7 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	static const char *const fns[] = { "chase", "sum", "bump", "copy16" };
 	struct sb_memop_ctx *c = sb_memop_ctx_new(2), *big = sb_memop_ctx_new(0);
 	struct sb_memop_stats st;
-	uint64_t regs[SB_NREGS], v, size, first[4] = { 0 };
+	uint64_t regs[SB_NREGS], v, size;
 	struct insn in[MAXI];
 	struct sb_memop m;
 	bool same = true;
@@ -347,26 +347,21 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	if (!sb_elf_func_by_name(e, "chase", &v, &size))    /* padding after it */
 		CHECK(dec(big, e, v + size, regs, 0, &m) == SB_MEMOP_NOCODE,
 		      "inter-function padding: not NOCODE");
-	/* capacity 2 over 4 functions: evictions, same answers as a big cache */
+	/* capacity 2 over 4 functions: evictions, same answers as a big cache.
+	 * Each round samples other IPs: a remembered IP needs no sweep. */
 	for (int round = 0; round < 3; round++)
 		for (int f = 0; f < 4; f++) {
-			int n = disasm(bin, fns[f], in);
-			uint64_t a1, a2;
-			int s1;
+			int n = disasm(bin, fns[f], in), s1, s2;
+			uint64_t a1;
 
-			if (n < 1) {
+			if (n < 3) {
 				same = false;
 				continue;
 			}
-			s1 = dec(c, e, in[n - 1].va, regs, 0, &m);
-
+			s1 = dec(c, e, in[n - 1 - round].va, regs, 0, &m);
 			a1 = m.addr;
-			s1 = s1 * 1000 + dec(big, e, in[n - 1].va, regs, 0, &m);
-			a2 = m.addr;
-			same &= a1 == a2;
-			if (!round)
-				first[f] = (uint64_t)s1;
-			same &= first[f] == (uint64_t)s1;
+			s2 = dec(big, e, in[n - 1 - round].va, regs, 0, &m);
+			same &= a1 == m.addr && s1 == s2;
 		}
 	CHECK(same, "small and big caches disagree");
 	sb_memop_ctx_stats(c, &st);
@@ -382,6 +377,46 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	      !strcmp(sb_memop_status_name(99), "?"), "status names");
 	sb_memop_ctx_free(c);
 	sb_memop_ctx_free(big);
+}
+
+/* A sampled IP's decision is remembered, never its address: the same IP
+ * with other registers gives the other address; forget drops it too. */
+static void check_memo(struct sb_elf *e, const char *bin)
+{
+	struct sb_memop_ctx *c = sb_memop_ctx_new(0);
+	struct sb_memop_stats st;
+	uint64_t regs[SB_NREGS], want[2];
+	struct insn in[MAXI];
+	struct sb_memop m[2];
+	int n = disasm(bin, "sum", in), i = find(in, n, "add", "(%"), s0, s1;
+
+	CHECK(c && i >= 0 && i + 1 < n, "memo: no a[i] load in sum");
+	if (!c || i < 0 || i + 1 >= n) {
+		sb_memop_ctx_free(c);
+		return;
+	}
+	fill_regs(regs);
+	att_addr(in[i].text, regs, &want[0]);
+	s0 = dec(c, e, in[i + 1].va, regs, 0, &m[0]);
+	for (int r = 0; r < SB_NREGS; r++)
+		regs[r] += 0x1000 * (uint64_t)(r + 1);
+	att_addr(in[i].text, regs, &want[1]);
+	s1 = dec(c, e, in[i + 1].va, regs, 0, &m[1]);
+	sb_memop_ctx_stats(c, &st);
+	CHECK(s0 == SB_MEMOP_OK && s1 == SB_MEMOP_OK && want[0] != want[1] &&
+	      m[0].addr == want[0] && m[1].addr == want[1] && m[1].insn == in[i].va &&
+	      m[1].previous, "memo: addrs %#" PRIx64 " %#" PRIx64 " want %#" PRIx64
+	      " %#" PRIx64, m[0].addr, m[1].addr, want[0], want[1]);
+	CHECK(st.decodes == 2 && st.memo_hits == 1 && st.sweeps == 1, "memo: %" PRIu64
+	      " decodes %" PRIu64 " hits %" PRIu64 " sweeps", st.decodes, st.memo_hits,
+	      st.sweeps);
+	sb_memop_ctx_forget(c, e);
+	dec(c, e, in[i + 1].va, regs, 0, &m[1]);
+	sb_memop_ctx_stats(c, &st);
+	CHECK(st.memo_hits == 1 && st.sweeps == 2 && m[1].addr == want[1],
+	      "memo after forget: %" PRIu64 " hits %" PRIu64 " sweeps", st.memo_hits,
+	      st.sweeps);
+	sb_memop_ctx_free(c);
 }
 
 int main(void)
@@ -403,6 +438,7 @@ int main(void)
 		check_sse_rip_fs(c, e, bin);
 		check_vec(c, e, bin);
 		check_nocode_and_cache(e, bin);
+		check_memo(e, bin);
 	}
 	sb_memop_ctx_free(c);
 	sb_elf_close(e);
