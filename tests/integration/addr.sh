@@ -52,6 +52,27 @@ addr_group() {
 		".addresses.kept == $(grep -vc '^#' "$tsv") and .addresses.kept <= .addresses.capacity and .addresses.kept == .addresses.decoded"
 	check "addresses: the text report shows the undecodable share" \
 		bash -c "'$SB' report -i '$TMP/addr.sbp' | grep -Eq '^  addresses: [0-9]+ of [0-9]+ samples were memory accesses: .* undecodable \\([0-9.]+%\\)'"
-	echo "     $(jq -r '"decode cost: \(.meta.addr_decode_ns_per_sample) ns per sample; undecodable \(.addresses.undecodable_pct)%"' "$j")"
+	echo "     $(jq -r '"decode cost: \(.meta.addr_decode_ns_per_sample) ns per sample, \(.meta.addr_decode_ns_per_repeat) ns per repeated IP; undecodable \(.addresses.undecodable_pct)%"' "$j")"
 }
 timed_group "addresses" addr_group
+
+# A chase whose only load overwrites its own address register (p =
+# p->next): samples after it are undecodable and must be counted so, not
+# guessed; the few at the loop head (the load not yet run) still decode.
+addr_clobber_group() {
+	local j=$TMP/addrn.json tsv=$TMP/addrn.tsv truth=$TMP/addrn.truth n in tok iok und
+	rm -f "$truth"
+	if ! SB_ADDR_TRUTH=$truth record_json "$j" -- "$WL/addr_mix" 1 1 5; then
+		bad "addresses: record addr_mix with a self-clobbering chase"
+		return
+	fi
+	"$SB" report -i "$TMP/addrn.sbp" --addresses >"$tsv"
+	read -r n in tok iok < <(addr_share "$tsv" "$truth" next)
+	und=$(jq '.addresses.undecodable' "$j")
+	echo "     next loop: $n decoded ($in in its array), $und undecodable in the run ($(jq '.addresses.undecodable_pct' "$j")%)"
+	check "addresses: self-clobbering chase: >= 50 undecodable samples counted ($und)" test "$und" -ge 50
+	check "addresses: self-clobbering chase: undecodable >= 3x its decoded loop-head samples ($und vs $n)" \
+		test "$und" -ge $((3 * n))
+	check "addresses: self-clobbering chase: what decodes is in its array ($in of $n)" test "$in" -eq "$n"
+}
+timed_group "addresses: self-clobbering chase" addr_clobber_group

@@ -1,4 +1,4 @@
-/* addr_mix CHASE_MSTEPS STREAM_PASSES
+/* addr_mix CHASE_MSTEPS STREAM_PASSES [NEXT_MSTEPS]
  *
  * Known truth for software address sampling: two threads, each touching
  * only its own array from its own loop function.
@@ -7,6 +7,9 @@
  *     steps, in chase_loop();
  *   - "stream-0" sums a 64 MiB array of longs STREAM_PASSES times, in
  *     stream_loop().
+ *   - with NEXT_MSTEPS, "next-0" walks its own such list NEXT_MSTEPS
+ *     million steps in next_loop(), whose only load overwrites its own
+ *     address register (p = p->next): no address can be recovered there.
  * Every load of chase_loop is inside the node array, every load of
  * stream_loop inside the long array.  Before the loops start, each thread
  * writes one line "chase|stream TID LO HI" (hex [LO, HI) of its array) to
@@ -28,7 +31,7 @@ struct node {
 	long val;
 };
 
-static unsigned long chase_steps, stream_passes;
+static unsigned long chase_steps, stream_passes, next_steps;
 static pthread_mutex_t truth_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile long sink;
 
@@ -61,6 +64,13 @@ static SB_NOINLINE long chase_loop(const struct node *p, unsigned long steps)
 	return s;
 }
 
+static SB_NOINLINE const struct node *next_loop(const struct node *p, unsigned long steps)
+{
+	while (steps--)
+		p = p->next;
+	return p;
+}
+
 static SB_NOINLINE long stream_loop(const long *a, unsigned long n)
 {
 	long s = 0;
@@ -72,14 +82,11 @@ static SB_NOINLINE long stream_loop(const long *a, unsigned long n)
 
 /* Sattolo's algorithm: one cycle through all nodes in random order, so
  * the prefetchers cannot follow it. */
-static void *chase_main(void *arg)
+static struct node *make_list(uint64_t x)
 {
 	struct node *a = sb_calloc(NODES, sizeof(*a));
 	size_t *perm = sb_calloc(NODES, sizeof(*perm));
-	uint64_t x = 0x9e3779b97f4a7c15ull;
 
-	(void)arg;
-	sb_name_thread("chase", 0);
 	for (size_t k = 0; k < NODES; k++)
 		perm[k] = k;
 	for (size_t k = NODES - 1; k > 0; k--) {
@@ -98,8 +105,31 @@ static void *chase_main(void *arg)
 		a[perm[k]].val = (long)k;
 	}
 	free(perm);
+	return a;
+}
+
+static void *chase_main(void *arg)
+{
+	struct node *a;
+
+	(void)arg;
+	sb_name_thread("chase", 0);
+	a = make_list(0x9e3779b97f4a7c15ull);
 	truth("chase", a, a + NODES);
 	sink = chase_loop(a, chase_steps * 1000000ul);
+	free(a);
+	return NULL;
+}
+
+static void *next_main(void *arg)
+{
+	struct node *a;
+
+	(void)arg;
+	sb_name_thread("next", 0);
+	a = make_list(0x243f6a8885a308d3ull);
+	truth("next", a, a + NODES);
+	sink = (long)next_loop(a, next_steps * 1000000ul);
 	free(a);
 	return NULL;
 }
@@ -126,20 +156,25 @@ static void *stream_main(void *arg)
 
 static void *run(void *arg)
 {
-	return *(const int *)arg ? stream_main(NULL) : chase_main(NULL);
+	static void *(*const mains[])(void *) = { chase_main, stream_main, next_main };
+
+	return mains[*(const int *)arg](NULL);
 }
 
 int main(int argc, char **argv)
 {
-	int kinds[2] = { 0, 1 };
+	int kinds[3] = { 0, 1, 2 };
 
-	if (argc != 3 || sb_parse_ul(argv[1], 1, 100000, &chase_steps) ||
-	    sb_parse_ul(argv[2], 1, 1000000, &stream_passes)) {
-		fprintf(stderr, "usage: %s CHASE_MSTEPS STREAM_PASSES\n"
+	if ((argc != 3 && argc != 4) || sb_parse_ul(argv[1], 1, 100000, &chase_steps) ||
+	    sb_parse_ul(argv[2], 1, 1000000, &stream_passes) ||
+	    (argc == 4 && sb_parse_ul(argv[3], 1, 100000, &next_steps))) {
+		fprintf(stderr, "usage: %s CHASE_MSTEPS STREAM_PASSES [NEXT_MSTEPS]\n"
 			"  CHASE_MSTEPS 1..100000 (million list steps), "
-			"STREAM_PASSES 1..1000000 (passes over 64 MiB)\n", argv[0]);
+			"STREAM_PASSES 1..1000000 (passes over 64 MiB),\n"
+			"  NEXT_MSTEPS 1..100000 (million steps of a self-clobbering "
+			"chase in a third thread)\n", argv[0]);
 		return 2;
 	}
-	sb_run_threads(2, run, kinds, sizeof(kinds[0]));
+	sb_run_threads(next_steps ? 3 : 2, run, kinds, sizeof(kinds[0]));
 	return 0;
 }
