@@ -23,6 +23,7 @@
  *   INSTANCES  section u32, seq u64, start_ns u64, end_ns u64, times
  *   WAITS      prim u32, loc i32, object u64, count u64, wait_ns u64
  *   EVENTS, VECTORS, CFGS: optional, see profile_vectors.c
+ *   ADDRS: optional, see addrs.h
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -188,6 +189,7 @@ void sb_profile_free(struct sb_profile *p)
 	free(p->events);
 	free(p->vectors);
 	free(p->cfgs);
+	free(p->addrs);
 	free(p);
 }
 

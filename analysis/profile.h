@@ -38,6 +38,7 @@ enum sb_chunk_type {
 	SB_CHUNK_EVENTS = 8,    /* what each vector entry counts */
 	SB_CHUNK_VECTORS = 9,   /* per instance and event, per-thread counts */
 	SB_CHUNK_CFGS = 10,     /* serialized control-flow graphs (cfg_io.h) */
+	SB_CHUNK_ADDRS = 11,    /* sampled data addresses (analysis/addrs.h) */
 	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
 };
 
@@ -181,6 +182,22 @@ struct sb_cfg_blob {
 	unsigned char *data;
 };
 
+/* One sampled data access (software address sampling, analysis/addrs.h):
+ * a kept member of the bounded reservoir, not every sample. */
+struct sb_addr {
+	uint64_t ts;                /* sample time, CLOCK_MONOTONIC ns */
+	uint64_t ip;                /* runtime IP of the accessing instruction
+				     * (skid-corrected) */
+	uint64_t addr;              /* effective data address */
+	uint32_t tid;
+	int32_t loc;                /* symbolized ip, index into locs, -1 */
+	int32_t instance;           /* stored instance it fell in, -1 */
+	uint8_t size;               /* access bytes, 0 unknown */
+	uint8_t flags;              /* SB_ADDR_STORE, SB_ADDR_SKID */
+};
+#define SB_ADDR_STORE 0x1           /* writes memory */
+#define SB_ADDR_SKID 0x2            /* the instruction before the sampled IP */
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -202,6 +219,8 @@ struct sb_profile {
 	struct sb_vector *vectors;
 	size_t ncfgs;
 	struct sb_cfg_blob *cfgs;
+	size_t naddrs;
+	struct sb_addr *addrs;
 };
 
 /* Status codes; sb_profile_strerror() turns them into words. */

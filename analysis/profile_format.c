@@ -3,6 +3,7 @@
  * Chunk payloads and framing of the profile file: the layouts are
  * documented at the top of profile.c, the byte helpers are profile_io.c.
  */
+#include "addrs.h"
 #include "profile.h"
 #include "profile_io.h"
 
@@ -56,7 +57,11 @@ static uint32_t check_refs(const struct sb_profile *p, char *why, size_t len)
 			return SB_CHUNK_WAITS;
 		}
 	}
-	return sb_pfmt_check_vector_refs(p, why, len);
+	{
+		uint32_t bad = sb_pfmt_check_vector_refs(p, why, len);
+
+		return bad ? bad : sb_pfmt_check_addr_refs(p, why, len);
+	}
 }
 
 /* What the reader cannot produce but a caller filling arrays by hand can. */
@@ -346,6 +351,8 @@ static const struct chunk_ops {
 	{ SB_CHUNK_VECTORS, "VECTORS", ARRAY(vectors, nvectors), 12,
 	  sb_pfmt_enc_vector, sb_pfmt_dec_vector, 1 },
 	{ SB_CHUNK_CFGS, "CFGS", ARRAY(cfgs, ncfgs), 12, sb_pfmt_enc_cfg, sb_pfmt_dec_cfg, 1 },
+	{ SB_CHUNK_ADDRS, "ADDRS", ARRAY(addrs, naddrs), SB_ADDR_REC_SIZE,
+	  sb_pfmt_enc_addr, sb_pfmt_dec_addr, 1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 

@@ -12,6 +12,7 @@
 
 static const char report_usage[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
 "locations were symbolized when recording) and show:\n"
@@ -34,9 +35,11 @@ static const char report_usage[] =
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
 "  -n, --top N          sections shown in detail (default 5)\n"
-"      --counts         instead of the report: each section's per-thread\n"
+"      --counts         instead of a report, each section's per-thread\n"
 "                       event counts (exact block counts of a `scalebpf cc`\n"
 "                       build, or samples per block), the vectors LIME uses\n"
+"      --addresses      instead of a report, the sampled data addresses kept\n"
+"                       in the profile, one per line (tab-separated)\n"
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
 "  -h, --help           this text\n";
@@ -50,6 +53,7 @@ int cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
 		{ "counts", no_argument, NULL, 'C' },
+		{ "addresses", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -57,10 +61,9 @@ int cmd_report(int argc, char **argv)
 	struct sb_causes causes;
 	struct sb_lime_opts lo;
 	const char *format = "text";
-	int counts = 0;
 	struct sb_profile *p;
 	char err[512], *end;
-	int c, ret;
+	int c, ret, counts = 0, addresses = 0;
 
 	sb_lime_opts_default(&lo);
 	optind = 1;
@@ -99,6 +102,9 @@ int cmd_report(int argc, char **argv)
 		case 'C':
 			counts = 1;
 			break;
+		case 'A':
+			addresses = 1;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -119,8 +125,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
 	}
-	if (counts) {
-		ret = sb_report_counts(p, !strcmp(format, "json"), stdout);
+	if (counts || addresses) {
+		ret = counts ? sb_report_counts(p, !strcmp(format, "json"), stdout)
+			     : sb_report_addrs_table(p, stdout);
 		if (fflush(stdout) || ret) {
 			fprintf(stderr, "scalebpf report: cannot write the report\n");
 			ret = 1;

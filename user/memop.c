@@ -44,6 +44,10 @@
  * bytes per instruction and such functions are generated code. */
 #define MAX_SWEEP (1u << 20)
 #define TARGET_BIT 0x80000000u  /* in offs[]: a direct-branch target */
+/* Sampled IPs whose decision is remembered: a hot loop has a handful,
+ * and a hit skips the symbol lookup and both capstone decodes (~0.9 us
+ * warm, several us with cold caches, per sample otherwise). */
+#define MEMO_BITS 10
 #define OFF_MASK 0x7fffffffu
 
 /* One function's linear sweep. */
@@ -58,12 +62,37 @@ struct sweep {
 	uint64_t used;              /* LRU tick */
 };
 
+/* A decoded candidate for the accessing instruction. */
+struct cand {
+	uint64_t vaddr;
+	bool decoded;
+	bool ok;        /* decoded and has a data memory operand */
+	bool store;
+	int op;
+	uint8_t size;
+	cs_x86_op mem;
+	uint32_t written;
+	unsigned addr_size;
+	uint16_t len;
+};
+
+/* One sampled IP's decision (see choose()), in a direct-mapped table. */
+struct memo {
+	const struct sb_elf *e;     /* NULL: empty */
+	uint64_t vaddr;             /* the sampled IP */
+	int status;                 /* NOCODE, NONE, CLOBBERED, or OK: the
+				     * address is computed from k */
+	bool previous;
+	struct cand k;
+};
+
 struct sb_memop_ctx {
 	csh cs;
 	cs_insn *in;
 	struct sweep *fn;
 	size_t nfn;
 	uint64_t tick;
+	struct memo *memo;          /* 1 << MEMO_BITS entries */
 	struct sb_memop_stats st;
 };
 
@@ -75,8 +104,10 @@ struct sb_memop_ctx *sb_memop_ctx_new(size_t nfuncs)
 		return NULL;
 	c->nfn = nfuncs ? nfuncs : DEFAULT_NFUNCS;
 	if (!(c->fn = calloc(c->nfn, sizeof(*c->fn))) ||
+	    !(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))) ||
 	    cs_open(CS_ARCH_X86, CS_MODE_64, &c->cs) != CS_ERR_OK) {
 		free(c->fn);
+		free(c->memo);
 		free(c);
 		return NULL;
 	}
@@ -101,6 +132,7 @@ void sb_memop_ctx_free(struct sb_memop_ctx *c)
 	for (size_t i = 0; i < c->nfn; i++)
 		drop(&c->fn[i]);
 	free(c->fn);
+	free(c->memo);
 	if (c->in)
 		cs_free(c->in, 1);
 	cs_close(&c->cs);
@@ -112,6 +144,9 @@ void sb_memop_ctx_forget(struct sb_memop_ctx *c, const struct sb_elf *e)
 	for (size_t i = 0; c && i < c->nfn; i++)
 		if (c->fn[i].e == e)
 			drop(&c->fn[i]);
+	for (size_t i = 0; c && i < ((size_t)1 << MEMO_BITS); i++)
+		if (c->memo[i].e == e)
+			c->memo[i].e = NULL;
 }
 
 void sb_memop_ctx_stats(const struct sb_memop_ctx *c, struct sb_memop_stats *st)
@@ -433,19 +468,6 @@ static struct sweep *sweep_get(struct sb_memop_ctx *c, const struct sb_elf *e,
 
 /* ---- the decoder -------------------------------------------------------- */
 
-struct cand {
-	uint64_t vaddr;
-	bool decoded;
-	bool ok;        /* decoded and has a data memory operand */
-	bool store;
-	int op;
-	uint8_t size;
-	cs_x86_op mem;
-	uint32_t written;
-	unsigned addr_size;
-	uint16_t len;
-};
-
 /* Decodes the instruction at vaddr into k.  Copies out what is needed
  * because c->in is reused for the other candidate. */
 static void candidate(struct sb_memop_ctx *c, const struct sb_elf *e,
@@ -468,17 +490,16 @@ static void candidate(struct sb_memop_ctx *c, const struct sb_elf *e,
 		k->written = written_gprs(c->cs, c->in, k->op);
 }
 
-int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
-		    uint64_t sample_vaddr, uint64_t runtime_ip,
-		    const uint64_t *regs, uint64_t fs_base, struct sb_memop *out)
+/* The register-independent part of a decode, decided once per sampled
+ * IP: which instruction (prev or cur) and whether its address survives. */
+static int choose(struct sb_memop_ctx *c, struct sb_elf *e, uint64_t sample_vaddr,
+		  struct memo *mo)
 {
 	struct sweep *s = sweep_get(c, e, sample_vaddr);
 	struct cand prev = { 0 }, cur, *k;
 	bool target = false;
 	uint32_t need;
-	int ret;
 
-	memset(out, 0, sizeof(*out));
 	if (!s)
 		return SB_MEMOP_NOCODE;
 	if (sample_vaddr < s->end) {
@@ -499,16 +520,42 @@ int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
 		k = &cur;
 	else
 		return SB_MEMOP_NONE;
-
-	out->insn = k->vaddr;
-	out->size = k->size;
-	out->store = k->store;
-	out->previous = k == &prev;
+	mo->k = *k;
+	mo->previous = k == &prev;
 	need = gpr_bit(k->mem.mem.base) | gpr_bit(k->mem.mem.index);
-	if (out->previous && (k->written & need))
+	if (mo->previous && (k->written & need))
 		return SB_MEMOP_CLOBBERED;
-	ret = effective(k->addr_size, &k->mem.mem,
-			runtime_ip - sample_vaddr + k->vaddr + k->len,
+	return SB_MEMOP_OK;
+}
+
+int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
+		    uint64_t sample_vaddr, uint64_t runtime_ip,
+		    const uint64_t *regs, uint64_t fs_base, struct sb_memop *out)
+{
+	uint64_t h = ((sample_vaddr * 0x9e3779b97f4a7c15ull) ^ (uintptr_t)e) >> (64 - MEMO_BITS);
+	struct memo *mo = &c->memo[h];
+	int ret;
+
+	c->st.decodes++;
+	if (mo->e != e || mo->vaddr != sample_vaddr) {
+		mo->e = e;
+		mo->vaddr = sample_vaddr;
+		mo->status = choose(c, e, sample_vaddr, mo);
+	} else {
+		c->st.memo_hits++;
+	}
+	memset(out, 0, sizeof(*out));
+	if (mo->status == SB_MEMOP_NOCODE || mo->status == SB_MEMOP_NONE)
+		return mo->status;
+	out->insn = mo->k.vaddr;
+	out->size = mo->k.size;
+	out->store = mo->k.store;
+	out->previous = mo->previous;
+	if (mo->status == SB_MEMOP_CLOBBERED)
+		return SB_MEMOP_CLOBBERED;
+	/* Only this part depends on the sample's registers. */
+	ret = effective(mo->k.addr_size, &mo->k.mem.mem,
+			runtime_ip - sample_vaddr + mo->k.vaddr + mo->k.len,
 			regs, fs_base, &out->addr);
 	if (ret != SB_MEMOP_OK)
 		out->addr = 0;

@@ -55,9 +55,12 @@ struct sb_memop_ctx *sb_memop_ctx_new(size_t nfuncs);
 void sb_memop_ctx_free(struct sb_memop_ctx *c);
 void sb_memop_ctx_forget(struct sb_memop_ctx *c, const struct sb_elf *e);
 
-/* Sweep statistics, for tests and --verbose output. */
+/* Sweep statistics, for tests and --verbose output.  Each sampled IP's
+ * decision (which instruction, whether its address survives) is also
+ * remembered, so repeated samples of a loop only recompute the address. */
 struct sb_memop_stats {
 	uint64_t lookups, sweeps, evictions;
+	uint64_t decodes, memo_hits;
 };
 void sb_memop_ctx_stats(const struct sb_memop_ctx *c, struct sb_memop_stats *st);
 

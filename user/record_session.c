@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addrsample.h"
 #include "builtin.h"
 #include "elfsym.h"
 #include "idmap.h"
@@ -138,6 +139,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 			ev.obj = keys[i];
 			sb_builder_add(r->builder, &ev);
 		}
+		/* Its data address, from its own registers (issue 3). */
+		sb_addrsample_add(r->addrs, data);
 	}
 	return 0;
 }
@@ -309,6 +312,8 @@ int sb_rec_setup(struct sb_rec *r)
 	r->dec.plan = &r->plan;
 	r->dec.maps = r->maps;
 	r->dec.pid = r->pid;
+	if (!(r->addrs = sb_addrsample_alloc(r->maps, r->pid, 0)))
+		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
 	bo.pid = r->pid;
@@ -392,11 +397,13 @@ void sb_rec_cleanup(struct sb_rec *r)
 	}
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
+	sb_addrsample_free(r->addrs);
 	sb_decoder_release(&r->dec);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;
 	r->bpf = NULL;
 	r->builder = NULL;
+	r->addrs = NULL;
 	r->maps = NULL;
 }

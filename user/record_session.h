@@ -17,6 +17,7 @@
 struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
+struct sb_addrsample;
 
 struct sb_rec {
 	/* options */
@@ -50,6 +51,7 @@ struct sb_rec {
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
+	struct sb_addrsample *addrs; /* sampled data addresses (addrsample.h) */
 };
 
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "addrsample.h"
 #include "builtin.h"
 #include "idmap.h"
 #include "profile.h"
@@ -170,7 +171,8 @@ int sb_rec_write(struct sb_rec *r)
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
 	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_eventmap_block, em) ||
-	    sb_eventmap_finish(em)) {
+	    sb_eventmap_finish(em) ||
+	    sb_addrsample_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}

@@ -40,5 +40,11 @@ int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *
 int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 			  const size_t *order, size_t top, FILE *f);
 
+/* Sampled data addresses (report_addrs.c): a summary line for the text
+ * header, an "addresses" member for JSON (nothing for profiles without
+ * address counts), and the kept records as a tab-separated table. */
+void sb_report_addrs_text(const struct sb_profile *p, FILE *f);
+void sb_report_addrs_json(const struct sb_profile *p, FILE *f);
+int sb_report_addrs_table(const struct sb_profile *p, FILE *f);
 
 #endif

@@ -12,6 +12,10 @@
  *             LIME's causes of imbalance, sorted by score descending;
  *             section is the section's location, rank is within it, kind
  *             is branch, loop, call, hardware or undetermined
+ *   addresses: {samples, memory_samples, decoded, undecodable,
+ *             undecodable_pct, no_memory_access, no_code, skid_corrected,
+ *             kept, capacity}   sampled data addresses; absent in
+ *             profiles recorded without them
  * Fields are only ever added.
  */
 #include <stdlib.h>
@@ -131,6 +135,7 @@ int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *
 		sb_json_str(f, p->meta[i].value);
 	}
 	fputs("\n  },\n", f);
+	sb_report_addrs_json(p, f);
 	sections(f, p);
 	if (causes(f, p, c)) {
 		free(locks);

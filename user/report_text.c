@@ -135,6 +135,7 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 		fprintf(f, "  WARNING:  %zu of %zu sections have no source line (no debug info): "
 			"they show as addresses; rebuild the program with -g\n",
 			nolines, p->nsections);
+	sb_report_addrs_text(p, f);
 	fputc('\n', f);
 }
 

@@ -3,27 +3,22 @@
  * test_memop: small functions compiled at test time (gcc -O2 -g, plus a
  * few hand-written asm sequences for forms compilers rarely emit).  The
  * instructions are located in objdump's AT&T listing and the expected
- * address is computed from that text, independently of capstone.  Then a
- * live check without BPF: ptrace stops of a pointer chase and of a
- * streaming loop, decoded from the stopped child's registers.
+ * address is computed from that text, independently of capstone.  The
+ * live check on a running program is test_memop_live.c.
  */
 #include "check.h"
+#include "memop_test.h"
 #include "elfsym.h"
 #include "memop.h"
 #include "procmaps.h"
 
 #include <inttypes.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define BIAS UINT64_C(0x555555554000)   /* pretend PIE load bias */
-#define MAXI 64
 
 static const char fns_src[] =
 	"#include <emmintrin.h>\n"
@@ -78,46 +73,6 @@ static const struct { int status; bool store; uint8_t size; } vec_want[] = {
 	{ SB_MEMOP_CLOBBERED, false, 1 }, { SB_MEMOP_CLOBBERED, false, 1 },
 	{ SB_MEMOP_OK, true, 8 }, { SB_MEMOP_OK, false, 8 },
 };
-
-struct insn {
-	uint64_t va;
-	char text[160];
-};
-
-/* objdump's listing of one function (AT&T, no raw bytes). */
-static int disasm(const char *bin, const char *fn, struct insn *out)
-{
-	char cmd[1024], line[512];
-	FILE *p;
-	int n = 0;
-
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --disassemble=%s %s",
-		 fn, bin);
-	if (!(p = popen(cmd, "r")))
-		return 0;
-	while (fgets(line, sizeof(line), p)) {
-		char *tab = strchr(line, '\t'), *end;
-		uint64_t va = strtoull(line, &end, 16);
-
-		if (!tab || *end != ':' || n == MAXI)
-			continue;
-		out[n].va = va;
-		snprintf(out[n].text, sizeof(out[n].text), "%s", tab + 1);
-		out[n].text[strcspn(out[n].text, "\n")] = 0;
-		n++;
-	}
-	pclose(p);
-	return n;
-}
-
-/* Index of the first instruction whose text contains all of a and b. */
-static int find(const struct insn *in, int n, const char *a, const char *b)
-{
-	for (int i = 0; i < n; i++)
-		if (strstr(in[i].text, a) && (!b || strstr(in[i].text, b)))
-			return i;
-	return -1;
-}
 
 static const char *const r64[SB_NREGS] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
@@ -380,7 +335,7 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	static const char *const fns[] = { "chase", "sum", "bump", "copy16" };
 	struct sb_memop_ctx *c = sb_memop_ctx_new(2), *big = sb_memop_ctx_new(0);
 	struct sb_memop_stats st;
-	uint64_t regs[SB_NREGS], v, size, first[4] = { 0 };
+	uint64_t regs[SB_NREGS], v, size;
 	struct insn in[MAXI];
 	struct sb_memop m;
 	bool same = true;
@@ -392,26 +347,21 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	if (!sb_elf_func_by_name(e, "chase", &v, &size))    /* padding after it */
 		CHECK(dec(big, e, v + size, regs, 0, &m) == SB_MEMOP_NOCODE,
 		      "inter-function padding: not NOCODE");
-	/* capacity 2 over 4 functions: evictions, same answers as a big cache */
+	/* capacity 2 over 4 functions: evictions, same answers as a big cache.
+	 * Each round samples other IPs: a remembered IP needs no sweep. */
 	for (int round = 0; round < 3; round++)
 		for (int f = 0; f < 4; f++) {
-			int n = disasm(bin, fns[f], in);
-			uint64_t a1, a2;
-			int s1;
+			int n = disasm(bin, fns[f], in), s1, s2;
+			uint64_t a1;
 
-			if (n < 1) {
+			if (n < 3) {
 				same = false;
 				continue;
 			}
-			s1 = dec(c, e, in[n - 1].va, regs, 0, &m);
-
+			s1 = dec(c, e, in[n - 1 - round].va, regs, 0, &m);
 			a1 = m.addr;
-			s1 = s1 * 1000 + dec(big, e, in[n - 1].va, regs, 0, &m);
-			a2 = m.addr;
-			same &= a1 == a2;
-			if (!round)
-				first[f] = (uint64_t)s1;
-			same &= first[f] == (uint64_t)s1;
+			s2 = dec(big, e, in[n - 1 - round].va, regs, 0, &m);
+			same &= a1 == m.addr && s1 == s2;
 		}
 	CHECK(same, "small and big caches disagree");
 	sb_memop_ctx_stats(c, &st);
@@ -429,173 +379,58 @@ static void check_nocode_and_cache(struct sb_elf *e, const char *bin)
 	sb_memop_ctx_free(big);
 }
 
-/* ---- live: ptrace stops of a running loop ------------------------------- */
-
-static const char live_src[] =
-	"#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-	"struct node { struct node *next; long val; };\n"
-	"__attribute__((noinline)) long chase(const struct node *p, long n)\n"
-	"{ long s = 0; while (n--) { s += p->val; p = p->next; } return s; }\n"
-	"__attribute__((noinline)) long sum(const long *a, long n)\n"
-	"{ long s = 0; for (long i = 0; i < n; i++) s += a[i]; return s; }\n"
-	"__attribute__((noinline)) const struct node *next(const struct node *p, long n)\n"
-	"{ while (n--) p = p->next; return p; }\n"
-	"volatile long sink;\n"
-	"int main(int argc, char **argv)\n"
-	"{ long n = 1 << 21; (void)argc;\n"
-	"  if (strcmp(argv[1], \"stream\")) {\n"
-	"    struct node *a = malloc(n * sizeof(*a)); long *perm = malloc(n * sizeof(long));\n"
-	"    for (long i = 0; i < n; i++) perm[i] = i;\n"
-	"    for (long i = n - 1; i > 0; i--) { long j = random() % (i + 1), t = perm[i];\n"
-	"      perm[i] = perm[j]; perm[j] = t; }\n"
-	"    for (long i = 0; i < n; i++) { a[perm[i]].next = &a[perm[(i + 1) % n]];\n"
-	"      a[perm[i]].val = i; }\n"
-	"    printf(\"%p %p\\n\", (void *)a, (void *)(a + n)); fflush(stdout);\n"
-	"    if (!strcmp(argv[1], \"next\"))\n"
-	"      for (const struct node *p = a;;) sink += (long)(p = next(p, n));\n"
-	"    for (;;) sink += chase(a, n);\n"
-	"  }\n"
-	"  long *b = malloc(4 * n * sizeof(long));\n"
-	"  for (long i = 0; i < 4 * n; i++) b[i] = i;\n"
-	"  printf(\"%p %p\\n\", (void *)b, (void *)(b + 4 * n)); fflush(stdout);\n"
-	"  for (;;) sink += sum(b, 4 * n);\n"
-	"}\n";
-
-#define LIVE_STOPS 300
-
-static void regs_from_user(const struct user_regs_struct *u, uint64_t *r)
+/* A sampled IP's decision is remembered, never its address: the same IP
+ * with other registers gives the other address; forget drops it too. */
+static void check_memo(struct sb_elf *e, const char *bin)
 {
-	r[SB_REG_RAX] = u->rax; r[SB_REG_RCX] = u->rcx; r[SB_REG_RDX] = u->rdx;
-	r[SB_REG_RBX] = u->rbx; r[SB_REG_RSP] = u->rsp; r[SB_REG_RBP] = u->rbp;
-	r[SB_REG_RSI] = u->rsi; r[SB_REG_RDI] = u->rdi; r[SB_REG_R8] = u->r8;
-	r[SB_REG_R9] = u->r9; r[SB_REG_R10] = u->r10; r[SB_REG_R11] = u->r11;
-	r[SB_REG_R12] = u->r12; r[SB_REG_R13] = u->r13; r[SB_REG_R14] = u->r14;
-	r[SB_REG_R15] = u->r15;
-}
-
-/* Waits for the PTRACE_INTERRUPT stop, passing other signals on. */
-static bool wait_interrupt_stop(pid_t pid)
-{
-	int ws;
-
-	for (;;) {
-		if (waitpid(pid, &ws, 0) != pid || !WIFSTOPPED(ws))
-			return false;
-		if ((ws >> 16) == PTRACE_EVENT_STOP)
-			return true;
-		ptrace(PTRACE_CONT, pid, 0, (void *)(long)WSTOPSIG(ws));
-	}
-}
-
-/* mode: "chase" (s += p->val; p = p->next), "stream" (s += a[i]) or
- * "next" (p = p->next alone: the load clobbers its address register). */
-static void live(const char *bin, const char *mode)
-{
-	int fd[2], counts[8] = { 0 }, inside = 0, stops = 0, prev = 0;
-	uint64_t lo = 0, hi = 0;
 	struct sb_memop_ctx *c = sb_memop_ctx_new(0);
-	struct sb_maps *maps = sb_maps_alloc();
-	FILE *rd;
-	pid_t pid;
+	struct sb_memop_stats st;
+	uint64_t regs[SB_NREGS], want[2];
+	struct insn in[MAXI];
+	struct sb_memop m[2];
+	int n = disasm(bin, "sum", in), i = find(in, n, "add", "(%"), s0, s1;
 
-	if (pipe(fd) || (pid = fork()) < 0) {
-		CHECK(0, "live %s: pipe/fork", mode);
+	CHECK(c && i >= 0 && i + 1 < n, "memo: no a[i] load in sum");
+	if (!c || i < 0 || i + 1 >= n) {
+		sb_memop_ctx_free(c);
 		return;
 	}
-	if (!pid) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		execl(bin, bin, mode, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	rd = fdopen(fd[0], "r");
-	CHECK(rd && fscanf(rd, "%" SCNx64 " %" SCNx64, &lo, &hi) == 2 && hi > lo,
-	      "live %s: no bounds from the child", mode);
-	CHECK(ptrace(PTRACE_SEIZE, pid, 0, 0) == 0, "live %s: seize", mode);
-	CHECK(sb_maps_refresh(maps, pid) == 0, "live %s: maps", mode);
-	srand(42);
-	for (int k = 0; hi > lo && k < LIVE_STOPS; k++) {
-		struct user_regs_struct u;
-		uint64_t regs[SB_NREGS], vaddr;
-		struct sb_memop m;
-		struct sb_elf *e;
-		int bin_i, st = 7;
-
-		usleep(300 + (unsigned)(rand() % 700));
-		if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) || !wait_interrupt_stop(pid))
-			break;
-		stops++;
-		if (!ptrace(PTRACE_GETREGS, pid, 0, &u)) {
-			regs_from_user(&u, regs);
-			if (!sb_maps_resolve(maps, u.rip, &bin_i, &vaddr) &&
-			    (e = sb_maps_binary_elf(maps, bin_i))) {
-				st = sb_memop_decode(c, e, vaddr, u.rip, regs, u.fs_base, &m);
-				inside += st == SB_MEMOP_OK && m.addr >= lo && m.addr < hi;
-				prev += st == SB_MEMOP_OK && m.previous;
-				if (getenv("MEMOP_VERBOSE"))
-					printf("%s %#" PRIx64 " %s prev=%d\n", mode, vaddr,
-					       sb_memop_status_name(st), m.previous);
-			}
-		}
-		counts[st]++;
-		if (ptrace(PTRACE_CONT, pid, 0, 0))
-			break;
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	if (rd)
-		fclose(rd);
-	printf("live %-5s: %d stops: decoded %.0f%% (in the array %.0f%%, previous insn %.0f%% of them), "
-	       "clobbered %.0f%%, none %.0f%%, other %.0f%%\n", mode, stops,
-	       100.0 * counts[SB_MEMOP_OK] / (stops ? stops : 1),
-	       100.0 * inside / (counts[SB_MEMOP_OK] ? counts[SB_MEMOP_OK] : 1),
-	       100.0 * prev / (counts[SB_MEMOP_OK] ? counts[SB_MEMOP_OK] : 1),
-	       100.0 * counts[SB_MEMOP_CLOBBERED] / (stops ? stops : 1),
-	       100.0 * counts[SB_MEMOP_NONE] / (stops ? stops : 1),
-	       100.0 * (stops - counts[SB_MEMOP_OK] - counts[SB_MEMOP_CLOBBERED] -
-			counts[SB_MEMOP_NONE]) / (stops ? stops : 1));
-	CHECK(stops == LIVE_STOPS, "live %s: %d stops", mode, stops);
-	if (!strcmp(mode, "next"))      /* the known blind spot, measured */
-		CHECK(counts[SB_MEMOP_CLOBBERED] >= stops / 2, "live next: only %d "
-		      "clobbered", counts[SB_MEMOP_CLOBBERED]);
-	else
-		CHECK(counts[SB_MEMOP_OK] >= stops / 2, "live %s: only %d decoded",
-		      mode, counts[SB_MEMOP_OK]);
-	CHECK(inside >= 0.8 * counts[SB_MEMOP_OK], "live %s: %d of %d in the array",
-	      mode, inside, counts[SB_MEMOP_OK]);
-	sb_maps_free(maps);
+	fill_regs(regs);
+	att_addr(in[i].text, regs, &want[0]);
+	s0 = dec(c, e, in[i + 1].va, regs, 0, &m[0]);
+	for (int r = 0; r < SB_NREGS; r++)
+		regs[r] += 0x1000 * (uint64_t)(r + 1);
+	att_addr(in[i].text, regs, &want[1]);
+	s1 = dec(c, e, in[i + 1].va, regs, 0, &m[1]);
+	sb_memop_ctx_stats(c, &st);
+	CHECK(s0 == SB_MEMOP_OK && s1 == SB_MEMOP_OK && want[0] != want[1] &&
+	      m[0].addr == want[0] && m[1].addr == want[1] && m[1].insn == in[i].va &&
+	      m[1].previous, "memo: addrs %#" PRIx64 " %#" PRIx64 " want %#" PRIx64
+	      " %#" PRIx64, m[0].addr, m[1].addr, want[0], want[1]);
+	CHECK(st.decodes == 2 && st.memo_hits == 1 && st.sweeps == 1, "memo: %" PRIu64
+	      " decodes %" PRIu64 " hits %" PRIu64 " sweeps", st.decodes, st.memo_hits,
+	      st.sweeps);
+	sb_memop_ctx_forget(c, e);
+	dec(c, e, in[i + 1].va, regs, 0, &m[1]);
+	sb_memop_ctx_stats(c, &st);
+	CHECK(st.memo_hits == 1 && st.sweeps == 2 && m[1].addr == want[1],
+	      "memo after forget: %" PRIu64 " hits %" PRIu64 " sweeps", st.memo_hits,
+	      st.sweeps);
 	sb_memop_ctx_free(c);
-}
-
-static bool build(const char *dir, const char *name, const char *src, const char *flags)
-{
-	char path[512], cmd[1536];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s.c", dir, name);
-	if (!(f = fopen(path, "w")))
-		return false;
-	fputs(src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "gcc -O2 -g %s %s -o %s/%s", flags, path, dir, name);
-	return system(cmd) == 0;
 }
 
 int main(void)
 {
-	char dir[] = "/tmp/test_memop.XXXXXX", bin[600], livebin[600], err[256], cmd[700];
+	char dir[] = "/tmp/test_memop.XXXXXX", bin[600], err[256], cmd[700];
 	struct sb_memop_ctx *c = sb_memop_ctx_new(0);
 	struct sb_elf *e = NULL;
 
 	CHECK(c != NULL, "ctx");
-	if (!mkdtemp(dir) || !build(dir, "fns", fns_src, "") ||
-	    !build(dir, "live", live_src, "")) {
-		CHECK(0, "cannot build the test programs in %s", dir);
+	if (!mkdtemp(dir) || !build(dir, "fns", fns_src, "")) {
+		CHECK(0, "cannot build the test program in %s", dir);
 		return CHECK_DONE("test_memop");
 	}
 	snprintf(bin, sizeof(bin), "%s/fns", dir);
-	snprintf(livebin, sizeof(livebin), "%s/live", dir);
 	e = sb_elf_open(bin, err, sizeof(err));
 	CHECK(e != NULL, "open %s: %s", bin, err);
 	if (e && c) {
@@ -603,10 +438,8 @@ int main(void)
 		check_sse_rip_fs(c, e, bin);
 		check_vec(c, e, bin);
 		check_nocode_and_cache(e, bin);
+		check_memo(e, bin);
 	}
-	live(livebin, "chase");
-	live(livebin, "stream");
-	live(livebin, "next");
 	sb_memop_ctx_free(c);
 	sb_elf_close(e);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
