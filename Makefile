@@ -121,7 +121,7 @@ check: $(DEPS_STAMP)
 demo: $(BUILD)/scalebpf workloads
 	@sh tests/demo.sh
 
-bench: $(BUILD)/scalebpf workloads $(BUILD)/tests/test_lime_bench
+bench: $(BUILD)/scalebpf workloads workloads-exact $(BUILD)/tests/test_lime_bench
 	@sh tests/bench.sh
 
 clean:

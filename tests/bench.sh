@@ -19,6 +19,12 @@
 #   BENCH_BARRIER_UNITS  barrier_loop sb_work units per iteration [35]
 #   BENCH_OMP_N          omp_regions regions              [1500]
 #   BENCH_OMP_UNITS      omp_regions sb_work units per region [780]
+#   BENCH_ADDR_MSTEPS    addr_mix pointer-chase steps, millions [8]
+#   BENCH_ADDR_PASSES    addr_mix passes over the 64 MiB stream [12]
+#   BENCH_EXACT_ITERS    exact mode: lime_owner iterations [400]
+#   BENCH_EXACT_UNITS    exact mode: lime_owner sb_work units [200]
+#   BENCH_EXACT_ACCESSES exact mode: lime_cache loads per iteration, 4 threads
+#                        (working sets 16 KiB to 8 MiB) [2000000]
 # The defaults give ~1-2 s per plain run on the 2-core development VM
 # (one sb_work unit ~= 1.3 us): mutex_loop ~1.4 s; barrier_loop ~1.5 s at
 # ~10,000 barriers per second per thread (35 units ~= 45 us of work plus
@@ -37,7 +43,13 @@ BARRIER_N=${BENCH_BARRIER_N:-15000}
 BARRIER_UNITS=${BENCH_BARRIER_UNITS:-35}
 OMP_N=${BENCH_OMP_N:-1500}
 OMP_UNITS=${BENCH_OMP_UNITS:-780}
+ADDR_MSTEPS=${BENCH_ADDR_MSTEPS:-8}
+ADDR_PASSES=${BENCH_ADDR_PASSES:-12}
+EXACT_ITERS=${BENCH_EXACT_ITERS:-400}
+EXACT_UNITS=${BENCH_EXACT_UNITS:-200}
+EXACT_ACCESSES=${BENCH_EXACT_ACCESSES:-2000000}
 THREADS=2
+BENCH_RECORDED=""
 
 die() {
 	echo "bench: $*" >&2
@@ -48,7 +60,7 @@ case $PAIRS in
 '' | *[!0-9]* | 0) die "BENCH_PAIRS must be a positive integer" ;;
 esac
 [ -x "$SCALEBPF" ] || die "$SCALEBPF not found or not executable (run make first)"
-for w in mutex_loop barrier_loop omp_regions; do
+for w in mutex_loop barrier_loop omp_regions addr_mix; do
 	[ -x "$WORKLOADS/$w" ] || die "$WORKLOADS/$w not found (run make workloads)"
 done
 
@@ -112,21 +124,26 @@ secs() {
 
 # bench NAME GOAL ENV CMD ARGS...
 #   ENV: space-separated VAR=VALUE assignments for the command ("" if none)
+# With BENCH_RECORDED set to another binary, that one is recorded instead
+# of CMD (exact mode: the `scalebpf cc` build against the plain one).
 bench() {
 	name=$1 goal=$2 benv=$3
 	shift 3
+	cmd=$1
+	rec_cmd=${BENCH_RECORDED:-$1}
+	shift
 
-	echo "bench: $name: ${benv:+$benv }$*" >&2
+	echo "bench: $name: ${benv:+$benv }$cmd $*${BENCH_RECORDED:+ (recorded: $BENCH_RECORDED)}" >&2
 	plain="" recorded="" fixed="" i=1
 	while [ "$i" -le "$PAIRS" ]; do
 		# shellcheck disable=SC2086 # $benv is a list of assignments
-		run_timed env $benv "$@"
+		run_timed env $benv "$cmd" "$@"
 		plain="$plain $elapsed"
 		p=$elapsed
 		rm -f "$tmpdir/bench.sbp"
 		# shellcheck disable=SC2086
 		run_timed env $benv "$SCALEBPF" record -q \
-			-o "$tmpdir/bench.sbp" -- "$@"
+			-o "$tmpdir/bench.sbp" -- "$rec_cmd" "$@"
 		recorded="$recorded $elapsed"
 		fixed="$fixed $((total - elapsed))"
 		echo "bench:   pair $i/$PAIRS: plain $(secs "$p") s," \
@@ -163,9 +180,27 @@ bench barrier_loop 1.10 "" \
 	"$WORKLOADS/barrier_loop" "$THREADS" "$BARRIER_N" "$BARRIER_UNITS"
 bench omp_regions 1.05 "OMP_NUM_THREADS=$THREADS" \
 	"$WORKLOADS/omp_regions" "$OMP_N" "$OMP_UNITS"
+# memory-bound: a 64 MiB pointer chase and a 64 MiB stream (addr_mix)
+bench addr_mix 1.03 "" \
+	"$WORKLOADS/addr_mix" "$ADDR_MSTEPS" "$ADDR_PASSES"
+# exact mode (`scalebpf cc`, every block counted, recorded) against the
+# plain clang build: compute-bound (sb_work: one block per ~4-cycle
+# iteration, the worst case) and memory-bound (lime_cache's chase)
+if [ -x "$WORKLOADS/exact/lime_owner" ] && [ -x "$WORKLOADS/clang/lime_owner" ]; then
+	BENCH_RECORDED="$WORKLOADS/exact/lime_owner"
+	bench exact:owner 10 "" \
+		"$WORKLOADS/clang/lime_owner" "$THREADS" "$EXACT_ITERS" "$EXACT_UNITS"
+	BENCH_RECORDED="$WORKLOADS/exact/lime_cache"
+	bench exact:cache 10 "" \
+		"$WORKLOADS/clang/lime_cache" 4 10 "$EXACT_ACCESSES"
+	BENCH_RECORDED=
+else
+	echo "bench: exact-mode builds missing (make workloads-exact): exact mode not measured" >&2
+fi
 
 echo
 echo "scalebpf recording overhead: median of $PAIRS interleaved runs, the workload's own wall time"
+echo "(exact:* rows: the 'scalebpf cc' build recorded against the plain clang build: exact mode's slowdown)"
 printf '%-14s %10s %13s %8s %9s  %-10s %s %s\n' \
 	benchmark "plain [s]" "recorded [s]" ratio goal "" "spread plain/rec." "record start+stop [s]"
 cat "$tmpdir/results"

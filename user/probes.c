@@ -306,6 +306,7 @@ static int add_exact(struct sb_plan *pl, struct sb_elf *e)
 		return 0;
 	r = add_probe(pl, e, "scalebpf_exact_batch", vaddr, size, SB_ROLE_EXACT, SB_PRIM_OTHER, 1);
 	pl->exact = r > 0;
+	pl->trace_mem = pl->exact && !sb_elf_func_by_name(e, "sb_trace_sync", &vaddr, &size);
 	/*
 	 * Its libomp fork wrapper hands libomp a trampoline as the outlined
 	 * function, from inside the runtime: the region is the wrapper's

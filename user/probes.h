@@ -48,6 +48,7 @@ struct sb_plan {
 	char **libs;            /* canonical paths of the loaded libraries */
 	size_t nlibs;
 	bool exact;             /* the executable counts its blocks (exact mode) */
+	bool trace_mem;         /* ... and traces its loads and stores */
 };
 
 void sb_plan_init(struct sb_plan *pl);

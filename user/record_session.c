@@ -298,6 +298,12 @@ int sb_rec_setup(struct sb_rec *r)
 		return sb_rec_fail(r, "out of memory");
 	r->child.gate_fd = r->child.err_fd = -1;
 	if (r->ncmd > 0) {
+		char dir[4200];
+
+		/* A `scalebpf cc --trace-mem` program writes its memory traces
+		 * next to the profile (user/rt/trace_mem.c). */
+		snprintf(dir, sizeof(dir), "%s.trace", r->output);
+		setenv("SCALEBPF_TRACE_DIR", dir, 0);
 		if (sb_target_spawn(r->cmd, &r->child, r->exe, sizeof(r->exe), err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;

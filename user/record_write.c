@@ -116,6 +116,15 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 		meta_u64(p, "exact_counts", r->exact_counts);
 		meta_u64(p, "exact_counts_unplaced", st.counts_unplaced);
 	}
+	if (r->plan.trace_mem) {
+		const char *dir = getenv("SCALEBPF_TRACE_DIR");
+
+		if (r->spawned && dir)
+			sb_profile_meta_set(p, "mem_traces", dir);
+		else   /* attached: the program chose, see its environment */
+			sb_profile_meta_set(p, "mem_traces", "SCALEBPF_TRACE_DIR of the target, "
+					    "or scalebpf-trace.PID in its working directory");
+	}
 	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
 	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);

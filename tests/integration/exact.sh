@@ -135,3 +135,38 @@ expect_fail_cc() {
 expect_fail_cc "cc without arguments prints usage" "usage: scalebpf cc" "$SB" cc
 expect_fail_cc "cc with a missing compiler says so" "cannot run" env SCALEBPF_CLANG=/no/such/clang "$SB" cc -c x.c
 expect_fail_cc "cc with a missing runtime says so" "exact-mode runtime" env SCALEBPF_RT=/no/such.a "$SB" cc x.c
+
+# `scalebpf cc --trace-mem`: every thread's trace holds exactly its
+# PASSES * LONGS loads inside its own array, PASSES stores to its slot,
+# and a sync record per barrier plus its end, in time order.
+trace_group() {
+	local j=$TMP/trace.json truth=$TMP/trace.truth passes=6 longs=3000 tid lo hi olo f n=0
+	rm -f "$truth"
+	if SB_ADDR_TRUTH=$truth record_json "$j" -- "$EX/trace_sum" 3 $passes $longs; then
+		jqcheck "trace: the profile names its memory traces" "$j" \
+			".meta.mem_traces == \"$TMP/trace.sbp.trace\""
+		while read -r what tid lo hi; do
+			[ "$what" = sum ] || continue
+			olo=$(awk -v t="$tid" '$1 == "out" && $2 == t { print $3 }' "$truth")
+			f=$TMP/trace.sbp.trace/trace.$tid
+			n=$((n + 1))
+			if [ ! -s "$f" ]; then
+				bad "trace: thread $tid has no trace file"
+				continue
+			fi
+			got=$(od -An -v -t u8 -w24 -j16 "$f" | awk -v lo=$((0x$lo)) -v hi=$((0x$hi)) \
+				-v out=$((0x$olo)) '{
+				kind = $3 % 4294967296
+				if (kind == 1 && $1 >= lo && $1 < hi) loads++
+				if (kind == 2 && $1 == out) stores++
+				if (kind == 3) { syncs++; if ($1 < last) back++; last = $1 }
+			} END { printf "%d %d %d %d", loads, stores, syncs, back }')
+			check "trace: thread $tid: $((passes * longs)) loads in its array, $passes stores to its slot, $((passes + 1)) syncs in order (got $got)" \
+				test "$got" = "$((passes * longs)) $passes $((passes + 1)) 0"
+		done <"$truth"
+		check "trace: three worker threads were traced" test "$n" -eq 3
+	else
+		bad "trace: record"
+	fi
+}
+trace_group

@@ -64,16 +64,29 @@ $(WL_OUTDIR)/omp_imbalance_libomp: $(WL_SRCDIR)/omp_imbalance.c $(WL_DEPS)
 # clang's libomp, the runtime exact mode follows.
 WL_EXACT_PTHREAD := lime_owner lime_root lime_cache
 WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri)
-WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP))
+WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) trace_sum)
 WL_SCALEBPF      ?= $(BUILD)/scalebpf
 WL_EXACT_FLAGS   := -O2 -Wall -Wextra -Werror
 
+# The same sources built plainly with clang, the baseline of exact mode's
+# slowdown in `make bench`.
+WL_CLANG_BINS    := $(addprefix $(WL_OUTDIR)/clang/,$(WL_EXACT_PTHREAD))
+
 .PHONY: workloads-exact
-workloads-exact: $(WL_EXACT_BINS)
+workloads-exact: $(WL_EXACT_BINS) $(WL_CLANG_BINS)
+
+$(WL_CLANG_BINS): $(WL_OUTDIR)/clang/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_CFLAGS) $< -o $@
 
 $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
 	@mkdir -p $(@D)
 	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -pthread $< -o $@
+
+# with full memory traces
+$(WL_OUTDIR)/exact/trace_sum: $(WL_SRCDIR)/trace_sum.c $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
+	@mkdir -p $(@D)
+	$(WL_SCALEBPF) cc --trace-mem $(WL_EXACT_FLAGS) -pthread $< -o $@
 
 $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_OMP)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
 	@mkdir -p $(@D)

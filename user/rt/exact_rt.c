@@ -109,6 +109,8 @@ void sb_exact_flush(uint16_t flags)
 	struct sb_exact_batch b;
 	uint32_t i;
 
+	if (sb_trace_sync)
+		sb_trace_sync(flags);
 	if (!t || !t->ntouched)
 		return;
 	b.magic = SB_EXACT_MAGIC;
@@ -135,6 +137,8 @@ void sb_exact_thread_done(void)
 	struct sbx_thread *t = self;
 
 	sb_exact_flush(0);
+	if (sb_trace_thread_done)
+		sb_trace_thread_done();
 	self = NULL;
 	if (t) {
 		free(t->counts);
@@ -147,4 +151,6 @@ void sb_exact_thread_done(void)
 __attribute__((destructor)) static void flush_at_exit(void)
 {
 	sb_exact_flush(0);
+	if (sb_trace_thread_done)
+		sb_trace_thread_done();
 }

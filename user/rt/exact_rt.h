@@ -18,4 +18,10 @@ void sb_exact_flush(uint16_t flags);
 /* Flushes and frees the calling thread's counters (its work is done). */
 void sb_exact_thread_done(void);
 
+/* In trace_mem.c, linked only into `scalebpf cc --trace-mem` programs
+ * (weak: absent otherwise): a sync record at each segment end, and the
+ * end of a thread's trace. */
+void sb_trace_sync(uint16_t flags) __attribute__((weak));
+void sb_trace_thread_done(void) __attribute__((weak));
+
 #endif
