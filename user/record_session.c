@@ -11,6 +11,7 @@
 
 #include "builtin.h"
 #include "elfsym.h"
+#include "hwsession.h"
 #include "idmap.h"
 #include "procmaps.h"
 #include "record_bpf.h"
@@ -85,6 +86,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	struct sb_thread *t;
 
 	r->records++;
+	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
+		return 0;
 	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
 		return 0;
 	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
@@ -300,6 +303,8 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
+	if ((ret = sb_hwsession_start(r)))
+		return ret;
 	if ((ret = attach_probes(r)))
 		return ret;
 	if (sb_bpf_start(r->bpf, on_record, r, err, sizeof(err)))
@@ -352,6 +357,7 @@ void sb_rec_status(struct sb_rec *r, bool final)
 void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
+	sb_hwsession_stop(r);
 	if (r->bpf)
 		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 }
@@ -374,6 +380,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 			free_thread(v);
 		sb_idmap_free(r->threads);
 	}
+	sb_hwsession_cleanup(r);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
 	sb_decoder_release(&r->dec);
