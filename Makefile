@@ -23,7 +23,7 @@ LIBS_PFM      := -lpfm
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 # user modules that need neither libbpf nor root: unit-testable anywhere
 USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c user/cfg_build.c \
-		user/cfg_cache.c user/memop.c user/hwdecode.c user/hwagg.c
+		user/cfg_cache.c user/memop.c user/hwdecode.c user/hwagg.c user/pmu.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
@@ -96,12 +96,12 @@ $(BUILD)/tests/hw_load: tests/integration/hw_load.c $(BUILD)/user/hwsample.o $(B
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
-		$(LIBS_ELF) $(LIBS_ANALYSIS)
+		$(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 $(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
-		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)
+		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 include tests/workloads/workloads.mk
 

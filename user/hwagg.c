@@ -125,6 +125,12 @@ static int add_lbr(struct sb_hwagg *a, struct sb_builder *b, const struct sb_rec
 
 		sb_hw_branch_unpack(&r->br[i], &br);
 		a->st.branches++;
+		if (i + 1 < r->nr) {   /* every pair, kernel entries included */
+			if (sb_hw_lbr_range(r, i, &s, &t))
+				a->st.ranges_bad++;
+			else
+				a->st.ranges++;
+		}
 		if (!br.from || !br.to || br.from >= (1ull << 47) || br.to >= (1ull << 47)) {
 			a->st.branches_kernel++;
 			continue;
@@ -140,12 +146,6 @@ static int add_lbr(struct sb_hwagg *a, struct sb_builder *b, const struct sb_rec
 			e->cycles_n++;
 		}
 		count_event(b, &r->hdr, key, 1);
-		if (i + 1 < r->nr) {
-			if (sb_hw_lbr_range(r, i, &s, &t))
-				a->st.ranges_bad++;
-			else
-				a->st.ranges++;
-		}
 	}
 	return 0;
 }
