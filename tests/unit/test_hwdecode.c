@@ -394,6 +394,95 @@ out:
 	sb_hwagg_free(a);
 }
 
+/* LBR records through the section builder: their edges must come out as
+ * per-thread vectors of the instance they were sampled in. */
+static struct sb_hwagg *vec_agg;
+static long vec_loc(void *ctx, uint64_t addr)
+{
+	struct sb_profile *p = ctx;
+	struct sb_loc l = { .addr = addr, .binary = -1 };
+
+	for (size_t i = 0; i < p->nlocs; i++)
+		if (p->locs[i].addr == addr)
+			return (long)i;
+	return sb_profile_add_loc(p, &l);
+}
+
+static long vec_event(void *ctx, uint64_t key, uint64_t weight)
+{
+	const struct sb_hw_edge *e = sb_hwagg_edge(vec_agg, key);
+
+	(void)ctx;
+	(void)weight;
+	/* event 0: the loop's back edge; event 1: the jump out of it */
+	if (!sb_hwagg_is_key(key) || !e)
+		return -1;
+	return e->from == LOOP_BR ? 0 : e->from == 0x401140 ? 1 : -1;
+}
+
+static void test_builder(void)
+{
+	struct sb_builder *b = sb_builder_alloc(10);
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_event_def d = { .kind = SB_EVK_EDGE, .binary = -1, .loc = -1, .loc2 = -1,
+				  .loc_hot = -1 };
+	struct sb_event ev[6] = {
+		{ .ts = 1, .tid = 5, .kind = SB_EV_THREAD_START },
+		{ .ts = 2, .tid = 6, .kind = SB_EV_THREAD_START },
+		{ .ts = 20, .tid = 5, .kind = SB_EV_SYNC_ENTER, .prim = SB_PRIM_BARRIER, .site = 1,
+		  .obj = 2, .oncpu = 5 },
+		{ .ts = 30, .tid = 6, .kind = SB_EV_SYNC_ENTER, .prim = SB_PRIM_BARRIER, .site = 1,
+		  .obj = 2, .oncpu = 7 },
+		{ .ts = 31, .tid = 6, .kind = SB_EV_SYNC_EXIT, .prim = SB_PRIM_BARRIER, .oncpu = 7 },
+		{ .ts = 32, .tid = 5, .kind = SB_EV_SYNC_EXIT, .prim = SB_PRIM_BARRIER, .oncpu = 5 },
+	};
+	size_t len;
+	unsigned char *rec = fixture("lbr_loop.hex", &len);
+	struct sb_rec_hdr *h = (struct sb_rec_hdr *)rec;
+	uint64_t got[2][2] = { { 0 } };   /* [event][tid 5, tid 6] */
+
+	vec_agg = sb_hwagg_alloc();
+	if (!b || !p || !vec_agg) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	sb_builder_add(b, &ev[0]);
+	sb_builder_add(b, &ev[1]);
+	/* Thread 5: one LBR sample; thread 6: two, all before the barrier. */
+	h->tid = 5;
+	h->ts = 10;
+	sb_hwagg_record(vec_agg, b, rec, len);
+	h->tid = 6;
+	h->ts = 11;
+	sb_hwagg_record(vec_agg, b, rec, len);
+	h->ts = 12;
+	sb_hwagg_record(vec_agg, b, rec, len);
+	for (size_t i = 2; i < 6; i++)
+		sb_builder_add(b, &ev[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_profile_add_event(p, &d);
+	sb_profile_add_event(p, &d);
+	CHECK(sb_builder_emit(b, p, vec_loc, p, vec_event, NULL) == 0, "emit");
+	CHECK(p->ninstances == 1, "instances %zu", p->ninstances);
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		for (uint32_t t = 0; t < x->nthreads && x->event < 2; t++)
+			got[x->event][in->per_thread[t].tid == 6] += x->counts[t];
+	}
+	/* 5 back edges and 1 jump per record. */
+	CHECK(got[0][0] == 5 && got[0][1] == 10 && got[1][0] == 1 && got[1][1] == 2,
+	      "edge vectors: loop {%llu, %llu}, jump {%llu, %llu}",
+	      (unsigned long long)got[0][0], (unsigned long long)got[0][1],
+	      (unsigned long long)got[1][0], (unsigned long long)got[1][1]);
+out:
+	free(rec);
+	sb_hwagg_free(vec_agg);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
 	struct sb_hwagg *a = sb_hwagg_alloc();
@@ -409,5 +498,6 @@ int main(void)
 	test_perf_samples(a);
 	sb_hwagg_free(a);
 	test_events();
+	test_builder();
 	return CHECK_DONE("test_hwdecode");
 }
