@@ -123,6 +123,10 @@ void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p)
 	meta_u64(p, "hw_bad_records", st.bad_records);
 	sb_hwagg_loads_summary(r->hwagg, 10, buf, sizeof(buf));
 	sb_profile_meta_set(p, "hw_loads_top", buf);
+	if (c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD])
+		fprintf(stderr, "scalebpf: warning: %llu hardware samples were dropped (ring "
+			"buffer full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)(c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD]));
 }
 
 long sb_hwsession_event(void *ctx, uint64_t key, uint64_t weight)

@@ -89,7 +89,10 @@ int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_even
 		     char *ev_name, size_t namelen, char *err, size_t errlen)
 {
 	/* Load latency gives weight and data source; the all-loads events
-	 * of other generations give precise IP and address only. */
+	 * of other generations give precise IP and address only.  Not done:
+	 * Sapphire Rapids and hybrid parts want the load-latency event in a
+	 * group led by mem-loads-aux; there the open fails and auto falls
+	 * back with the kernel's reason. */
 	static const char *const events[] = {
 		"MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3:precise=2",
 		"MEM_INST_RETIRED:ALL_LOADS:precise=2",

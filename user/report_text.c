@@ -121,6 +121,8 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 		sb_profile_meta_get(p, "pmu"));
 	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
 	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
+	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
+		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = sb_profile_meta_get(p, keys[i]);
 
