@@ -388,6 +388,23 @@ static void test_events(void)
 	CHECK(st.edges_cross_binary == 1 && p->nevents == 2, "cross %llu events %zu",
 	      (unsigned long long)st.edges_cross_binary, p->nevents);
 	CHECK(edge_src(1) + edge_dst(1) == 11, "keep the functions");
+	/* The profile keeps both kinds through its file format. */
+	if (e1 >= 0 && e3 >= 0) {
+		char path[] = "/tmp/sb_hwdecode.XXXXXX", err[256];
+		struct sb_profile *q = NULL;
+		int fd = mkstemp(path);
+
+		if (fd >= 0)
+			close(fd);
+		CHECK(fd >= 0 && !sb_profile_write(p, path, err, sizeof(err)) &&
+		      !sb_profile_read(path, &q, err, sizeof(err)), "round trip: %s", err);
+		CHECK(q && q->nevents == 2 && q->events[e1].kind == SB_EVK_EDGE &&
+		      q->events[e1].vaddr == p->events[e1].vaddr &&
+		      q->events[e1].vaddr2 == p->events[e1].vaddr2 &&
+		      q->events[e3].kind == SB_EVK_HW, "events after the round trip");
+		sb_profile_free(q);
+		unlink(path);
+	}
 out:
 	sb_profile_free(p);
 	sb_maps_free(m);
