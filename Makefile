@@ -18,11 +18,12 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 LIBS_ANALYSIS := -lgsl -lgslcblas -lm
 LIBS_ELF      := -ldw -lelf -lcapstone -lz
 LIBS_BPF      := -lbpf
+LIBS_PFM      := -lpfm
 
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 # user modules that need neither libbpf nor root: unit-testable anywhere
 USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c user/cfg_build.c \
-		user/cfg_cache.c user/memop.c
+		user/cfg_cache.c user/memop.c user/hwdecode.c user/hwagg.c user/pmu.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
@@ -63,6 +64,10 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c include/*.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -I$(BUILD) -c $< -o $@
 
+# Kept: as intermediates of a pattern chain make would delete them after
+# each build and then rebuild everything that depends on the skeletons.
+.SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
+
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
@@ -75,7 +80,7 @@ $(BUILD)/user/%.o: user/%.c user/*.h analysis/*.h include/*.h $(SKELS) | $(DEPS_
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 # The exact-mode runtime linked into `scalebpf cc` programs: position
 # independent, never instrumented, one archive member per wrapper.
@@ -94,17 +99,24 @@ $(BUILD)/asan/%.o: %.c analysis/*.h user/*.h include/*.h $(SKELS) | $(DEPS_STAMP
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_ELF) $(LIBS_ANALYSIS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+# Loads the hardware samplers' BPF programs through record's own loader
+# (tests/integration/hw.sh): they must pass the verifier even where no
+# PMU lets them attach.
+$(BUILD)/tests/hw_load: tests/integration/hw_load.c $(BUILD)/user/hwsample.o $(BUILD)/user/pmu.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
-		$(LIBS_ELF) $(LIBS_ANALYSIS)
+		$(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 $(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
-		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)
+		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 include tests/workloads/workloads.mk
 

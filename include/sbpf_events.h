@@ -19,7 +19,9 @@ enum sb_rec_type {
 	SB_REC_THREAD_NEW = 4,
 	SB_REC_THREAD_EXIT = 5,
 	SB_REC_SAMPLE = 6,        /* cpu-clock sample of a working thread */
-	SB_REC_EXACT = 7,         /* exact block counts from `scalebpf cc` code */
+	SB_REC_LBR = 7,           /* hardware path: LBR branch stack (hwsample.bpf.c) */
+	SB_REC_LOAD = 8,          /* hardware path: PEBS load sample */
+	SB_REC_EXACT = 9,         /* exact block counts from `scalebpf cc` code */
 	SB_REC_TYPE_MAX
 };
 
@@ -146,6 +148,56 @@ struct sb_rec_exact {
 
 struct sb_ip_range {
 	__u64 start, end;        /* runtime [start, end) */
+};
+
+/*
+ * Hardware path (bpf/hwsample.bpf.c, user/hwdecode.c): records of the
+ * LBR and PEBS samplers, emitted into the same ring buffer.  Fixed sizes
+ * keep ring-buffer reservation constant in BPF.
+ */
+#define SB_LBR_MAX 32            /* Intel LBR depth is 8..32 */
+
+/* Layout of the kernel's struct perf_branch_entry: from, to, then a u64
+ * of bit-fields (mispred:1 predicted:1 in_tx:1 abort:1 cycles:16 type:4
+ * ...), so bpf_read_branch_records() writes straight into it. */
+struct sb_branch {
+	__u64 from;
+	__u64 to;
+	__u64 flags;
+};
+
+struct sb_rec_lbr {
+	struct sb_rec_hdr hdr;
+	__u64 ip;                /* the sampled IP */
+	__u32 nr;                /* valid entries in br[]; br[0] is the newest */
+	__u32 pad;
+	struct sb_branch br[SB_LBR_MAX];
+};
+
+enum sb_load_flags {
+	SB_LOAD_HAVE_ADDR = 1,   /* addr is the sampled data address */
+	SB_LOAD_HAVE_WEIGHT = 2, /* weight is the load latency in cycles */
+	SB_LOAD_HAVE_SRC = 4,    /* data_src is a union perf_mem_data_src */
+};
+
+struct sb_rec_load {
+	struct sb_rec_hdr hdr;
+	__u64 ip;                /* precise IP of the load */
+	__u64 addr;
+	__u64 weight;
+	__u64 data_src;
+	__u32 flags;             /* enum sb_load_flags */
+	__u32 pad;
+};
+
+/* Per-CPU counters of the hardware samplers (their own map). */
+enum sb_hw_counter {
+	SB_HWCNT_LBR = 0,        /* LBR samples of the target emitted */
+	SB_HWCNT_LOAD,           /* PEBS load samples of the target emitted */
+	SB_HWCNT_DROP_LBR,       /* ring buffer full */
+	SB_HWCNT_DROP_LOAD,
+	SB_HWCNT_LBR_ERR,        /* bpf_read_branch_records failed */
+	SB_HWCNT_MAX
 };
 
 #endif

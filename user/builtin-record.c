@@ -17,6 +17,8 @@
 #include "builtin.h"
 #include "decode.h"
 #include "elfsym.h"
+#include "hwsession.h"
+#include "pmu.h"
 #include "procmaps.h"
 #include "probes.h"
 #include "record_bpf.h"
@@ -46,6 +48,11 @@ static const char record_usage[] =
 "                         code samples (LIME causes) and spin waits; default\n"
 "                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
 "                         short runs or fine-grained causes, 0 turns it off\n"
+"      --events auto|hw|sw  sampling path: hw adds LBR branch stacks (sampled\n"
+"                         branch edges) and PEBS loads (address, latency,\n"
+"                         data source) and needs a hardware PMU; sw is\n"
+"                         cpu-clock only; auto (default) takes hw when the\n"
+"                         PMU and its events are there, else sw, saying why\n"
 "      --max-instances N  instances kept in full per section (default 10000;\n"
 "                         totals always cover all of them)\n"
 "      --ringbuf-mb MB    ring buffer size (default 16)\n"
@@ -89,6 +96,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "max-instances", required_argument, NULL, 'M' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
+		{ "events", required_argument, NULL, 'E' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -139,6 +147,10 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			if (*end || !r->ringbuf_mb || (r->ringbuf_mb & (r->ringbuf_mb - 1)) ||
 			    r->ringbuf_mb > 1024)
 				return sb_rec_fail(r, "--ringbuf-mb must be a power of two, 1..1024");
+			break;
+		case 'E':
+			if ((r->events_req = sb_events_parse(optarg)) < 0)
+				return sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
 			break;
 		case 'q':
 			r->quiet = true;
@@ -275,6 +287,8 @@ int cmd_record(int argc, char **argv)
 	if ((ret = parse_opts(&r, argc, argv)))
 		return ret;
 	if ((ret = check_privileges(&r)))
+		return ret;
+	if ((ret = sb_hwsession_choose(&r)))   /* --events, before the target starts */
 		return ret;
 	install_signals();
 	ret = sb_rec_setup(&r);

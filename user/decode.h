@@ -35,8 +35,9 @@ struct sb_decoder {
 #define SB_KEY_CALLSITE (1ull << 63)
 
 /* A counter key for an exact block count of a `scalebpf cc` program: the
- * return address of the block's coverage callback. */
-#define SB_KEY_EXACT (1ull << 61)
+ * return address of the block's coverage callback.  (Bits 62 and 61 tag
+ * the hardware path's keys, hwagg.h.) */
+#define SB_KEY_EXACT (1ull << 60)
 
 /* The events of an exact-count batch (SB_REC_EXACT): one SB_EV_COUNT (or
  * SB_EV_COUNT_LAST) per block, keys tagged SB_KEY_EXACT, into ev[] of

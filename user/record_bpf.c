@@ -302,6 +302,11 @@ unsigned sb_bpf_nprobes(const struct sb_bpf *s)
 	return s->nprobes;
 }
 
+int sb_bpf_ringbuf_fd(struct sb_bpf *s)
+{
+	return bpf_map__fd(s->skel->maps.events);
+}
+
 void sb_bpf_finish(struct sb_bpf *s)
 {
 	if (!s)

@@ -49,5 +49,7 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
 void sb_bpf_stop(struct sb_bpf *s);
 void sb_bpf_finish(struct sb_bpf *s);
 unsigned sb_bpf_nprobes(const struct sb_bpf *s);
+/* The ring buffer's map fd, shared with the hardware samplers (hwsample.c). */
+int sb_bpf_ringbuf_fd(struct sb_bpf *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include "addrsample.h"
 #include "builtin.h"
 #include "elfsym.h"
+#include "hwsession.h"
 #include "idmap.h"
 #include "procmaps.h"
 #include "record_bpf.h"
@@ -86,6 +87,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	struct sb_thread *t;
 
 	r->records++;
+	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
+		return 0;
 	if (size >= sizeof(*h) && h->type == SB_REC_EXACT) {
 		struct sb_event evs[SB_EXACT_BATCH];
 		int n = sb_decode_exact(&r->dec, data, size, evs);
@@ -327,6 +330,8 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
+	if ((ret = sb_hwsession_start(r)))
+		return ret;
 	if ((ret = attach_probes(r)))
 		return ret;
 	if (sb_bpf_start(r->bpf, on_record, r, err, sizeof(err)))
@@ -379,6 +384,7 @@ void sb_rec_status(struct sb_rec *r, bool final)
 void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
+	sb_hwsession_stop(r);
 	if (r->bpf)
 		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 }
@@ -401,6 +407,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 			free_thread(v);
 		sb_idmap_free(r->threads);
 	}
+	sb_hwsession_cleanup(r);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
 	sb_addrsample_free(r->addrs);

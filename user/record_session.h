@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "pmu.h"
 #include "probes.h"
 #include "sections.h"
 #include "target.h"
@@ -18,6 +19,8 @@ struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
 struct sb_addrsample;
+struct sb_hw;
+struct sb_hwagg;
 
 struct sb_rec {
 	/* options */
@@ -52,6 +55,13 @@ struct sb_rec {
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
 	struct sb_addrsample *addrs; /* sampled data addresses (addrsample.h) */
+
+	/* hardware path (hwsession.c): --events, and the path taken */
+	int events_req, events;      /* enum sb_events_mode */
+	struct sb_pmu pmu;
+	char sampling[512];
+	struct sb_hw *hw;
+	struct sb_hwagg *hwagg;
 };
 
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */

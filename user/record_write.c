@@ -13,6 +13,7 @@
 #include "record_bpf.h"
 #include "record_session.h"
 #include "eventmap.h"
+#include "hwsession.h"
 #include "symbolize.h"
 
 static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
@@ -139,6 +140,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	meta_u64(p, "events_unmatched", st.unmatched);
 	meta_u64(p, "events_late", st.late_events);
 	sb_profile_meta_set(p, "notes", r->notes);
+	sb_hwsession_meta(r, p);   /* sampling path, hardware counters */
 }
 
 static int add_threads(struct sb_rec *r, struct sb_profile *p)
@@ -165,6 +167,7 @@ int sb_rec_write(struct sb_rec *r)
 	struct sb_symbolizer *sym = NULL;
 	struct sb_eventmap *em = NULL;
 	struct sb_eventmap_stats est;
+	struct sb_hwemit hwe = { .r = r, .p = p };
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
@@ -178,8 +181,10 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
+	hwe.em = em;   /* LBR edge and PEBS load keys go to hwagg.c, the rest to em */
+	hwe.sym = sym;
 	if (!em || add_threads(r, p) ||
-	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_eventmap_block, em) ||
+	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_hwsession_event, &hwe) ||
 	    sb_eventmap_finish(em) ||
 	    sb_addrsample_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");

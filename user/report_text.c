@@ -105,7 +105,9 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 	const char *notes = sb_profile_meta_get(p, "notes");
 	char d[32];
 	unsigned long long drops = 0;
-	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample" };
+	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
+			       "drops_lbr", "drops_load" };
+	const char *sampling = sb_profile_meta_get(p, "sampling");
 	size_t nolines;
 
 	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
@@ -118,6 +120,9 @@ static void header(const struct sb_profile *p, const struct sb_report_opts *o, F
 		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
 		sb_profile_meta_get(p, "pmu"));
 	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
+	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
+	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
+		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = sb_profile_meta_get(p, keys[i]);
 
