@@ -20,6 +20,21 @@ check() {
 	if "$@"; then ok "$desc"; else bad "$desc"; fi
 }
 
+# expect_fail DESC PATTERN CMD...: passes when CMD fails and its stderr
+# matches PATTERN (case-insensitive): a clear message, a non-zero exit.
+expect_fail() {
+	local desc=$1 pat=$2
+	shift 2
+	if "$@" >"$TMP/ef.out" 2>"$TMP/ef.err"; then
+		bad "$desc (exit 0)"
+	elif grep -qi -- "$pat" "$TMP/ef.err"; then
+		ok "$desc"
+	else
+		bad "$desc: message lacks '$pat':"
+		cat "$TMP/ef.err"
+	fi
+}
+
 # jqcheck DESC FILE FILTER: passes when the jq filter yields true.
 jqcheck() {
 	local desc=$1 file=$2 filter=$3
