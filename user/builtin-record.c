@@ -227,8 +227,10 @@ static int record_loop(struct sb_rec *r)
 	uint64_t last_status = 0, last_refresh = sb_now_ns();
 
 	while (!should_stop(r, sb_now_ns())) {
-		uint64_t now;
-		int n = sb_bpf_poll(r->bpf, 100);
+		uint64_t now = sb_now_ns(), age = now - r->start_ns;
+		/* A short-lived target must not exit before its libraries
+		 * were seen: its samples and sites could not be resolved. */
+		int n = sb_bpf_poll(r->bpf, age < 300000000ull ? 10 : 100);
 
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));
@@ -237,8 +239,8 @@ static int record_loop(struct sb_rec *r)
 		if (sb_builder_flush(r->builder, now - 200000000ull))
 			return sb_rec_fail(r, "out of memory while building sections");
 		/* Libraries appear right after exec: look often at first. */
-		if (now - last_refresh > (now - r->start_ns < 2000000000ull ? 100000000ull
-									   : 1000000000ull)) {
+		if (now - last_refresh > (age < 300000000ull ? 10000000ull :
+					  age < 2000000000ull ? 100000000ull : 1000000000ull)) {
 			last_refresh = now;
 			sb_maps_refresh(r->maps, r->pid);
 			sb_rec_set_spin_ranges(r);
