@@ -258,7 +258,7 @@ static int run(struct run *s, const struct sb_lime_opts *o, struct sb_lime_resul
 	s->clus = malloc(ne * sizeof(*s->clus));
 	if (!s->u || !s->live || !s->y || !s->ecorr || !s->idx || !s->clus)
 		return -ENOMEM;
-	err = sb_lime_causal(s->in, s->u, s->live);
+	err = sb_lime_causal(s->in, o->f_alpha, s->u, s->live);
 	if (err)
 		return err;
 	time_varies = sb_lime_unit(s->in->time, s->n, s->y);

@@ -63,14 +63,19 @@ int sb_lime_cause_cmp(const void *a, const void *b);
  * vary across threads beyond rounding. */
 bool sb_lime_unit(const double *x, uint32_t n, double *u);
 
+/* x - y (y NULL: x) varies across threads beyond Poisson sampling noise
+ * (index-of-dispersion test at level alpha): x and y count samples. */
+bool sb_lime_overdispersed(const double *x, const double *y, uint32_t n, double alpha);
+
 /*
  * Unit vectors of all events of `in` into u (nevents rows of nthreads),
- * live[e] = 1 when event e varies.  Hardware events with a superior are
+ * live[e] = 1 when event e varies (a BLOCK event: beyond sampling noise,
+ * family-wise level alpha over the block events).  Hardware events with a superior are
  * replaced by their Gram-Schmidt residual against the (already adjusted)
  * chain of superiors; a residual that vanishes is not live.  -EINVAL on a
  * cycle of superiors.
  */
-int sb_lime_causal(const struct sb_lime_instance *in, double *u, uint8_t *live);
+int sb_lime_causal(const struct sb_lime_instance *in, double alpha, double *u, uint8_t *live);
 
 /* ---- lime_cluster.c: §3.2 with §5.6 ---- */
 
