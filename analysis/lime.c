@@ -197,10 +197,11 @@ static int members(const struct run *s, uint32_t **start, uint32_t **mem)
 }
 
 static int causes(const struct run *s, const uint32_t *sel, const double *beta, size_t p,
-		  struct sb_lime_result *r)
+		  double alpha, struct sb_lime_result *r)
 {
 	struct sb_lime_causes out = { 0 };
-	struct sb_lime_leaders *l = sb_lime_leaders_new(s->cfg, s->in, s->ecorr);
+	struct sb_lime_leaders *l = sb_lime_leaders_new(s->cfg, s->in, s->ecorr, r->cluster_of,
+							alpha);
 	uint32_t *start = NULL, *mem = NULL;
 	int err = l ? members(s, &start, &mem) : -ENOMEM;
 
@@ -233,7 +234,7 @@ static int regress_and_lead(struct run *s, const struct sb_lime_opts *o,
 		p = sb_lime_forward(s->u, s->nclus, s->y, s->n, o->f_alpha, sel, beta);
 	}
 	if (p > 0)
-		p = causes(s, sel, beta, (size_t)p, r);
+		p = causes(s, sel, beta, (size_t)p, o->f_alpha, r);
 	free(sel);
 	free(beta);
 	return p < 0 ? (int)p : 0;

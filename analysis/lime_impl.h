@@ -134,10 +134,13 @@ int sb_lime_causes_push(struct sb_lime_causes *c, const struct sb_lime_cause *x)
 
 struct sb_lime_leaders;
 
-/* ecorr[e]: r of event e with time (0 when not live). */
+/* ecorr[e]: r of event e with time (0 when not live); cluster_of[e] its
+ * cluster or SB_LIME_NO_CLUSTER; alpha the level of the sampling-noise
+ * tests (block events). */
 struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 					    const struct sb_lime_instance *in,
-					    const double *ecorr);
+					    const double *ecorr, const uint32_t *cluster_of,
+					    double alpha);
 void sb_lime_leaders_free(struct sb_lime_leaders *l);
 
 /* The causes of one regression-selected cluster (its live members):
