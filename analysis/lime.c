@@ -4,10 +4,11 @@
  * pipeline; the stages live in lime_vec.c (§3.1), lime_cluster.c (§3.2,
  * §5.6), lime_regress.c (§3.5) and lime_leader.c (§3.3-§3.4).
  *
- * Events whose per-thread counts do not vary (or, for a hardware event,
- * whose variation its superior events fully explain) say nothing about
- * why threads differ: they join no cluster (cluster_of SB_LIME_NO_CLUSTER)
- * and count r = 0 where eq. 1 asks for their correlation.
+ * Events whose per-thread counts do not vary (a block's samples: not
+ * beyond Poisson noise, lime_vec.c; a hardware event: not beyond what
+ * its superior events explain) say nothing about why threads differ: they
+ * join no cluster (cluster_of SB_LIME_NO_CLUSTER) and count r = 0 where
+ * eq. 1 asks for their correlation.
  *
  * Negative correlation: the distance is d = 1 - r, so events that vary
  * against each other (a branch's taken and not-taken edges) are as far

@@ -47,6 +47,19 @@ lime_planted_group() {
 }
 timed_group "LIME owner" lime_planted_group lime_owner barrier "the ownership test" 4 250 300
 timed_group "LIME root" lime_planted_group lime_root barrier "the me == 0 test" 4 300 1000
+# The bundled demo (make demo): the same ownership rule, its work two
+# calls deep behind factor_block, which tail-calls sb_work.
+lime_demo_group() {
+	local j=$TMP/demo.json loc sec
+	loc=$(site demo_cause demo.c)
+	sec=$(site demo_factor demo.c)
+	if record_json "$j" -F 999 -- "$WL/demo"; then
+		jqcheck "LIME (samples): top cause of the demo's $sec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .kind == \"undetermined\" and .score > 0.5"
+	else
+		bad "LIME demo: record"
+	fi
+}
+timed_group "LIME demo" lime_demo_group
 # Not yet right (issue 4, open): the inner loop's header block is also the
 # block that calls sb_work, and it is reported at that call (line 28); the
 # loop's test (its latch branch) has no location in the profile, which
