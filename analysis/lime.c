@@ -4,10 +4,11 @@
  * pipeline; the stages live in lime_vec.c (§3.1), lime_cluster.c (§3.2,
  * §5.6), lime_regress.c (§3.5) and lime_leader.c (§3.3-§3.4).
  *
- * Events whose per-thread counts do not vary (or, for a hardware event,
- * whose variation its superior events fully explain) say nothing about
- * why threads differ: they join no cluster (cluster_of SB_LIME_NO_CLUSTER)
- * and count r = 0 where eq. 1 asks for their correlation.
+ * Events whose per-thread counts do not vary (a block's samples: not
+ * beyond Poisson noise, lime_vec.c; a hardware event: not beyond what
+ * its superior events explain) say nothing about why threads differ: they
+ * join no cluster (cluster_of SB_LIME_NO_CLUSTER) and count r = 0 where
+ * eq. 1 asks for their correlation.
  *
  * Negative correlation: the distance is d = 1 - r, so events that vary
  * against each other (a branch's taken and not-taken edges) are as far
@@ -198,10 +199,11 @@ static int members(const struct run *s, uint32_t **start, uint32_t **mem)
 }
 
 static int causes(const struct run *s, const uint32_t *sel, const double *beta, size_t p,
-		  struct sb_lime_result *r)
+		  double alpha, struct sb_lime_result *r)
 {
 	struct sb_lime_causes out = { 0 };
-	struct sb_lime_leaders *l = sb_lime_leaders_new(s->cfg, s->in, s->ecorr);
+	struct sb_lime_leaders *l = sb_lime_leaders_new(s->cfg, s->in, s->ecorr, r->cluster_of,
+							alpha);
 	uint32_t *start = NULL, *mem = NULL;
 	int err = l ? members(s, &start, &mem) : -ENOMEM;
 
@@ -234,7 +236,7 @@ static int regress_and_lead(struct run *s, const struct sb_lime_opts *o,
 		p = sb_lime_forward(s->u, s->nclus, s->y, s->n, o->f_alpha, sel, beta);
 	}
 	if (p > 0)
-		p = causes(s, sel, beta, (size_t)p, r);
+		p = causes(s, sel, beta, (size_t)p, o->f_alpha, r);
 	free(sel);
 	free(beta);
 	return p < 0 ? (int)p : 0;
@@ -259,7 +261,7 @@ static int run(struct run *s, const struct sb_lime_opts *o, struct sb_lime_resul
 	s->clus = malloc(ne * sizeof(*s->clus));
 	if (!s->u || !s->live || !s->y || !s->ecorr || !s->idx || !s->clus)
 		return -ENOMEM;
-	err = sb_lime_causal(s->in, s->u, s->live);
+	err = sb_lime_causal(s->in, o->f_alpha, s->u, s->live);
 	if (err)
 		return err;
 	for (size_t e = 0; e < ne; e++)

@@ -21,7 +21,9 @@
 enum sb_lime_event_kind {
 	SB_LIME_EDGE = 1,   /* exact or LBR-sampled count of CFG edge `id` */
 	SB_LIME_BLOCK,      /* sampled count of CFG block `id` (software path:
-			     * samples measure time in the block, not executions) */
+			     * samples measure time in the block, not executions;
+			     * Poisson counts, tested against sampling noise, and
+			     * a call site's include its callees' samples) */
 	SB_LIME_HW,         /* a hardware event at instruction `addr` (misses,
 			     * latency/stall time); `superior` names the event
 			     * whose count it is subordinate to, or -1 */

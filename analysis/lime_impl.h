@@ -63,14 +63,19 @@ int sb_lime_cause_cmp(const void *a, const void *b);
  * vary across threads beyond rounding. */
 bool sb_lime_unit(const double *x, uint32_t n, double *u);
 
+/* x - y (y NULL: x) varies across threads beyond Poisson sampling noise
+ * (index-of-dispersion test at level alpha): x and y count samples. */
+bool sb_lime_overdispersed(const double *x, const double *y, uint32_t n, double alpha);
+
 /*
  * Unit vectors of all events of `in` into u (nevents rows of nthreads),
- * live[e] = 1 when event e varies.  Hardware events with a superior are
+ * live[e] = 1 when event e varies (a BLOCK event: beyond sampling noise,
+ * family-wise level alpha over the block events).  Hardware events with a superior are
  * replaced by their Gram-Schmidt residual against the (already adjusted)
  * chain of superiors; a residual that vanishes is not live.  -EINVAL on a
  * cycle of superiors.
  */
-int sb_lime_causal(const struct sb_lime_instance *in, double *u, uint8_t *live);
+int sb_lime_causal(const struct sb_lime_instance *in, double alpha, double *u, uint8_t *live);
 
 /* ---- lime_cluster.c: §3.2 with §5.6 ---- */
 
@@ -129,10 +134,13 @@ int sb_lime_causes_push(struct sb_lime_causes *c, const struct sb_lime_cause *x)
 
 struct sb_lime_leaders;
 
-/* ecorr[e]: r of event e with time (0 when not live). */
+/* ecorr[e]: r of event e with time (0 when not live); cluster_of[e] its
+ * cluster or SB_LIME_NO_CLUSTER; alpha the level of the sampling-noise
+ * tests (block events). */
 struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 					    const struct sb_lime_instance *in,
-					    const double *ecorr);
+					    const double *ecorr, const uint32_t *cluster_of,
+					    double alpha);
 void sb_lime_leaders_free(struct sb_lime_leaders *l);
 
 /* The causes of one regression-selected cluster (its live members):

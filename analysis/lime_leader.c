@@ -31,6 +31,20 @@
  * found through block events is SB_CAUSE_UNDETERMINED: never a confident
  * control-flow cause, always at the right block.
  *
+ * Call sites in block profiles.  A sample also counts for every call site
+ * on its call chain, so a call site's block holds the time of everything
+ * it runs.  A callee's loop then varies exactly as its caller's decision
+ * does, and the CFG's CALL edge cannot tie them: the callee's entry block
+ * runs too briefly to be sampled, and tail calls (a wrapper that ends in
+ * `jmp`) leave no edge at all.  The samples show the call instead: call
+ * site A, in another function than block v, accounts for v's variation
+ * when v - A does not vary beyond Poisson noise (sb_lime_overdispersed;
+ * everything v does differently across threads it does under A).  Such an
+ * A counts as v's predecessor, as a CALL edge into v's function would: v
+ * is no leader when A is in the cluster, and A is on eq. 1's incoming
+ * side.  A v that itself calls into A's function is A's caller, not its
+ * callee.
+ *
  * Kinds of edge-profile leaders: a back edge into v among the cluster's
  * edges -> LOOP (v heads the loop whose trip count varies); else a
  * conditional (taken/fall-through) cluster edge out of v -> BRANCH; else
@@ -59,6 +73,9 @@ struct sb_lime_leaders {
 	uint32_t *verts;                /* the cluster's vertices */
 	size_t nverts;
 	uint32_t gen;
+	uint32_t *calls;                /* block mode: live call-site events */
+	size_t ncalls;
+	double alpha;                   /* level of "does not vary beyond" */
 };
 
 double sb_lime_eq1(const double *out_r, size_t nout, const double *in_r, size_t nin)
@@ -96,9 +113,33 @@ static uint32_t *nones(size_t n)
 	return a;
 }
 
+static bool is_call_site(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++)
+		if (g->edges[i].kind == SB_EDGE_CALL_RETURN || g->edges[i].kind == SB_EDGE_CALL)
+			return true;
+	return false;
+}
+
+/* The live block events whose block ends in a call. */
+static int find_calls(struct sb_lime_leaders *l, const uint32_t *cluster_of)
+{
+	const struct sb_lime_instance *in = l->in;
+
+	l->calls = malloc((in->nevents ? in->nevents : 1) * sizeof(*l->calls));
+	if (!l->calls)
+		return -ENOMEM;
+	for (size_t e = 0; e < in->nevents; e++)
+		if (in->events[e].kind == SB_LIME_BLOCK && cluster_of[e] != SB_LIME_NO_CLUSTER &&
+		    is_call_site(l->cfg, in->events[e].id))
+			l->calls[l->ncalls++] = (uint32_t)e;
+	return 0;
+}
+
 struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 					    const struct sb_lime_instance *in,
-					    const double *ecorr)
+					    const double *ecorr, const uint32_t *cluster_of,
+					    double alpha)
 {
 	struct sb_lime_leaders *l = calloc(1, sizeof(*l));
 	size_t nb = cfg ? cfg->nblocks : 0, ne = cfg ? cfg->nedges : 0;
@@ -110,8 +151,9 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 	l->ecorr = ecorr;
 	l->edge_ev = nones(ne);
 	l->block_ev = nones(nb);
+	l->alpha = alpha;
 	l->out_r = malloc((ne + 1) * sizeof(double));
-	l->in_r = malloc((ne + 1) * sizeof(double));
+	l->in_r = malloc((ne + in->nevents + 1) * sizeof(double));
 	l->in_c = calloc(nb + 1, sizeof(uint32_t));
 	l->via_edge = calloc(nb + 1, sizeof(uint32_t));
 	l->loop = calloc(nb + 1, sizeof(uint32_t));
@@ -133,6 +175,10 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 			l->block_ev[x->id] = (uint32_t)e;
 		}
 	}
+	if (!l->edge_mode && find_calls(l, cluster_of)) {
+		sb_lime_leaders_free(l);
+		return NULL;
+	}
 	return l;
 }
 
@@ -150,6 +196,7 @@ void sb_lime_leaders_free(struct sb_lime_leaders *l)
 	free(l->cond);
 	free(l->ev);
 	free(l->verts);
+	free(l->calls);
 	free(l);
 }
 
@@ -196,6 +243,29 @@ static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
 	return l->nverts > 0;
 }
 
+/* A direct CALL edge from block a into function f. */
+static bool calls_func(const struct sb_cfg *g, uint32_t a, uint32_t f)
+{
+	for (uint32_t i = g->out_start[a]; i < g->out_start[a + 1]; i++)
+		if (g->edges[i].kind == SB_EDGE_CALL && g->blocks[g->edges[i].dst].func == f)
+			return true;
+	return false;
+}
+
+/* Block mode: call-site event c accounts for block v's variation (see the
+ * header comment). */
+static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t a = l->in->events[c].id, ev = l->block_ev[v];
+
+	if (ev == SB_LIME_NONE || a == v || g->blocks[a].func == g->blocks[v].func ||
+	    calls_func(g, v, g->blocks[a].func))
+		return false;
+	return !sb_lime_overdispersed(l->in->events[ev].counts, l->in->events[c].counts,
+				      l->in->nthreads, l->alpha);
+}
+
 static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
 {
 	const struct sb_cfg *g = l->cfg;
@@ -206,6 +276,10 @@ static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
 		if (!ed->back && l->in_c[ed->src] == l->gen)
 			return false;
 	}
+	for (size_t k = 0; k < l->ncalls; k++)
+		if (l->in_c[l->in->events[l->calls[k]].id] == l->gen &&
+		    sampled_caller(l, l->calls[k], v))
+			return false;
 	return true;
 }
 
@@ -228,6 +302,9 @@ static double leader_score(const struct sb_lime_leaders *l, uint32_t v)
 		l->in_r[ni++] = event_r(l, l->edge_mode ? l->edge_ev[i]
 						       : l->block_ev[g->edges[i].src]);
 	}
+	for (size_t k = 0; k < l->ncalls; k++)
+		if (sampled_caller(l, l->calls[k], v))
+			l->in_r[ni++] = event_r(l, l->calls[k]);
 	return sb_lime_eq1(l->out_r, no, l->in_r, ni);
 }
 

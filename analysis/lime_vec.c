@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 /* Variation below this fraction of the largest |count| (per sqrt(thread))
  * is rounding of a constant, not behaviour. */
 #define CONST_TOL 1e-12
@@ -44,6 +46,39 @@ bool sb_lime_unit(const double *x, uint32_t n, double *u)
 constant:
 	memset(u, 0, n * sizeof(*u));
 	return false;
+}
+
+/*
+ * Sampled counts are Poisson: a block that runs equally long in every
+ * thread still gets different sample counts, and with few samples those
+ * differences can line up with time perfectly (one sample, in the slowest
+ * thread, has r = 1).  The index of dispersion sum (d_t - mean)^2 / mean
+ * of equal-rate Poisson counts is chi-square with n - 1 degrees of
+ * freedom; d = x - y tests whether x varies beyond y (y NULL: beyond
+ * nothing).  The variance of x - y, when y's samples are a subset of x's
+ * or the other way round, is that of the samples in one and not the
+ * other, about mean |d|.
+ */
+bool sb_lime_overdispersed(const double *x, const double *y, uint32_t n, double alpha)
+{
+	double mean = 0, var = 0, d2 = 0;
+
+	if (n < 2)
+		return false;
+	for (uint32_t t = 0; t < n; t++) {
+		double d = x[t] - (y ? y[t] : 0);
+
+		mean += d / n;
+		var += fabs(d) / n;
+	}
+	if (!(var > 0))
+		return false;       /* every difference is 0 */
+	for (uint32_t t = 0; t < n; t++) {
+		double d = x[t] - (y ? y[t] : 0) - mean;
+
+		d2 += d * d;
+	}
+	return gsl_cdf_chisq_Q(d2 / var, n - 1) < alpha;
 }
 
 static bool has_superior(const struct sb_lime_event *ev)
@@ -117,7 +152,33 @@ static int settle(const struct sb_lime_instance *in, uint32_t e, double *u, uint
 	return 0;
 }
 
-int sb_lime_causal(const struct sb_lime_instance *in, double *u, uint8_t *live)
+/*
+ * Block samples vary across threads by chance: an event whose variation
+ * is within Poisson noise (sb_lime_overdispersed) does not vary for LIME.
+ * Done before §3.1, so no hardware event is adjusted by noise.  One test
+ * per block event, so each runs at alpha / their number (Bonferroni): a
+ * section has hundreds of rarely sampled blocks, and one
+ * stray sample in the slowest thread would otherwise join the causes with
+ * r = 1, or as a predecessor in the cluster take a true leader's place.
+ */
+static void drop_sampling_noise(const struct sb_lime_instance *in, double alpha, double *u,
+				uint8_t *live)
+{
+	uint32_t n = in->nthreads;
+	size_t m = 0;
+
+	for (size_t e = 0; e < in->nevents; e++)
+		m += live[e] && in->events[e].kind == SB_LIME_BLOCK;
+	for (size_t e = 0; e < in->nevents; e++) {
+		if (!live[e] || in->events[e].kind != SB_LIME_BLOCK ||
+		    sb_lime_overdispersed(in->events[e].counts, NULL, n, alpha / (double)m))
+			continue;
+		live[e] = 0;
+		memset(u + e * n, 0, n * sizeof(*u));
+	}
+}
+
+int sb_lime_causal(const struct sb_lime_instance *in, double alpha, double *u, uint8_t *live)
 {
 	uint32_t n = in->nthreads;
 	uint8_t *state;
@@ -126,6 +187,7 @@ int sb_lime_causal(const struct sb_lime_instance *in, double *u, uint8_t *live)
 
 	for (size_t e = 0; e < in->nevents; e++)
 		live[e] = sb_lime_unit(in->events[e].counts, n, u + e * n);
+	drop_sampling_noise(in, alpha, u, live);
 	state = calloc(in->nevents ? in->nevents : 1, 1);
 	stack = malloc((in->nevents ? in->nevents : 1) * sizeof(*stack));
 	if (!state || !stack) {

@@ -353,9 +353,11 @@ static void test_block_cache(void)
 	sb_lime_result_free(r);
 
 	/* More iterations instead, seen through samples: H and B both follow
-	 * time; H leads (B comes back by the back edge), still undetermined. */
+	 * time; H leads (B comes back by the back edge), still undetermined.
+	 * (H's samples must vary beyond Poisson noise: 500 per thread, not
+	 * 50, whose spread from 50 to 80 chance alone gives one time in 15.) */
 	for (int t = 0; t < 8; t++)
-		x.counts[1][t] = 50 * tm[t] + dither[(t + 3) % 8];
+		x.counts[1][t] = 500 * tm[t] + dither[(t + 3) % 8];
 	CHECK(sb_lime_analyze(g, &x.in, NULL, &r) == 0 && r && r->ncauses, "analyze");
 	if (r && r->ncauses) {
 		CHECK(r->cluster_of[1] == r->cluster_of[2], "H with B");

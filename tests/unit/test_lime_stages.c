@@ -160,7 +160,7 @@ static void test_gram_schmidt(void)
 		cnt[1][t] = 0.1 * cnt[0][t] + 20 * q[2 * N + t] + 5 * q[t];
 		cnt[2][t] = 0.3 * cnt[1][t] + 4 * q[3 * N + t];
 	}
-	CHECK(sb_lime_causal(&in, u, live) == 0 && live[0] && live[1] && live[2], "causal");
+	CHECK(sb_lime_causal(&in, 0.05, u, live) == 0 && live[0] && live[1] && live[2], "causal");
 	/* Hand computation: centered misses minus their projection on the
 	 * centered executions, normalized. */
 	double me = 0, mm = 0;
@@ -184,9 +184,9 @@ static void test_gram_schmidt(void)
 	/* Misses exactly proportional to executions: nothing of their own. */
 	for (int t = 0; t < N; t++)
 		cnt[1][t] = 0.1 * cnt[0][t];
-	CHECK(sb_lime_causal(&in, u, live) == 0 && live[0] && !live[1], "fully explained");
+	CHECK(sb_lime_causal(&in, 0.05, u, live) == 0 && live[0] && !live[1], "fully explained");
 	ev[0].superior = 2;
-	CHECK(sb_lime_causal(&in, u, live) == -EINVAL, "a cycle of superiors");
+	CHECK(sb_lime_causal(&in, 0.05, u, live) == -EINVAL, "a cycle of superiors");
 }
 
 /* Reference UPGMA: full matrix, merge the best pair while >= thr. */

@@ -66,7 +66,7 @@ static void *worker_main(void *arg)
 		/* phase 1: factor the owned blocks (imbalanced) */
 		for (unsigned long bi = 0; bi < nblocks_dim; bi++)
 			for (unsigned long bj = bi; bj < nblocks_dim; bj++)
-				if (block_owner(bi, bj) == w->idx)
+				if (block_owner(bi, bj) == w->idx) /* SITE:demo_cause */
 					factor_block();
 		pthread_barrier_wait(&factor_bar); /* SITE:demo_factor */
 

@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (unsigned long it = 0; it < iters; it++) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) /* SITE:omp_region */
 		for (unsigned long i = 0; i < n; i++)
 			for (unsigned long j = 0; j < i; j++) /* SITE:cause */
 				sb_work(units);

@@ -1,0 +1,73 @@
+# LIME from software block samples (cpu-clock): planted causes whose
+# truth is the line marked /* SITE:cause */ in the workload.  Block
+# samples measure time, not counts, so every cause is "undetermined".
+
+# --- a cache-behaviour cause ---------------------------------------------
+# Threads run identical control flow over working sets from 16 KiB to
+# 8 MiB: the cause is how long the load takes, which block samples cannot
+# tell from how often it runs.  40 iterations (~0.4 s): the recorder
+# reads the target's mappings every 100 ms at first, and a target that
+# exits before it has (10 iterations took ~0.15 s) leaves every sample
+# unmapped.
+lime_cache_group() {
+	local j=$TMP/lime_cache.json loc bsec
+	loc=$(site cause lime_cache.c)
+	bsec=$(site barrier lime_cache.c)
+	if record_json "$j" -F 999 -- "$WL/lime_cache" 4 40 200000; then
+		jqcheck "LIME (samples): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | max_by(.score) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples): causes carry the JSON contract's fields" "$j" '(.causes | length) > 0 and all(.causes[]; has("rank") and has("section") and has("score") and has("kind") and has("location") and has("function") and has("address"))'
+		jqcheck "LIME (samples): causes sorted by score" "$j" '[.causes[].score] as $s | $s == ($s | sort | reverse)'
+		check "LIME (samples): the report hints at exact mode" bash -c "'$SB' report -i '$TMP/lime_cache.sbp' | grep -q \"confirm with exact counts\""
+		jqcheck "LIME (samples): the profile says how many samples decode" "$j" '(.meta.samples_memory_access | tonumber) + (.meta.samples_undecodable | tonumber) + (.meta.samples_no_memory_access | tonumber) > 0'
+	else
+		bad "LIME (samples): record"
+	fi
+}
+timed_group "LIME cache" lime_cache_group
+
+# --- control-flow causes --------------------------------------------------
+# The planted decision, though the extra work it leads to runs in a
+# function every path shares (sb_work, whose loop varies just as much):
+#   lime_owner:   threads own unequal numbers of blocks (LU's BlockOwner);
+#   lime_root:    the root thread works more behind `if (me == 0)`, through
+#                 a wrapper that tail-calls the shared work;
+#   lime_omp_tri: a static OpenMP loop whose inner trip count grows with i.
+# lime_planted_group WORKLOAD SECTION-SITE WHAT ARGS...
+lime_planted_group() {
+	local w=$1 ssite=$2 what=$3 j=$TMP/$1.json loc sec
+	shift 3
+	loc=$(site cause $w.c)
+	sec=$(site $ssite $w.c)
+	if record_json "$j" -F 999 -- "$WL/$w" "$@"; then
+		jqcheck "LIME (samples): top cause of the $sec section is $what at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples): no confident control-flow kind from block samples ($w)" "$j" '[.causes[].kind] | all(. == "undetermined")'
+	else
+		bad "LIME $w: record"
+	fi
+}
+timed_group "LIME owner" lime_planted_group lime_owner barrier "the ownership test" 4 250 300
+timed_group "LIME root" lime_planted_group lime_root barrier "the me == 0 test" 4 300 1000
+# The bundled demo (make demo): the same ownership rule, its work two
+# calls deep behind factor_block, which tail-calls sb_work.
+lime_demo_group() {
+	local j=$TMP/demo.json loc sec
+	loc=$(site demo_cause demo.c)
+	sec=$(site demo_factor demo.c)
+	if record_json "$j" -F 999 -- "$WL/demo"; then
+		jqcheck "LIME (samples): top cause of the demo's $sec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .kind == \"undetermined\" and .score > 0.5"
+	else
+		bad "LIME demo: record"
+	fi
+}
+timed_group "LIME demo" lime_demo_group
+# Not yet right (issue 4, open): the inner loop's header block is also the
+# block that calls sb_work, and it is reported at that call (line 28); the
+# loop's test (its latch branch) has no location in the profile, which
+# names only sampled blocks and their conditional predecessors.  Runs on
+# request: SB_LIME_PLANTED=1 make check.
+if [ "${SB_LIME_PLANTED:-0}" = 1 ]; then
+	OMP_NUM_THREADS=4 timed_group "LIME omp_tri" lime_planted_group lime_omp_tri omp_region \
+		"the inner loop" 50 400 1
+else
+	echo "skip LIME lime_omp_tri (reported at its call, not its loop; issue 4): SB_LIME_PLANTED=1 runs it"
+fi
