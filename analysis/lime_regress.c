@@ -29,7 +29,7 @@
 
 #define COLLINEAR 1e-8          /* |part of x_c outside Q|^2 below: redundant */
 #define PERFECT 1e-12           /* residual SS (of 1) below: all explained */
-#define TIE 1e-9                /* relative: equal reductions */
+#define TIE 1e-3                /* relative: equal reductions */
 
 struct fsel {
 	const double *x, *y;
@@ -47,6 +47,10 @@ struct fsel {
  * The candidate with the largest reduction.  Equal reductions (a cluster
  * and its mirror image, like the taken and not-taken edges of one branch)
  * go to the one that grows with time, so that beta comes out positive.
+ * "Equal" is within TIE: exact counts make the two sides mirror images up
+ * to an edge or two that joined one side's cluster at r >= 0.9, which
+ * moves its reduction by ~1e-4 and must not hand the choice to the side
+ * that shrinks with time (a branch reported with beta -1).
  */
 static long pick(const struct fsel *s, double *red)
 {

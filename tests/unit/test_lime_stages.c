@@ -141,6 +141,35 @@ static void test_ftest(void)
 	CHECK(sb_lime_forward(q, 4, y, 2, 0.5, sel, beta) == 0, "2 threads: none");
 }
 
+/*
+ * A branch's two sides as clusters: the taken side grows with time, the
+ * not-taken side is its mirror image, made a little cleaner by chance (an
+ * edge that joined the taken side at r >= 0.9 blurs it: its reduction is
+ * 2e-4 smaller).  The side that grows with time enters, beta > 0.
+ */
+static void test_mirror_tie(void)
+{
+	enum { N = 4 };
+	double raw[2][N] = { { 60, 0, 0, 0 }, { 61, 0, 0, 1 } }, x[2 * N], y[N], beta[N], pos[N];
+	double t[N] = { 4e8, 1e8, 1.01e8, 0.99e8 };
+	uint32_t sel[N];
+
+	sb_lime_unit(t, N, y);
+	/* x0: the taken cluster's score, blurred; x1: the clean mirror */
+	sb_lime_unit(raw[1], N, pos);
+	for (int i = 0; i < N; i++)
+		pos[i] = 0.99 * pos[i] + 0.01 * (raw[0][i] - 15) / 52.0;
+	sb_lime_unit(pos, N, x);
+	for (int i = 0; i < N; i++)
+		raw[0][i] = -raw[0][i];
+	sb_lime_unit(raw[0], N, x + N);
+	CHECK(fabs(sb_lime_dot(x + N, y, N)) > fabs(sb_lime_dot(x, y, N)),
+	      "the mirror correlates a little better");
+	CHECK(sb_lime_forward(x, 2, y, N, 0.05, sel, beta) == 1, "one side enters");
+	CHECK(sel[0] == 0 && beta[0] > 0, "the side growing with time: %u, beta %.3f", sel[0],
+	      beta[0]);
+}
+
 /* §3.1: misses lose what execution counts explain, L2 what both explain. */
 static void test_gram_schmidt(void)
 {
@@ -428,6 +457,7 @@ int main(void)
 	test_beta();
 	test_forward();
 	test_ftest();
+	test_mirror_tie();
 	test_gram_schmidt();
 	test_cluster_vs_naive();
 	test_collinear();
