@@ -157,28 +157,41 @@ static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause 
  * latch's branch.  A rotated loop's header holds its body, whose line is
  * not the loop's.
  */
-static void locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
+static bool locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
 			 struct sb_cause *c)
 {
-	long b = -1;
+	long b = sb_cfg_latch(g, head);
 
-	for (uint32_t k = g->in_start[head]; k < g->in_start[head + 1] && b < 0; k++)
-		if (g->edges[g->in_edges[k]].back)
-			b = g->edges[g->in_edges[k]].src;
 	/* Compilers give the increment-and-jump of a latch line 0 at times:
 	 * then the block before it in the loop, up to the exit test. */
 	for (int steps = 0; b >= 0 && (uint32_t)b != head && steps < 8; steps++) {
 		struct sb_cause at = *c;
 
+		at.kind = SB_CAUSE_LOOP;   /* at the block's branch */
 		locate(p, g->blocks[b].last_insn, &at);
 		if (at.loc >= 0 && p->locs[at.loc].line) {
 			c->loc = at.loc;
 			c->addr = at.addr;
-			return;
+			return true;
 		}
 		b = sb_cfg_nin(g, (uint32_t)b) == 1 ? (long)g->edges[g->in_edges[g->in_start[b]]].src
 						    : -1;
 	}
+	return false;
+}
+
+/*
+ * A sampled leader that heads a loop and ends in a call: its samples are
+ * the callee's time, repeated by the loop (a call site's samples count
+ * inclusively).  More iterations or slower calls cannot be told apart
+ * from samples; the loop is the decision a thread makes, so the cause is
+ * shown at its latch, like an exact loop cause.  A leader that does work
+ * of its own (a load in a loop) stays where its time goes.
+ */
+static bool repeats_call(const struct sb_cfg *g, long b)
+{
+	return b >= 0 && sb_cfg_latch(g, (uint32_t)b) >= 0 &&
+	       sb_cfg_ends_in_call(g, (uint32_t)b);
 }
 
 /* True when block a calls (a CALL edge) the function that holds b. */
@@ -355,13 +368,15 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 		c->kind = comb->causes[k].kind;
 		c->score = comb->causes[k].score;
 		locate(p, comb->causes[k].addr, c);
+		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
+		if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
+		     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
+		    locate_latch(p, g->merged, (uint32_t)blk, c))
+			continue;
 		/* The decision that sends threads into the leader's work: the
 		 * branch that alone leads into it.  (Block samples only: with
 		 * exact counts the leader is the decision itself.) */
-		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
 		pred = blk >= 0 ? sb_cfg_conditional_pred(g->merged, (uint32_t)blk) : -1;
-		if (c->kind == SB_CAUSE_LOOP && blk >= 0)
-			locate_latch(p, g->merged, (uint32_t)blk, c);
 		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && pred >= 0) {
 			struct sb_cause at = *c;
 

@@ -379,6 +379,22 @@ fail:
 	return NULL;
 }
 
+long sb_cfg_latch(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++)
+		if (g->edges[g->in_edges[k]].back)
+			return g->edges[g->in_edges[k]].src;
+	return -1;
+}
+
+bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_CALL_RETURN)
+			return true;
+	return false;
+}
+
 long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b)
 {
 	long pred = -1;

@@ -117,6 +117,11 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
  * and call edges aside), or -1 (needs finalize). */
 long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
 
+/* The source of a back edge into b (a latch of the loop b heads), or -1;
+ * whether b ends in a call (needs finalize). */
+long sb_cfg_latch(const struct sb_cfg *g, uint32_t b);
+bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b);
+
 /* The immediate dominator of every block of function f (its entry maps
  * to itself); idom[] has g->nblocks entries, others untouched. */
 int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom);

@@ -289,6 +289,10 @@ static long block_event(struct sb_eventmap *em, uint64_t ip)
 	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
 	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
 		return -1;
+	/* Likewise a loop's latch, where a loop cause is shown. */
+	pred = idx >= 0 ? sb_cfg_latch(bc->cfg, (uint32_t)blk) : -1;
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
+		return -1;
 	return idx;
 }
 

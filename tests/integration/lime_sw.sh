@@ -60,14 +60,8 @@ lime_demo_group() {
 	fi
 }
 timed_group "LIME demo" lime_demo_group
-# Not yet right (issue 4, open): the inner loop's header block is also the
-# block that calls sb_work, and it is reported at that call (line 28); the
-# loop's test (its latch branch) has no location in the profile, which
-# names only sampled blocks and their conditional predecessors.  Runs on
-# request: SB_LIME_PLANTED=1 make check.
-if [ "${SB_LIME_PLANTED:-0}" = 1 ]; then
-	OMP_NUM_THREADS=4 timed_group "LIME omp_tri" lime_planted_group lime_omp_tri omp_region \
-		"the inner loop" 50 400 1
-else
-	echo "skip LIME lime_omp_tri (reported at its call, not its loop; issue 4): SB_LIME_PLANTED=1 runs it"
-fi
+# The inner loop's header block is also the block that calls sb_work:
+# its samples are the callee's time, repeated by the loop, so the cause is
+# shown at the loop's latch, the planted line.
+OMP_NUM_THREADS=4 timed_group "LIME omp_tri" lime_planted_group lime_omp_tri omp_region \
+	"the inner loop" 20 64 50
