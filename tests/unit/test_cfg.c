@@ -73,6 +73,9 @@ int main(void)
 	      "conditional predecessors");
 	CHECK(sb_cfg_conditional_pred(g, 10) == -1 && sb_cfg_conditional_pred(g, 0) == -1,
 	      "no single conditional predecessor");
+	CHECK(sb_cfg_latch(g, 1) == 5 && sb_cfg_latch(g, 3) == 4, "latches of the two loops");
+	CHECK(sb_cfg_latch(g, 2) == -1 && sb_cfg_latch(g, 10) == -1, "no loop, no latch");
+	CHECK(!sb_cfg_ends_in_call(g, 1), "a branch block does not end in a call");
 	CHECK(sb_cfg_block_at(g, 0xfff) == -1 && sb_cfg_block_at(g, 0x1070) == -1 &&
 	      sb_cfg_block_at(g, 0x2050) == -1, "block_at outside");
 	{

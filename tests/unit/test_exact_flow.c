@@ -133,6 +133,8 @@ int main(void)
 	CHECK(!f.block_known[8], "a function with no counted block is left alone");
 	CHECK(e[5] >= 0 && !f.edge_known[e[5]], "call-return into an uncounted function");
 	CHECK(f.inconsistent == 0, "consistent counts");
+	CHECK(sb_cfg_ends_in_call(g, 3) && !sb_cfg_ends_in_call(g, 0), "3 ends in a call");
+	CHECK(sb_cfg_latch(g, 5) == 6, "the split back edge's block is g's latch");
 	sb_exact_flow_free(&f);
 
 	/* Inconsistent input (then > entry) is clamped and counted. */
