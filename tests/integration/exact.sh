@@ -40,7 +40,7 @@ exact_owner_group() {
 		jqcheck "exact: the profile says its block counts are exact, none lost" "$j" \
 			'(.meta.block_counts | test("^exact")) and .meta.drops_exact == "0" and .meta.exact_faults == "0" and .meta.exact_counts_unplaced == "0" and (.meta.exact_batches | tonumber) > 0'
 		check "exact: the text report names exact counts, no 'undetermined' hint" bash -c \
-			"'$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'branch' && ! '$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'confirm with exact counts'"
+			"'$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'from exact per-thread block counts' && ! '$SB' report -i '$TMP/exact_owner.sbp' | grep -q 'confirm with exact counts'"
 	else
 		bad "exact: lime_owner record"
 	fi
