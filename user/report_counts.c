@@ -19,7 +19,7 @@
 struct row {
 	uint32_t event;
 	uint64_t instances, total;
-	uint64_t count[MAX_THREADS];
+	uint64_t *count;        /* MAX_THREADS */
 };
 
 static const char *kind_name(uint32_t kind)
@@ -50,15 +50,23 @@ static const char *comm_of(const struct sb_profile *p, uint32_t tid)
 	return "";
 }
 
-/* Section s's threads (by tid, first seen first) and event rows. */
-static size_t section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tids,
-			   uint32_t *nt, struct row *rows, long *row_of)
+static void rows_free(struct row *rows, size_t n)
 {
-	size_t nrows = 0;
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].count);
+	free(rows);
+}
+
+/* Section s's threads (by tid, first seen first) and its events with
+ * vectors, as rows; row_of (per profile event) must be all -1 and is left
+ * so.  Returns the number of rows, or -1 on ENOMEM. */
+static long section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tids,
+			 uint32_t *nt, struct row **rowsp, long *row_of)
+{
+	struct row *rows = NULL;
+	size_t nrows = 0, cap = 0;
 
 	*nt = 0;
-	for (size_t e = 0; e < p->nevents; e++)
-		row_of[e] = -1;
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *vec = &p->vectors[v];
 		const struct sb_instance *in = &p->instances[vec->instance];
@@ -67,9 +75,18 @@ static size_t section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tid
 		if (in->section != s)
 			continue;
 		if (row_of[vec->event] < 0) {
-			row_of[vec->event] = (long)nrows;
+			if (nrows == cap) {
+				struct row *nr = realloc(rows, (cap = cap ? 2 * cap : 64) * sizeof(*nr));
+
+				if (!nr)
+					goto nomem;
+				rows = nr;
+			}
 			memset(&rows[nrows], 0, sizeof(rows[nrows]));
-			rows[nrows++].event = vec->event;
+			rows[nrows].event = vec->event;
+			if (!(rows[nrows].count = calloc(MAX_THREADS, sizeof(uint64_t))))
+				goto nomem;
+			row_of[vec->event] = (long)nrows++;
 		}
 		r = &rows[row_of[vec->event]];
 		r->instances++;
@@ -87,8 +104,16 @@ static size_t section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tid
 			r->total += vec->counts[t];
 		}
 	}
+	for (size_t i = 0; i < nrows; i++)
+		row_of[rows[i].event] = -1;
 	qsort(rows, nrows, sizeof(*rows), by_total);
-	return nrows;
+	*rowsp = rows;
+	return (long)nrows;
+nomem:
+	for (size_t i = 0; i < nrows; i++)
+		row_of[rows[i].event] = -1;
+	rows_free(rows, nrows);
+	return -1;
 }
 
 static void print_json(const struct sb_profile *p, uint32_t s, const uint32_t *tids,
@@ -142,33 +167,36 @@ static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *t
 
 int sb_report_counts(const struct sb_profile *p, int json, FILE *f)
 {
-	struct row *rows = calloc(p->nevents ? p->nevents : 1, sizeof(*rows));
-	long *row_of = calloc(p->nevents ? p->nevents : 1, sizeof(*row_of));
+	long *row_of = malloc((p->nevents ? p->nevents : 1) * sizeof(*row_of));
 	uint32_t tids[MAX_THREADS], nt;
-	int first = 1;
+	int first = 1, ret = 0;
 
-	if (!rows || !row_of) {
-		free(rows);
-		free(row_of);
+	if (!row_of)
 		return -1;
-	}
+	for (size_t e = 0; e < p->nevents; e++)
+		row_of[e] = -1;
 	if (json)
 		fputs("{\n  \"counts\": [", f);
 	else
 		fprintf(f, "Per-thread event counts (block counts: %s)\n",
 			sb_profile_meta_get(p, "block_counts") ?
 			sb_profile_meta_get(p, "block_counts") : "sampled");
-	for (uint32_t s = 0; s < p->nsections; s++) {
-		size_t n = section_rows(p, s, tids, &nt, rows, row_of);
+	for (uint32_t s = 0; s < p->nsections && !ret; s++) {
+		struct row *rows = NULL;
+		long n = section_rows(p, s, tids, &nt, &rows, row_of);
 
+		if (n < 0) {
+			ret = -1;
+			break;
+		}
 		if (json)
-			print_json(p, s, tids, nt, rows, n, &first, f);
+			print_json(p, s, tids, nt, rows, (size_t)n, &first, f);
 		else if (n)
-			print_text(p, s, tids, nt, rows, n, f);
+			print_text(p, s, tids, nt, rows, (size_t)n, f);
+		rows_free(rows, (size_t)n);
 	}
 	if (json)
 		fputs("\n  ]\n}\n", f);
-	free(rows);
 	free(row_of);
-	return ferror(f) ? -1 : 0;
+	return ret || ferror(f) ? -1 : 0;
 }
