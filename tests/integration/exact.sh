@@ -84,6 +84,24 @@ else
 	bad "exact: lime_omp_tri was not built (clang with libomp is installed by make deps)"
 fi
 
+# The libomp fork wrapper forwards one argument per shared variable,
+# beyond the six registers: regions sharing 9 and 10 variables.
+if [ -x "$EX/omp_args" ]; then
+	check "exact: OpenMP regions sharing 9 and 10 variables run right under scalebpf cc" \
+		bash -c "OMP_NUM_THREADS=4 '$EX/omp_args' | grep -qx 'ok 4'"
+	j=$TMP/omp_args.json
+	if OMP_NUM_THREADS=3 record_json "$j" -- "$EX/omp_args" 2000 >/dev/null; then
+		jqcheck "exact: both regions recorded at the program's own lines, 3 threads, 2000 instances each" "$j" \
+			'[.sections[] | select(.kind == "omp_region" and (.location | startswith("omp_args.c:")) and .threads == 3 and .instances == 2000)] | length == 2'
+		jqcheck "exact: no counts lost across the fork wrapper" "$j" \
+			'.meta.exact_counts_unplaced == "0" and .meta.drops_exact == "0" and (.meta.exact_batches | tonumber) > 0'
+	else
+		bad "exact: omp_args record"
+	fi
+else
+	bad "exact: omp_args was not built (clang with libomp is installed by make deps)"
+fi
+
 exact_cache_group() {
 	local j=$TMP/exact_cache.json sec
 	sec=$(site barrier lime_cache.c)

@@ -63,7 +63,7 @@ $(WL_OUTDIR)/omp_imbalance_libomp: $(WL_SRCDIR)/omp_imbalance.c $(WL_DEPS)
 # planted-cause workloads, in $(BUILD)/workloads/exact/.  OpenMP ones use
 # clang's libomp, the runtime exact mode follows.
 WL_EXACT_PTHREAD := lime_owner lime_root lime_cache
-WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri)
+WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri omp_args)
 WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) trace_sum)
 WL_SCALEBPF      ?= $(BUILD)/scalebpf
 WL_EXACT_FLAGS   := -O2 -Wall -Wextra -Werror

@@ -25,6 +25,13 @@ static uintptr_t *slots(uintptr_t *v, long n)
 	return v;
 }
 
+/* The n pointer-sized variadic arguments after ap's start into v[]. */
+static void take(va_list ap, uintptr_t *v, intptr_t n)
+{
+	for (intptr_t i = 0; i < n; i++)
+		v[i] = va_arg(ap, uintptr_t);
+}
+
 static void sbx_task(int32_t *gtid, int32_t *btid, void *fn, intptr_t argc, ...)
 {
 	uintptr_t *v = alloca((size_t)(argc + 8) * sizeof(*v));
@@ -33,8 +40,7 @@ static void sbx_task(int32_t *gtid, int32_t *btid, void *fn, intptr_t argc, ...)
 	v[0] = (uintptr_t)gtid;
 	v[1] = (uintptr_t)btid;
 	va_start(ap, argc);
-	for (intptr_t i = 0; i < argc; i++)
-		v[2 + i] = va_arg(ap, uintptr_t);
+	take(ap, v + 2, argc);
 	va_end(ap);
 	sb_exact_flush(0);
 	sbx_call_n(fn, argc + 2, slots(v, argc + 2));
@@ -54,8 +60,7 @@ void __wrap___kmpc_fork_call(void *loc, int32_t argc, void *fn, ...)
 	v[3] = (uintptr_t)fn;
 	v[4] = (uintptr_t)argc;
 	va_start(ap, fn);
-	for (int32_t i = 0; i < argc; i++)
-		v[5 + i] = va_arg(ap, uintptr_t);
+	take(ap, v + 5, argc);
 	va_end(ap);
 	sb_exact_flush(0);
 	sbx_call_n((void *)__real___kmpc_fork_call, argc + 5, slots(v, argc + 5));
