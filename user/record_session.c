@@ -79,6 +79,20 @@ static void thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent,
 	sb_builder_add(r->builder, &ev);
 }
 
+/* A `scalebpf cc` program's exact counts of one segment: one event each. */
+static int on_exact(struct sb_rec *r, const void *data, size_t size)
+{
+	struct sb_event evs[SB_EXACT_BATCH];
+	int n = sb_decode_exact(&r->dec, data, size, evs);
+
+	for (int i = 0; i < n; i++) {
+		r->exact_counts += evs[i].dur;
+		sb_builder_add(r->builder, &evs[i]);
+	}
+	r->exact_batches += n >= 0;
+	return 0;
+}
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct sb_rec *r = ctx;
@@ -89,17 +103,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	r->records++;
 	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
 		return 0;
-	if (size >= sizeof(*h) && h->type == SB_REC_EXACT) {
-		struct sb_event evs[SB_EXACT_BATCH];
-		int n = sb_decode_exact(&r->dec, data, size, evs);
-
-		for (int i = 0; i < n; i++) {
-			r->exact_counts += evs[i].dur;
-			sb_builder_add(r->builder, &evs[i]);
-		}
-		r->exact_batches += n >= 0;
-		return 0;
-	}
+	if (size >= sizeof(*h) && h->type == SB_REC_EXACT)
+		return on_exact(r, data, size);
 	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
 		return 0;
 	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
