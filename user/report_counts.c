@@ -106,7 +106,8 @@ static long section_rows(const struct sb_profile *p, uint32_t s, uint32_t *tids,
 	}
 	for (size_t i = 0; i < nrows; i++)
 		row_of[rows[i].event] = -1;
-	qsort(rows, nrows, sizeof(*rows), by_total);
+	if (nrows)   /* a section without vectors has no rows at all */
+		qsort(rows, nrows, sizeof(*rows), by_total);
 	*rowsp = rows;
 	return (long)nrows;
 nomem:
