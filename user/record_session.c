@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +293,32 @@ void sb_rec_set_spin_ranges(struct sb_rec *r)
 	}
 }
 
+/*
+ * A command released from its gate execs at once; a short one may exit
+ * before the first periodic look at its mappings, leaving every address
+ * unresolvable.  The executable is mapped by exec itself: wait (200 ms at
+ * most) until /proc/PID/exe is the program, then read the mappings once.
+ * Libraries come a moment later and are caught by the fast first polls.
+ */
+static void await_exec(struct sb_rec *r)
+{
+	char proc[64];
+	struct stat want, got;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", r->pid);
+	if (stat(r->exe, &want))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (stat(proc, &got))
+			return;   /* gone already */
+		if (got.st_dev == want.st_dev && got.st_ino == want.st_ino) {
+			sb_maps_refresh(r->maps, r->pid);
+			return;
+		}
+		usleep(200);
+	}
+}
+
 int sb_rec_setup(struct sb_rec *r)
 {
 	struct sb_bpf_opts bo = { 0 };
@@ -350,6 +377,7 @@ int sb_rec_setup(struct sb_rec *r)
 			r->spawned = false;   /* reaped already */
 			return sb_rec_fail(r, "%s", err);
 		}
+		await_exec(r);
 	} else {
 		sb_rec_set_spin_ranges(r);
 		if (!sb_target_alive(r->pid))
