@@ -68,10 +68,12 @@ exact_tri_group() {
 	local j=$TMP/exact_tri.json c sec
 	sec=$(site cause lime_omp_tri.c | sed 's/:.*//'):$(grep -n "pragma omp parallel" "$TOP/tests/workloads/lime_omp_tri.c" | cut -d: -f1)
 	c=$TMP/exact_tri.counts.json
-	if OMP_NUM_THREADS=4 exact_record lime_omp_tri "$j" 10 48 100; then
-		# static schedule: thread k gets i in [12k, 12k+12), sum of i = 144k + 66
-		jqcheck "exact: lime_omp_tri's sb_work calls per thread are 10 x (144k + 66)" "$c" \
-			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:52\") | [.per_thread[] | .count] | sort] | any(. == [660, 2100, 3540, 4980])"
+	# 8 threads: with 4, one thread's busy time disturbed by the host
+	# leaves the F-test (2 degrees of freedom) without a significant cause
+	if OMP_NUM_THREADS=8 exact_record lime_omp_tri "$j" 10 48 100; then
+		# static schedule: thread k gets i in [6k, 6k+6), sum of i = 36k + 15
+		jqcheck "exact: lime_omp_tri's sb_work calls per thread are 10 x (36k + 15)" "$c" \
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:52\") | [.per_thread[] | .count] | sort] | any(. == [150, 510, 870, 1230, 1590, 1950, 2310, 2670])"
 		jqcheck "exact: lime_omp_tri's top cause is the inner loop at $(site cause lime_omp_tri.c)" "$j" \
 			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_omp_tri.c)\" and .kind == \"loop\""
 	else
