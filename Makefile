@@ -60,9 +60,9 @@ $(BUILD)/vmlinux.h: | $(DEPS_STAMP)
 		exit 1; fi
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c include/*.h $(BUILD)/vmlinux.h
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		-Iinclude -I$(BUILD) -c $< -o $@
+		-Iinclude -Ibpf -I$(BUILD) -c $< -o $@
 
 # Kept: as intermediates of a pattern chain make would delete them after
 # each build and then rebuild everything that depends on the skeletons.

@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "sbpf_events.h"
+#include "target.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -24,15 +25,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SB_PERF_SAMPLE_WEIGHT (1ull << 14)
 #define SB_PERF_SAMPLE_DATA_SRC (1ull << 15)
 #define SB_PERF_SAMPLE_WEIGHT_STRUCT (1ull << 24)
-
-const volatile __u32 targ_tgid = 0;
-const volatile __u64 wakeup_bytes = 1 << 20;
-
-/* Replaced by the main ring buffer before load (bpf_map__reuse_fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -50,22 +42,7 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 static __always_inline void count(__u32 which)
 {
-	__u64 *c = bpf_map_lookup_elem(&hw_counters, &which);
-
-	if (c)
-		(*c)++;
-}
-
-/* As in record.bpf.c: wake the consumer only when the buffer fills up. */
-static __always_inline __u64 wakeup_flags(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
-		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline bool is_target(void)
-{
-	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+	count_in(&hw_counters, which);
 }
 
 /* On a cycles (or taken-branch) event sampled with

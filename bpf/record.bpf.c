@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "sbpf_events.h"
+#include "target.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -23,9 +24,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define FUTEX_WAIT_REQUEUE_PI 11
 #define FUTEX_LOCK_PI2 13
 
-const volatile __u32 targ_tgid = 0;
 const volatile __u64 sample_period_ns = 0;
-const volatile __u64 wakeup_bytes = 1 << 20;
 
 /*
  * On-CPU time is the kernel's own sum_exec_runtime, which leaves out time
@@ -52,11 +51,6 @@ struct {
 } threads SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);   /* resized from userspace before load */
-} events SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SB_CNT_MAX);
 	__type(key, __u32);
@@ -72,26 +66,7 @@ struct {
 
 static __always_inline void count(__u32 which)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &which);
-
-	if (c)
-		(*c)++;
-}
-
-/*
- * Waking the consumer on every record costs the target dearly at 10k
- * barriers/s (the recorder competes for its cores): the consumer drains
- * every 100 ms anyway, so wake it only when the buffer is filling up.
- */
-static __always_inline __u64 wakeup_flags(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
-		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline bool is_target(void)
-{
-	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+	count_in(&counters, which);
 }
 
 /* The state of a thread, created on first sight as if it went on CPU now:

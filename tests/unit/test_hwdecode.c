@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "loc_test.h"
 #include "decode.h"
 #include "hwagg.h"
 #include "hwdecode.h"
@@ -414,17 +415,6 @@ out:
 /* LBR records through the section builder: their edges must come out as
  * per-thread vectors of the instance they were sampled in. */
 static struct sb_hwagg *vec_agg;
-static long vec_loc(void *ctx, uint64_t addr)
-{
-	struct sb_profile *p = ctx;
-	struct sb_loc l = { .addr = addr, .binary = -1 };
-
-	for (size_t i = 0; i < p->nlocs; i++)
-		if (p->locs[i].addr == addr)
-			return (long)i;
-	return sb_profile_add_loc(p, &l);
-}
-
 static long vec_event(void *ctx, uint64_t key, uint64_t weight)
 {
 	const struct sb_hw_edge *e = sb_hwagg_edge(vec_agg, key);
@@ -479,7 +469,7 @@ static void test_builder(void)
 	CHECK(sb_builder_finish(b) == 0, "finish");
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, vec_loc, p, vec_event, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, vec_event, NULL) == 0, "emit");
 	CHECK(p->ninstances == 1, "instances %zu", p->ninstances);
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *x = &p->vectors[v];

@@ -4,21 +4,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "loc_test.h"
 #include "profile.h"
 #include "sections.h"
 
 #define MS 1000000ull
-
-static long loc_of(void *ctx, uint64_t addr)
-{
-	struct sb_profile *p = ctx;
-	struct sb_loc l = { .addr = addr, .binary = -1 };
-
-	for (size_t i = 0; i < p->nlocs; i++)
-		if (p->locs[i].addr == addr)
-			return (long)i;
-	return sb_profile_add_loc(p, &l);
-}
 
 static struct sb_event ev(uint64_t ts, uint32_t tid, uint16_t kind, uint16_t prim,
 			  uint64_t site, uint64_t obj, uint64_t oncpu)
@@ -70,7 +60,7 @@ static void test_barrier_ratio(void)
 	for (size_t i = 0; i < n; i++)
 		CHECK(sb_builder_add(b, &evs[i]) == 0, "add %zu", i);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 3, "instances %llu", (unsigned long long)st.instances);
 	CHECK(st.stored_instances == 2, "stored limited to 2: %llu",
@@ -129,7 +119,7 @@ static void test_omp_region(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
 	CHECK(p->nsections == 2, "sections %zu", p->nsections);
 	sb = find_section(p, SB_SECT_OMP_BARRIER);
 	sr = find_section(p, SB_SECT_OMP_REGION);
@@ -181,7 +171,7 @@ static void test_join_and_partial(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.partial_instances == 1, "partial %llu", (unsigned long long)st.partial_instances);
 	CHECK(st.unmatched == 1, "unmatched exit %llu", (unsigned long long)st.unmatched);
@@ -276,7 +266,7 @@ static void test_vectors(void)
 	CHECK(sb_builder_finish(b) == 0, "finish");
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
 	CHECK(p->ninstances == 2, "two instances: %zu", p->ninstances);
 	/* instance 0: event 0 = {tid5: 3+4, tid6: 0}, event 1 = {0, 2};
 	 * instance 1: event 0 = {0, 8}.  Columns by tid: 5, 6. */
@@ -340,7 +330,7 @@ static void test_count_last(void)
 	      (unsigned long long)st.counts_unplaced);
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
 	CHECK(p->ninstances == 1, "one region instance: %zu", p->ninstances);
 	for (size_t i = 0; p->ninstances == 1 && i < p->nvectors; i++) {
 		const struct sb_vector *v = &p->vectors[i];
