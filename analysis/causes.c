@@ -59,6 +59,13 @@ static int graph_load(const struct sb_profile *p, struct graph *g, char *err, si
 }
 
 
+/* Where a profile's vectors come from, most telling first. */
+enum vec_path {
+	PATH_SAMPLES,   /* cpu-clock samples per block: time */
+	PATH_LBR,       /* LBR-sampled edges (+ PEBS loads): --events hw */
+	PATH_EXACT,     /* exact block counts: scalebpf cc */
+};
+
 void sb_causes_lime_in_free(struct lime_in *li)
 {
 	free(li->ev);
@@ -140,7 +147,18 @@ static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause 
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct sb_event_def *d = &p->events[i];
 
-		if (d->binary != c->binary || (d->vaddr != vaddr && d->vaddr2 != vaddr))
+		if (d->binary != c->binary)
+			continue;
+		/* an instruction's own event: an LBR edge's branch, a load */
+		if (d->kind == SB_EVK_EDGE || d->kind == SB_EVK_HW) {
+			if (d->vaddr == vaddr && d->loc >= 0) {
+				c->addr = vaddr;
+				c->loc = d->loc;
+				return;
+			}
+			continue;
+		}
+		if (d->vaddr != vaddr && d->vaddr2 != vaddr)
 			continue;
 		c->addr = at_branch ? d->vaddr2 : d->hot ? d->hot : d->vaddr;
 		c->loc = at_branch ? d->loc2 : d->loc_hot >= 0 ? d->loc_hot : d->loc;
@@ -320,7 +338,7 @@ out:
 
 static int section_causes(const struct sb_profile *p, const struct graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
-			  size_t *ninst_vec, bool exact, struct sb_causes *out)
+			  size_t *ninst_vec, enum vec_path path, struct sb_causes *out)
 {
 	struct sb_lime_result **res = calloc(p->ninstances ? p->ninstances : 1, sizeof(*res));
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
@@ -334,8 +352,9 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	{
 		struct lime_in li;
 
-		ret = exact ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
-			    : pooled_build(p, g, s, by_inst, ninst_vec, &li);
+		ret = path == PATH_EXACT ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
+		    : path == PATH_LBR ? sb_causes_pool_hw(p, g, s, by_inst, ninst_vec, &li)
+				       : pooled_build(p, g, s, by_inst, ninst_vec, &li);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)
 			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)
@@ -403,7 +422,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 		      struct sb_causes *out, char *err, size_t errlen)
 {
 	size_t **by_inst = NULL, *nvec = NULL;
-	bool exact = false;
+	enum vec_path path = PATH_SAMPLES;
 	struct graph g;
 	int ret;
 
@@ -411,10 +430,18 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 	out->block_samples = 1;
 	if (!p->nvectors)
 		return 0;
-	/* A `scalebpf cc` build's exact counts decide the kinds of causes. */
-	for (size_t v = 0; v < p->nvectors && !exact; v++)
-		exact = p->events[p->vectors[v].event].kind == SB_EVK_BLOCK_COUNT;
-	out->block_samples = !exact;
+	/* Counts decide the kinds of causes: exact ones (`scalebpf cc`)
+	 * first, else LBR-sampled edges; block samples cannot. */
+	for (size_t v = 0; v < p->nvectors && path != PATH_EXACT; v++) {
+		uint32_t k = p->events[p->vectors[v].event].kind;
+
+		if (k == SB_EVK_BLOCK_COUNT)
+			path = PATH_EXACT;
+		else if (k == SB_EVK_EDGE)
+			path = PATH_LBR;
+	}
+	out->block_samples = path == PATH_SAMPLES;
+	out->exact_counts = path == PATH_EXACT;
 	ret = graph_load(p, &g, err, errlen);
 	if (ret)
 		goto out;
@@ -437,7 +464,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 		by_inst[i][nvec[i]++] = v;
 	}
 	for (uint32_t s = 0; s < p->nsections; s++)
-		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, exact, out)))
+		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, path, out)))
 			goto out;
 	ret = 0;
 out:

@@ -32,6 +32,8 @@ struct sb_causes {
 	size_t ninstances;         /* instances pooled into the analyses */
 	int block_samples;         /* causes come from block samples: kinds
 				    * of control-flow causes are undetermined */
+	int exact_counts;          /* ... from exact block counts (scalebpf cc);
+				    * neither: from LBR-sampled edges */
 };
 
 /* "branch", "loop", "call", "hardware", "undetermined" (JSON's kind). */

@@ -48,6 +48,13 @@ void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint3
 int sb_causes_pool_exact(const struct sb_profile *p, const struct graph *g, uint32_t s,
 			 size_t **by_inst, const size_t *ninst_vec, struct lime_in *li);
 
+/*
+ * Hardware path (SB_EVK_EDGE vectors: LBR): sampled edge executions and
+ * latency-weighted PEBS loads, see causes_hw.c.  0, -ENOENT, -ENOMEM.
+ */
+int sb_causes_pool_hw(const struct sb_profile *p, const struct graph *g, uint32_t s,
+		      size_t **by_inst, const size_t *ninst_vec, struct lime_in *li);
+
 /* Fills li->in from li->time, li->ev: nt threads, nevents events, the
  * imbalance (§3.6 weight) from the pooled busy times. */
 void sb_causes_lime_in_set(struct lime_in *li, uint32_t nt, size_t nevents);

@@ -291,8 +291,10 @@ static double leader_score(const struct sb_lime_leaders *l, uint32_t v)
 
 	if (!l->edge_mode)
 		l->out_r[no++] = event_r(l, l->block_ev[v]);
+	/* A loop of one block has no forward edge inside the loop: its own
+	 * back edge is the flow out of its header into the loop. */
 	for (uint32_t i = g->out_start[v]; l->edge_mode && i < g->out_start[v + 1]; i++)
-		if (!g->edges[i].back)
+		if (!g->edges[i].back || g->edges[i].dst == v)
 			l->out_r[no++] = event_r(l, l->edge_ev[i]);
 	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
 		uint32_t i = g->in_edges[k];

@@ -174,8 +174,11 @@ static int add_load(struct sb_hwagg *a, struct sb_builder *b, const struct sb_hw
 			x->weight_max = l->weight;
 	}
 	x->levels[l->src.level < SB_MEM_LVL_MAX ? l->src.level : SB_MEM_UNKNOWN]++;
+	/* Weighted by latency: the vector is the sampled cost at the load,
+	 * LIME's hardware event (causes_hw.c); 1 where no latency came. */
 	if (l->ip && l->ip < (1ull << 47))
-		count_event(b, h, SB_KEY_LOAD | l->ip, 1);
+		count_event(b, h, SB_KEY_LOAD | l->ip,
+			    (l->flags & SB_LOAD_HAVE_WEIGHT) && l->weight ? l->weight : 1);
 	return 0;
 }
 

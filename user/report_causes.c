@@ -41,10 +41,14 @@ int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 		fputs("  (no per-thread event vectors in this profile: record with -F > 0)\n\n", f);
 		return 0;
 	}
-	if (!c->block_samples)
+	if (!c->block_samples && c->exact_counts)
 		fputs("  from exact per-thread block counts (scalebpf cc): edges by flow "
 		      "conservation decide branch/loop/call;\n  sampled time a block's "
 		      "executions do not explain is a hardware cause\n", f);
+	else if (!c->block_samples)
+		fputs("  from LBR-sampled edge executions (--events hw): they decide "
+		      "branch/loop/call;\n  PEBS load latency their flow does not explain "
+		      "is a hardware cause\n", f);
 	for (size_t k = 0; k < p->nsections && k < top; k++) {
 		uint32_t s = (uint32_t)order[k];
 		size_t shown = 0;
