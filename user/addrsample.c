@@ -29,15 +29,9 @@
 #include "procmaps.h"
 #include "profile.h"
 
-/* A library mapped after the last look: re-read the maps, at most this
- * often, so a burst of samples in unmapped code (JIT, vdso) costs one
- * read of /proc/PID/maps per interval, not one per sample. */
-#define REFRESH_NS 50000000ull
-
 struct sb_addrsample {
 	struct sb_maps *maps;
 	int pid;
-	uint64_t last_refresh_ns;
 	uint64_t decode_ns;         /* time spent in sb_addrsample_add */
 	uint64_t repeat_ns, repeats;   /* the part for IPs decoded before */
 	struct sb_memop_ctx *memop;
@@ -79,21 +73,6 @@ void sb_addrsample_free(struct sb_addrsample *s)
 	free(s);
 }
 
-static int resolve(struct sb_addrsample *s, uint64_t ip, int *bin, uint64_t *vaddr)
-{
-	uint64_t now;
-
-	if (!sb_maps_resolve(s->maps, ip, bin, vaddr))
-		return 0;
-	now = now_ns();
-	if (now - s->last_refresh_ns < REFRESH_NS)
-		return -1;
-	s->last_refresh_ns = now;
-	if (sb_maps_refresh(s->maps, s->pid))
-		return -1;
-	return sb_maps_resolve(s->maps, ip, bin, vaddr);
-}
-
 /* The class a decoder status counts in.  FS: the sample carries no fs
  * base, so thread-local accesses have no address; CLOBBERED: the load
  * overwrote its own address register; UNSUPPORTED: a vector of addresses.
@@ -123,7 +102,8 @@ void sb_addrsample_add(struct sb_addrsample *s, const struct sb_rec_sample *rs)
 	for (int i = 0; i < SB_NREGS; i++)   /* __u64 is not uint64_t */
 		regs[i] = rs->regs[i];
 	sb_memop_ctx_stats(s->memop, &before);
-	if (!resolve(s, rs->ip, &bin, &vaddr) && (e = sb_maps_binary_elf(s->maps, bin)))
+	if (!sb_maps_resolve_live(s->maps, s->pid, rs->ip, &bin, &vaddr) &&
+	    (e = sb_maps_binary_elf(s->maps, bin)))
 		st = sb_memop_decode(s->memop, e, vaddr, rs->ip, regs, 0, &m);
 	sb_memop_ctx_stats(s->memop, &after);
 	if (st == SB_MEMOP_OK) {

@@ -71,31 +71,18 @@ static enum bin_class classify_binary(const char *path)
 	return BIN_USER;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A library mapped since the last look: refresh, at most every 50 ms. */
+/* Words cached as unknown may be known once the maps were re-read, by
+ * anyone sharing them. */
 static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vaddr)
 {
-	uint64_t now;
+	int ret = sb_maps_resolve_live(d->maps, d->pid, addr, bin, vaddr);
 
-	if (!sb_maps_resolve(d->maps, addr, bin, vaddr))
-		return 0;
-	now = now_ns();
-	if (now - d->last_refresh_ns < 50000000ull)
-		return -1;
-	d->last_refresh_ns = now;
-	if (sb_maps_refresh(d->maps, d->pid))
-		return -1;
-	/* New mappings: words cached as unknown may be known now. */
-	sb_idmap_free(d->words);
-	d->words = NULL;
-	return sb_maps_resolve(d->maps, addr, bin, vaddr);
+	if (d->maps_gen != sb_maps_generation(d->maps)) {
+		d->maps_gen = sb_maps_generation(d->maps);
+		sb_idmap_free(d->words);
+		d->words = NULL;
+	}
+	return ret;
 }
 
 /* What a stack word is, packed: the same return addresses come back in

@@ -23,7 +23,7 @@ struct sb_decoder {
 	const struct sb_plan *plan;
 	struct sb_maps *maps;
 	int pid;
-	uint64_t last_refresh_ns;
+	uint64_t maps_gen;          /* sb_maps_generation of the words cache */
 	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
 	uint64_t unattributed;      /* waits with no user-code call site */
 	struct sb_idmap *words;     /* stack word -> what it is (decode.c) */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct binary {
@@ -26,6 +27,8 @@ struct sb_maps {
 	size_t nmap;
 	struct binary *bins;
 	size_t nbins, capbins;
+	uint64_t generation;    /* successful refreshes */
+	uint64_t last_miss_refresh_ns;
 };
 
 #define DELETED_SUFFIX " (deleted)"
@@ -212,7 +215,36 @@ int sb_maps_refresh(struct sb_maps *m, int pid)
 	}
 	ret = sb_maps_parse(m, text);
 	free(text);
+	m->generation += !ret;
 	return ret;
+}
+
+uint64_t sb_maps_generation(const struct sb_maps *m)
+{
+	return m->generation;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sb_maps_resolve_live(struct sb_maps *m, int pid, uint64_t addr, int *bin, uint64_t *vaddr)
+{
+	uint64_t now;
+
+	if (!sb_maps_resolve(m, addr, bin, vaddr))
+		return 0;
+	now = monotonic_ns();
+	if (now - m->last_miss_refresh_ns < 50000000ull)
+		return -1;
+	m->last_miss_refresh_ns = now;
+	if (sb_maps_refresh(m, pid))
+		return -1;
+	return sb_maps_resolve(m, addr, bin, vaddr);
 }
 
 int sb_maps_resolve(struct sb_maps *m, uint64_t addr, int *bin, uint64_t *vaddr)

@@ -40,6 +40,16 @@ int sb_maps_parse(struct sb_maps *m, const char *text);
  */
 int sb_maps_resolve(struct sb_maps *m, uint64_t addr, int *bin, uint64_t *vaddr);
 
+/*
+ * The same for a live process: on a miss (a library mapped since the last
+ * look), re-read its maps, at most every 50 ms whoever asks, so a burst
+ * of addresses in unmapped code (JIT, vdso) costs one read, not one each.
+ */
+int sb_maps_resolve_live(struct sb_maps *m, int pid, uint64_t addr, int *bin,
+			 uint64_t *vaddr);
+/* Counts successful refreshes: caches of resolved addresses compare it. */
+uint64_t sb_maps_generation(const struct sb_maps *m);
+
 size_t sb_maps_nbinaries(const struct sb_maps *m);
 const char *sb_maps_binary_path(const struct sb_maps *m, int bin);
 /* Opens the ELF on first use; NULL when it cannot be opened. */

@@ -183,6 +183,24 @@ static void check_live(const char *exe)
 	sb_maps_free(m);
 }
 
+/* A miss on a live process re-reads its maps once, then not again for
+ * 50 ms; the generation counts the re-reads. */
+static void check_resolve_live(void)
+{
+	struct sb_maps *m = sb_maps_alloc();
+	uint64_t vaddr;
+	int bin;
+
+	CHECK(m && sb_maps_generation(m) == 0, "fresh maps: generation 0");
+	CHECK(sb_maps_resolve_live(m, getpid(), (uint64_t)(uintptr_t)&check_resolve_live,
+				   &bin, &vaddr) == 0, "a miss re-reads the maps and resolves");
+	CHECK(sb_maps_generation(m) == 1, "one re-read: %llu",
+	      (unsigned long long)sb_maps_generation(m));
+	CHECK(sb_maps_resolve_live(m, getpid(), 16, &bin, &vaddr) < 0, "unmapped stays a miss");
+	CHECK(sb_maps_generation(m) == 1, "no second re-read within 50 ms");
+	sb_maps_free(m);
+}
+
 int main(void)
 {
 	char exe[512], dir[] = "/tmp/sb_procmaps_XXXXXX", cmd[256];
@@ -199,5 +217,6 @@ int main(void)
 		CHECK(0, "mkdtemp");
 	}
 	check_live(exe);
+	check_resolve_live();
 	return CHECK_DONE("test_procmaps");
 }
