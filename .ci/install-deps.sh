@@ -3,8 +3,12 @@
 # Called by the Makefile (stamp build/.deps-ok) so that a fresh Debian 12
 # machine needs only `make demo` / `make check`.
 set -e
+# libclang-rt-14-dev: clang's ASan/UBSan runtimes for the sanitizer builds of
+# clang-built workloads; only a Recommends of clang, so --no-install-recommends
+# below would leave it out.
 PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
-libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc"
+libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
+libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
