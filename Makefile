@@ -20,11 +20,12 @@ LIBS_ELF      := -ldw -lelf -lcapstone -lz
 LIBS_BPF      := -lbpf
 LIBS_PFM      := -lpfm
 
-ANALYSIS_SRC := $(wildcard analysis/*.c)
-# user modules that need neither libbpf nor root: unit-testable anywhere
-USER_LIB_SRC := user/elfsym.c user/elfinsn.c user/procmaps.c user/cfg_build.c \
-		user/cfg_cache.c user/memop.c user/hwdecode.c user/hwagg.c user/pmu.c
-USER_SRC     := $(filter-out $(USER_LIB_SRC),$(wildcard user/*.c))
+# The engine: one folder per module (analysis/<m>/), no root access or
+# libbpf needed.  user/binary/ and the PMU-free parts of user/hw/ are
+# likewise unit-testable anywhere; the rest of user/ loads BPF.
+ANALYSIS_SRC := $(wildcard analysis/*/*.c)
+USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/hwdecode.c user/hw/hwagg.c user/hw/pmu.c
+USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
 
@@ -71,13 +72,17 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(BUILD)/vmlinux.h
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/analysis/%.o: analysis/%.c analysis/*.h | $(DEPS_STAMP)
+# Header dependencies come from the compiler (-MMD: one .d beside each
+# object); the skeletons are generated headers, so every user/ object
+# waits for them.
+DEPFLAGS := -MMD -MP
+$(BUILD)/analysis/%.o: analysis/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/user/%.o: user/%.c user/*.h analysis/*.h include/*.h $(SKELS) | $(DEPS_STAMP)
+$(BUILD)/user/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
@@ -94,9 +99,9 @@ $(BUILD)/libscalebpf-rt.a: $(RT_OBJ)
 	ar rcs $@ $^
 
 # Sanitizer builds of everything userspace.
-$(BUILD)/asan/%.o: %.c analysis/*.h user/*.h include/*.h $(SKELS) | $(DEPS_STAMP)
+$(BUILD)/asan/%.o: %.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
@@ -104,18 +109,18 @@ $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OB
 # Loads the hardware samplers' BPF programs through record's own loader
 # (tests/integration/hw.sh): they must pass the verifier even where no
 # PMU lets them attach.
-$(BUILD)/tests/hw_load: tests/integration/hw_load.c $(BUILD)/user/hwsample.o $(BUILD)/user/pmu.o
+$(BUILD)/tests/hw_load: tests/integration/hw_load.c $(BUILD)/user/hw/hwsample.o $(BUILD)/user/hw/pmu.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
 		$(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
-$(BUILD)/asan/tests/test_%: tests/unit/test_%.c tests/unit/*.h $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
+$(BUILD)/asan/tests/test_%: tests/unit/test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
 		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 include tests/workloads/workloads.mk
@@ -138,3 +143,5 @@ bench: $(BUILD)/scalebpf workloads workloads-exact $(BUILD)/tests/test_lime_benc
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

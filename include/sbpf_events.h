@@ -80,7 +80,7 @@ struct sb_rec_thread {
 };
 
 /* User registers of a sample, in x86 encoding order, for decoding the
- * memory operand of the sampled instruction (user/memop.c). */
+ * memory operand of the sampled instruction (user/binary/memop.c). */
 enum sb_reg {
 	SB_REG_RAX, SB_REG_RCX, SB_REG_RDX, SB_REG_RBX,
 	SB_REG_RSP, SB_REG_RBP, SB_REG_RSI, SB_REG_RDI,
@@ -151,7 +151,7 @@ struct sb_ip_range {
 };
 
 /*
- * Hardware path (bpf/hwsample.bpf.c, user/hwdecode.c): records of the
+ * Hardware path (bpf/hwsample.bpf.c, user/hw/hwdecode.c): records of the
  * LBR and PEBS samplers, emitted into the same ring buffer.  Fixed sizes
  * keep ring-buffer reservation constant in BPF.
  */

@@ -15,15 +15,15 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "decode.h"
-#include "elfsym.h"
-#include "hwsession.h"
-#include "pmu.h"
-#include "procmaps.h"
-#include "probes.h"
-#include "record_bpf.h"
-#include "record_session.h"
-#include "target.h"
+#include "record/decode.h"
+#include "binary/elfsym.h"
+#include "hw/hwsession.h"
+#include "hw/pmu.h"
+#include "binary/procmaps.h"
+#include "record/probes.h"
+#include "record/record_bpf.h"
+#include "record/record_session.h"
+#include "record/target.h"
 
 static const char record_usage[] =
 "usage: scalebpf record [options] -p PID\n"

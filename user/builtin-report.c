@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "builtin.h"
-#include "causes.h"
-#include "profile.h"
-#include "report.h"
+#include "causes/causes.h"
+#include "profile/profile.h"
+#include "report/report.h"
 
 static const char report_usage[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"

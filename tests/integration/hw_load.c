@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Loads bpf/hwsample.bpf.c with record's loader (user/hwsample.c) into a
+ * Loads bpf/hwsample.bpf.c with record's loader (user/hw/hwsample.c) into a
  * ring buffer of its own, and says whether both programs passed the
  * verifier.  Attaching needs a PMU; loading does not, so this runs here.
  * Exit 0 when both loaded, 1 with the loader's message otherwise.
@@ -10,7 +10,7 @@
 
 #include <bpf/bpf.h>
 
-#include "hwsample.h"
+#include "hw/hwsample.h"
 
 int main(void)
 {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 
 static inline bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
 {

@@ -3,7 +3,7 @@
 #ifndef SB_LOC_TEST_H
 #define SB_LOC_TEST_H
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static long test_loc_of(void *ctx, uint64_t addr)
 {

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "addrs.h"
+#include "addrs/addrs.h"
 #include "check.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static char dir[] = "/tmp/sb_test_addrs.XXXXXX";
 

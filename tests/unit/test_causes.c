@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes.h"
-#include "cfg.h"
-#include "cfg_io.h"
+#include "causes/causes.h"
+#include "cfg/cfg.h"
+#include "cfg/cfg_io.h"
 #include "check.h"
 
 static struct sb_cfg *graph(void)

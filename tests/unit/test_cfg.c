@@ -2,7 +2,7 @@
 /* CFG model: dominators and back edges on graphs with known answers. */
 #include <stdlib.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "check.h"
 
 static int edge_back(const struct sb_cfg *g, uint32_t src, uint32_t dst)

@@ -8,11 +8,11 @@
  * graphs a compiler makes from structured C).  Then stripped binaries,
  * the system libc (time, counts, pthread_barrier_wait) and the cache.
  */
-#include "cfg_build.h"
-#include "cfg_io.h"
+#include "binary/cfg_build.h"
+#include "cfg/cfg_io.h"
 #include "cfg_compare.h"
 #include "check.h"
-#include "elfsym.h"
+#include "binary/elfsym.h"
 
 #include <dirent.h>
 #include <inttypes.h>

@@ -6,10 +6,10 @@
  * random damage with a recomputed CRC (what a crafted file could do).
  * Run under ASan/UBSan: nothing may crash or leak.
  */
-#include "cfg_io.h"
+#include "cfg/cfg_io.h"
 #include "cfg_compare.h"
 #include "check.h"
-#include "profile_io.h"
+#include "util/bytes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -209,7 +209,7 @@ static void test_refusals(void)
 /* Rewrites the trailing CRC so damage reaches the parser's checks. */
 static void fix_crc(unsigned char *p, size_t len)
 {
-	uint32_t c = sb_pio_crc32(0, p, len - 4);
+	uint32_t c = sb_bytes_crc32(0, p, len - 4);
 
 	for (int i = 0; i < 4; i++)
 		p[len - 4 + i] = (unsigned char)(c >> (8 * i));

@@ -7,7 +7,7 @@
  * of the system's libc, libgomp and libomp.
  */
 #include "check.h"
-#include "elfsym.h"
+#include "binary/elfsym.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -2,9 +2,9 @@
 /* Exact edge counts from exact block counts, on graphs with known flow. */
 #include <stdlib.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "check.h"
-#include "exact_flow.h"
+#include "cfg/exact_flow.h"
 
 #define NT 2
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The hardware path's decoding (user/hwdecode.c) and aggregation
- * (user/hwagg.c), fed with fixture bytes from tests/unit/fixtures/.
+ * The hardware path's decoding (user/hw/hwdecode.c) and aggregation
+ * (user/hw/hwagg.c), fed with fixture bytes from tests/unit/fixtures/.
  * No PMU exists on the machines this runs on, so the fixtures are
  * constructed to the record layouts and the kernel's PERF_RECORD_SAMPLE
  * ABI (fixtures/mkhw.py), not captured on hardware; the expected values
@@ -16,11 +16,11 @@
 
 #include "check.h"
 #include "loc_test.h"
-#include "decode.h"
-#include "hwagg.h"
-#include "hwdecode.h"
-#include "procmaps.h"
-#include "profile.h"
+#include "record/decode.h"
+#include "hw/hwagg.h"
+#include "hw/hwdecode.h"
+#include "binary/procmaps.h"
+#include "profile/profile.h"
 
 #define LOOP_BR 0x40112eull
 #define LOOP_TOP 0x401110ull

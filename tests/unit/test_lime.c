@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lime.h"
+#include "lime/lime.h"
 
 #define MAXT 64
 #define MAXE 16

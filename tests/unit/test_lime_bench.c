@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "lime.h"
+#include "lime/lime.h"
 
 enum {
 	N = 64, M = 100000, GROUPS = 400, LOOSE = 10, LOOSE_PER = 300, NOISE = 3000,

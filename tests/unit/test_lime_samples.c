@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lime_impl.h"
+#include "lime/lime_priv.h"
 
 #define NT 4
 

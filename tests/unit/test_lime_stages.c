@@ -14,7 +14,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "check.h"
-#include "lime_impl.h"
+#include "lime/lime_priv.h"
 
 static uint64_t rng = 0x5eed;
 

@@ -8,9 +8,9 @@
  */
 #include "check.h"
 #include "memop_test.h"
-#include "elfsym.h"
-#include "memop.h"
-#include "procmaps.h"
+#include "binary/elfsym.h"
+#include "binary/memop.h"
+#include "binary/procmaps.h"
 
 #include <inttypes.h>
 #include <stdint.h>

@@ -7,10 +7,10 @@
  * Also prints the decoder's per-sample cost with a warm cache.
  */
 #include "check.h"
-#include "elfsym.h"
-#include "memop.h"
+#include "binary/elfsym.h"
+#include "binary/memop.h"
 #include "memop_test.h"
-#include "procmaps.h"
+#include "binary/procmaps.h"
 
 #include <inttypes.h>
 #include <signal.h>

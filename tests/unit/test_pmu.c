@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * PMU detection against fake sysfs trees, the --events decision, and the
- * perf_event attributes of the hardware samplers (user/pmu.c).
+ * perf_event attributes of the hardware samplers (user/hw/pmu.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pmu.h"
+#include "hw/pmu.h"
 
 static void put(const char *root, const char *pmu, const char *type)
 {

@@ -5,8 +5,8 @@
  * test binary's own ELF, then the live /proc/self/maps and a dead pid.
  */
 #include "check.h"
-#include "elfsym.h"
-#include "procmaps.h"
+#include "binary/elfsym.h"
+#include "binary/procmaps.h"
 
 #include <errno.h>
 #include <inttypes.h>

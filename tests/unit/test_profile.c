@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The profile model and file format: round trips, forward compatibility,
  * and a reader that survives every truncation and byte flip. */
-#include "profile.h"
+#include "profile/profile.h"
 #include "check.h"
 
 #include <dirent.h>

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static char dir[] = "/tmp/sb_test_pvec.XXXXXX";
 

@@ -5,8 +5,8 @@
 
 #include "check.h"
 #include "loc_test.h"
-#include "profile.h"
-#include "sections.h"
+#include "profile/profile.h"
+#include "sections/sections.h"
 
 #define MS 1000000ull
 

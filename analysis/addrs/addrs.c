@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * addrs.c - the bounded reservoir of sampled data accesses, its counts,
+ * and the profile's ADDRS chunk.  See addrs.h.
+ */
+#include "addrs.h"
+#include "util/bytes.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sb_addrs {
+	struct sb_addr *rec;
+	size_t cap, n;
+	uint64_t rng;
+	struct sb_addrs_counts c;
+};
+
+struct sb_addrs *sb_addrs_alloc(size_t cap, uint64_t seed)
+{
+	struct sb_addrs *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->cap = cap ? cap : SB_ADDRS_DEFAULT_CAP;
+	r->rec = calloc(r->cap, sizeof(*r->rec));
+	if (!r->rec) {
+		free(r);
+		return NULL;
+	}
+	r->rng = seed;
+	r->c.capacity = r->cap;
+	return r;
+}
+
+void sb_addrs_free(struct sb_addrs *r)
+{
+	if (!r)
+		return;
+	free(r->rec);
+	free(r);
+}
+
+/* splitmix64: a fixed seed gives the same kept set on the same stream, so
+ * a recording's reservoir can be reproduced in tests. */
+static uint64_t next_rand(struct sb_addrs *r)
+{
+	uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, bound): rejection removes the modulo bias, which would
+ * otherwise favour low slots once bound nears 2^64 / cap. */
+static uint64_t uniform(struct sb_addrs *r, uint64_t bound)
+{
+	uint64_t lim = UINT64_MAX - UINT64_MAX % bound, x;
+
+	do
+		x = next_rand(r);
+	while (x >= lim);
+	return x % bound;
+}
+
+void sb_addrs_count(struct sb_addrs *r, enum sb_addrs_class c)
+{
+	r->c.samples++;
+	switch (c) {
+	case SB_ADDRS_DECODED:      /* only through sb_addrs_offer */
+	case SB_ADDRS_UNDECODABLE:
+	case SB_ADDRS_NCLASS:
+		r->c.undecodable++;
+		break;
+	case SB_ADDRS_NO_ACCESS:
+		r->c.no_access++;
+		break;
+	case SB_ADDRS_NO_CODE:
+		r->c.no_code++;
+		break;
+	}
+}
+
+/* Algorithm R: the k-th decoded access (1-based) replaces a random slot
+ * with probability cap / k, so after any number of offers every offered
+ * record is kept with the same probability. */
+void sb_addrs_offer(struct sb_addrs *r, const struct sb_addr *a)
+{
+	uint64_t k = ++r->c.decoded;
+
+	r->c.samples++;
+	r->c.skid += (a->flags & SB_ADDR_SKID) != 0;
+	if (r->n < r->cap) {
+		r->rec[r->n++] = *a;
+	} else {
+		uint64_t j = uniform(r, k);
+
+		if (j < r->cap)
+			r->rec[j] = *a;
+	}
+	r->c.kept = r->n;
+}
+
+void sb_addrs_get_counts(const struct sb_addrs *r, struct sb_addrs_counts *c)
+{
+	*c = r->c;
+}
+
+const struct sb_addr *sb_addrs_kept(const struct sb_addrs *r, size_t *n)
+{
+	*n = r->n;
+	return r->rec;
+}
+
+/* ---- into and out of the profile ---- */
+
+static const struct {
+	const char *key;
+	size_t off;
+} count_keys[] = {
+	{ "addr_samples", offsetof(struct sb_addrs_counts, samples) },
+	{ "addr_decoded", offsetof(struct sb_addrs_counts, decoded) },
+	{ "addr_undecodable", offsetof(struct sb_addrs_counts, undecodable) },
+	{ "addr_no_memory_access", offsetof(struct sb_addrs_counts, no_access) },
+	{ "addr_no_code", offsetof(struct sb_addrs_counts, no_code) },
+	{ "addr_skid_corrected", offsetof(struct sb_addrs_counts, skid) },
+	{ "addr_kept", offsetof(struct sb_addrs_counts, kept) },
+	{ "addr_capacity", offsetof(struct sb_addrs_counts, capacity) },
+};
+#define NKEYS (sizeof(count_keys) / sizeof(count_keys[0]))
+
+static int by_time(const void *a, const void *b)
+{
+	const struct sb_addr *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int sb_addrs_store(const struct sb_addrs *r, struct sb_profile *p)
+{
+	struct sb_addr *arr = NULL;
+	char buf[32];
+
+	if (p->naddrs) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (r->n) {
+		/* The profile's arrays grow in sb_bytes_cap_for steps. */
+		arr = calloc(sb_bytes_cap_for(r->n), sizeof(*arr));
+		if (!arr)
+			return -1;
+		memcpy(arr, r->rec, r->n * sizeof(*arr));
+		qsort(arr, r->n, sizeof(*arr), by_time);
+	}
+	for (size_t i = 0; i < NKEYS; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&r->c + count_keys[i].off, sizeof(v));
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		if (sb_profile_meta_set(p, count_keys[i].key, buf) < 0) {
+			free(arr);
+			return -1;
+		}
+	}
+	p->addrs = arr;
+	p->naddrs = r->n;
+	return 0;
+}
+
+int sb_addrs_counts_read(const struct sb_profile *p, struct sb_addrs_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NKEYS; i++) {
+		const char *s = sb_profile_meta_get(p, count_keys[i].key);
+		char *end;
+		uint64_t v;
+
+		if (!s || !*s)
+			return -1;
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (*end || errno)
+			return -1;
+		memcpy((char *)c + count_keys[i].off, &v, sizeof(v));
+	}
+	return 0;
+}
+
+/* ---- section instances ---- */
+
+struct span {
+	uint32_t tid;
+	uint64_t start, end;
+	uint64_t max_end;   /* max end over this tid's spans up to here */
+	int32_t instance;
+};
+
+static int by_tid_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The last span of tid that starts at or before ts, or -1. */
+static long last_before(const struct span *s, size_t n, uint32_t tid, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {       /* first span > (tid, ts) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].tid < tid || (s[mid].tid == tid && s[mid].start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && s[lo - 1].tid == tid ? (long)lo - 1 : -1;
+}
+
+int sb_addrs_assign_instances(struct sb_profile *p)
+{
+	size_t n = 0, k = 0;
+	struct span *s;
+
+	for (size_t i = 0; i < p->ninstances; i++)
+		n += p->instances[i].nthreads;
+	for (size_t a = 0; a < p->naddrs; a++)
+		p->addrs[a].instance = -1;
+	if (!n || !p->naddrs)
+		return 0;
+	if (!(s = malloc(n * sizeof(*s))))
+		return -1;
+	for (size_t i = 0; i < p->ninstances; i++)
+		for (uint32_t t = 0; t < p->instances[i].nthreads; t++)
+			s[k++] = (struct span){ .tid = p->instances[i].per_thread[t].tid,
+						.start = p->instances[i].start_ns,
+						.end = p->instances[i].end_ns,
+						.instance = (int32_t)i };
+	qsort(s, n, sizeof(*s), by_tid_start);
+	for (size_t i = 0; i < n; i++)
+		s[i].max_end = i && s[i - 1].tid == s[i].tid && s[i - 1].max_end > s[i].end
+			       ? s[i - 1].max_end : s[i].end;
+	/* Walking back from the latest start, max_end says when no earlier
+	 * span can still hold ts: the walk stops there, so long recordings
+	 * with many instances stay cheap. */
+	for (size_t a = 0; a < p->naddrs; a++) {
+		struct sb_addr *r = &p->addrs[a];
+
+		for (long j = last_before(s, n, r->tid, r->ts);
+		     j >= 0 && s[j].tid == r->tid && s[j].max_end >= r->ts; j--) {
+			if (s[j].end >= r->ts) {
+				r->instance = s[j].instance;
+				break;
+			}
+		}
+	}
+	free(s);
+	return 0;
+}
+
+/* ---- the ADDRS chunk ---- */
+
+void sb_pfmt_enc_addr(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)
+{
+	const struct sb_addr *a = &p->addrs[i];
+
+	sb_bytes_put_u64(b, a->ts);
+	sb_bytes_put_u64(b, a->ip);
+	sb_bytes_put_u64(b, a->addr);
+	sb_bytes_put_u32(b, a->tid);
+	sb_bytes_put_u32(b, (uint32_t)a->loc);
+	sb_bytes_put_u32(b, (uint32_t)a->instance);
+	sb_bytes_put_u32(b, a->size);
+	sb_bytes_put_u32(b, a->flags);
+}
+
+void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem)
+{
+	struct sb_addr *a = elem;
+	uint32_t size, flags;
+
+	a->ts = sb_bytes_get_u64(c);
+	a->ip = sb_bytes_get_u64(c);
+	a->addr = sb_bytes_get_u64(c);
+	a->tid = sb_bytes_get_u32(c);
+	a->loc = (int32_t)sb_bytes_get_u32(c);
+	a->instance = (int32_t)sb_bytes_get_u32(c);
+	size = sb_bytes_get_u32(c);
+	flags = sb_bytes_get_u32(c);
+	if (size > 255 || flags > 255)   /* wider than the fields: not ours */
+		c->bad = 1;
+	a->size = (uint8_t)size;
+	a->flags = (uint8_t)flags;
+}
+
+uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len)
+{
+	for (size_t i = 0; i < p->naddrs; i++) {
+		int32_t l = p->addrs[i].loc, in = p->addrs[i].instance;
+
+		if (l < -1 || (l >= 0 && (uint64_t)l >= p->nlocs)) {
+			snprintf(why, len, "address %zu refers to loc %" PRId32 " of %zu",
+				 i, l, p->nlocs);
+			return SB_CHUNK_ADDRS;
+		}
+		if (in < -1 || (in >= 0 && (uint64_t)in >= p->ninstances)) {
+			snprintf(why, len, "address %zu refers to instance %" PRId32 " of %zu",
+				 i, in, p->ninstances);
+			return SB_CHUNK_ADDRS;
+		}
+	}
+	return 0;
+}

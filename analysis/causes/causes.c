@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+#include "causes.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "causes_priv.h"
+#include "cfg/cfg.h"
+#include "cfg/cfg_io.h"
+
+const char *sb_cause_kind_name(uint16_t kind)
+{
+	switch (kind) {
+	case SB_CAUSE_BRANCH: return "branch";
+	case SB_CAUSE_LOOP: return "loop";
+	case SB_CAUSE_CALL: return "call";
+	case SB_CAUSE_HW: return "hardware";
+	case SB_CAUSE_UNDETERMINED: return "undetermined";
+	default: return "unknown";
+	}
+}
+
+static void graph_free(struct graph *g, size_t nbin)
+{
+	for (size_t i = 0; g->per_bin && i < nbin; i++)
+		sb_cfg_free(g->per_bin[i]);
+	free(g->per_bin);
+	free(g->offset);
+	sb_cfg_free(g->merged);
+}
+
+static int graph_load(const struct sb_profile *p, struct graph *g, char *err, size_t errlen)
+{
+	size_t nbin = p->nbinaries;
+
+	memset(g, 0, sizeof(*g));
+	g->per_bin = calloc(nbin ? nbin : 1, sizeof(*g->per_bin));
+	g->offset = calloc(nbin ? nbin : 1, sizeof(*g->offset));
+	if (!g->per_bin || !g->offset)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->ncfgs; i++) {
+		const struct sb_cfg_blob *b = &p->cfgs[i];
+		char why[256];
+
+		if (b->binary < 0 || (size_t)b->binary >= nbin || g->per_bin[b->binary])
+			continue;
+		if (sb_cfg_deserialize(b->data, b->len, &g->per_bin[b->binary], why,
+				       sizeof(why))) {
+			snprintf(err, errlen, "the CFG of %s in the profile is damaged: %s",
+				 p->binaries[b->binary].path, why);
+			return -EINVAL;
+		}
+	}
+	g->merged = sb_cfg_merge(g->per_bin, nbin, g->offset);
+	return g->merged ? 0 : -ENOMEM;
+}
+
+
+/* Where a profile's vectors come from, most telling first. */
+enum vec_path {
+	PATH_SAMPLES,   /* cpu-clock samples per block: time */
+	PATH_LBR,       /* LBR-sampled edges (+ PEBS loads): --events hw */
+	PATH_EXACT,     /* exact block counts: scalebpf cc */
+};
+
+void sb_causes_lime_in_free(struct lime_in *li)
+{
+	free(li->ev);
+	free(li->counts);
+	free(li->time);
+}
+
+long sb_causes_event_block(const struct sb_profile *p, const struct graph *g,
+			   const struct sb_event_def *d)
+{
+	long b;
+
+	if (d->binary < 0 || (size_t)d->binary >= p->nbinaries || !g->per_bin[d->binary])
+		return -1;
+	b = sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
+	return b < 0 ? -1 : (long)g->offset[d->binary] + b;
+}
+
+uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
+			   uint32_t *tids, double **time)
+{
+	uint32_t nt = 0;
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			uint32_t k = 0;
+
+			while (k < nt && tids[k] != in->per_thread[t].tid)
+				k++;
+			if (k == nt && nt < SB_CAUSES_MAX_THREADS)
+				tids[nt++] = in->per_thread[t].tid;
+		}
+	}
+	*time = calloc(nt ? nt : 1, sizeof(double));
+	for (uint32_t i = 0; *time && i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t col[SB_CAUSES_MAX_THREADS];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		sb_causes_columns(in, tids, nt, col);
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			if (col[t] < nt)
+				(*time)[col[t]] += (double)in->per_thread[t].busy_ns;
+	}
+	return nt;
+}
+
+void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
+		       uint32_t *col)
+{
+	for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+		for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
+			;
+}
+
+/*
+ * The profile location of a cause, from the block event whose start or
+ * last instruction is the cause's (tagged) address.  A control-flow cause
+ * is shown at the block's last instruction, the branch that decides; an
+ * undetermined or hardware one where its time goes, the block's most
+ * sampled instruction.
+ */
+
+static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
+{
+	uint32_t slot = SB_CFG_SLOT(tagged);
+	uint64_t vaddr = SB_CFG_UNTAG(tagged);
+	bool at_branch = c->kind == SB_CAUSE_BRANCH || c->kind == SB_CAUSE_LOOP ||
+			 c->kind == SB_CAUSE_CALL;
+
+	c->binary = slot < p->nbinaries ? (int32_t)slot : -1;
+	c->addr = vaddr;
+	c->loc = -1;
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct sb_event_def *d = &p->events[i];
+
+		if (d->binary != c->binary)
+			continue;
+		/* an instruction's own event: an LBR edge's branch, a load */
+		if (d->kind == SB_EVK_EDGE || d->kind == SB_EVK_HW) {
+			if (d->vaddr == vaddr && d->loc >= 0) {
+				c->addr = vaddr;
+				c->loc = d->loc;
+				return;
+			}
+			continue;
+		}
+		if (d->vaddr != vaddr && d->vaddr2 != vaddr)
+			continue;
+		c->addr = at_branch ? d->vaddr2 : d->hot ? d->hot : d->vaddr;
+		c->loc = at_branch ? d->loc2 : d->loc_hot >= 0 ? d->loc_hot : d->loc;
+		/* an exact count's event of the block has no hot instruction:
+		 * its samples' event, if any, follows */
+		if (at_branch || d->loc_hot >= 0)
+			return;
+	}
+}
+
+/*
+ * A loop whose trip count differs is decided where it repeats: the latch,
+ * the source of the back edge into the leader (its header), shown at the
+ * latch's branch.  A rotated loop's header holds its body, whose line is
+ * not the loop's.
+ */
+static bool locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
+			 struct sb_cause *c)
+{
+	long b = sb_cfg_latch(g, head);
+
+	/* Compilers give the increment-and-jump of a latch line 0 at times:
+	 * then the block before it in the loop, up to the exit test. */
+	for (int steps = 0; b >= 0 && (uint32_t)b != head && steps < 8; steps++) {
+		struct sb_cause at = *c;
+
+		at.kind = SB_CAUSE_LOOP;   /* at the block's branch */
+		locate(p, g->blocks[b].last_insn, &at);
+		if (at.loc >= 0 && p->locs[at.loc].line) {
+			c->loc = at.loc;
+			c->addr = at.addr;
+			return true;
+		}
+		b = sb_cfg_nin(g, (uint32_t)b) == 1 ? (long)g->edges[g->in_edges[g->in_start[b]]].src
+						    : -1;
+	}
+	return false;
+}
+
+/*
+ * A sampled leader that heads a loop and ends in a call: its samples are
+ * the callee's time, repeated by the loop (a call site's samples count
+ * inclusively).  More iterations or slower calls cannot be told apart
+ * from samples; the loop is the decision a thread makes, so the cause is
+ * shown at its latch, like an exact loop cause.  A leader that does work
+ * of its own (a load in a loop) stays where its time goes.
+ */
+static bool repeats_call(const struct sb_cfg *g, long b)
+{
+	return b >= 0 && sb_cfg_latch(g, (uint32_t)b) >= 0 &&
+	       sb_cfg_ends_in_call(g, (uint32_t)b);
+}
+
+/* True when block a calls (a CALL edge) the function that holds b. */
+static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
+{
+	long a = sb_cfg_block_at(g, a_tagged), b = sb_cfg_block_at(g, b_tagged);
+
+	if (a < 0 || b < 0)
+		return false;
+	for (uint32_t k = g->out_start[a]; k < g->out_start[a + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_CALL &&
+		    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
+			return true;
+	return false;
+}
+
+/*
+ * Causes of about equal score (one cluster, several leaders, whose eq. 1
+ * estimates from block samples differ in the noise: within 1%): a leader
+ * inside a function that another leader's block calls ranks after it,
+ * since the caller's decision is what multiplies the callee's work.
+ */
+static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
+{
+	for (size_t i = 1; i < r->ncauses; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
+
+			if (x->score - y->score > 0.01 * x->score || !calls_into(g, y->addr, x->addr))
+				break;
+			t = *x;
+			*x = *y;
+			*y = t;
+		}
+}
+
+/*
+ * All stored instances of section s pooled into one LIME instance: per
+ * thread (by tid), busy times and event counts summed.  LIME (§3.6)
+ * analyses instances one by one with exact counts; a sampled instance of
+ * a millisecond holds about one sample per thread, too few for any
+ * correlation, so sampled vectors are pooled first.  Longer instances
+ * then weigh more, rather than more imbalanced ones.
+ */
+void sb_causes_lime_in_set(struct lime_in *li, uint32_t nt, size_t nevents)
+{
+	double max = 0, idle = 0;
+
+	for (uint32_t t = 0; t < nt; t++)
+		if (li->time[t] > max)
+			max = li->time[t];
+	for (uint32_t t = 0; max > 0 && t < nt; t++)
+		idle += (max - li->time[t]) / max;
+	li->in.nthreads = nt;
+	li->in.time = li->time;
+	li->in.imbalance = nt ? idle / nt : 0;
+	li->in.nevents = nevents;
+	li->in.events = li->ev;
+}
+
+static int pooled_build(const struct sb_profile *p, const struct graph *g, uint32_t s,
+			size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
+{
+	uint32_t tids[SB_CAUSES_MAX_THREADS], nt;
+	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
+	size_t nrows = 0, total = 0;
+	int ret = -ENOMEM;
+
+	memset(li, 0, sizeof(*li));
+	if (!row)
+		return -ENOMEM;
+	nt = sb_causes_threads(p, s, ninst_vec, tids, &li->time);
+	for (size_t e = 0; e < p->nevents; e++)
+		row[e] = -1;
+	/* the events with a CFG block */
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		if (p->instances[i].section != s || !ninst_vec[i])
+			continue;
+		for (size_t v = 0; v < ninst_vec[i]; v++) {
+			uint32_t ev = p->vectors[by_inst[i][v]].event;
+			const struct sb_event_def *d = &p->events[ev];
+
+			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES &&
+			    sb_causes_event_block(p, g, d) >= 0)
+				row[ev] = (long)nrows++;
+		}
+		total++;
+	}
+	li->ev = calloc(nrows ? nrows : 1, sizeof(*li->ev));
+	li->counts = calloc((nrows ? nrows : 1) * (nt ? nt : 1), sizeof(double));
+	if (!li->ev || !li->counts || !li->time)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		uint32_t col[SB_CAUSES_MAX_THREADS];
+
+		if (p->instances[i].section != s || !ninst_vec[i])
+			continue;
+		sb_causes_columns(&p->instances[i], tids, nt, col);
+		for (size_t v = 0; v < ninst_vec[i]; v++) {
+			const struct sb_vector *vec = &p->vectors[by_inst[i][v]];
+			long r = row[vec->event];
+
+			for (uint32_t t = 0; r >= 0 && t < vec->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+				if (col[t] < nt)
+					li->counts[(size_t)r * nt + col[t]] += (double)vec->counts[t];
+		}
+	}
+	for (size_t e = 0; e < p->nevents; e++) {
+		const struct sb_event_def *d = &p->events[e];
+		long r = row[e];
+
+		if (r < 0)
+			continue;
+		li->ev[r].kind = SB_LIME_BLOCK;
+		li->ev[r].id = (uint32_t)sb_causes_event_block(p, g, d);
+		li->ev[r].superior = -1;
+		li->ev[r].addr = SB_CFG_TAG(d->binary, d->vaddr);
+		li->ev[r].counts = &li->counts[(size_t)r * nt];
+	}
+	sb_causes_lime_in_set(li, nt, nrows);
+	ret = total ? 0 : -ENOENT;
+out:
+	free(row);
+	return ret;
+}
+
+static int section_causes(const struct sb_profile *p, const struct graph *g,
+			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
+			  size_t *ninst_vec, enum vec_path path, struct sb_causes *out)
+{
+	struct sb_lime_result **res = calloc(p->ninstances ? p->ninstances : 1, sizeof(*res));
+	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
+	struct sb_lime_result *comb = NULL;
+	size_t nres = 0;
+	long pred, blk;
+	int ret = -ENOMEM;
+
+	if (!res || !w)
+		goto out;
+	{
+		struct lime_in li;
+
+		ret = path == PATH_EXACT ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
+		    : path == PATH_LBR ? sb_causes_pool_hw(p, g, s, by_inst, ninst_vec, &li)
+				       : pooled_build(p, g, s, by_inst, ninst_vec, &li);
+		if (!ret && li.in.nevents && li.in.nthreads >= 3)
+			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
+		if (!ret && li.in.nevents && li.in.nthreads >= 3)
+			w[nres++] = li.in.imbalance ? li.in.imbalance : 1;
+		sb_causes_lime_in_free(&li);
+		if (ret && ret != -ENOENT)
+			goto out;
+	}
+	ret = 0;
+	if (!nres)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++)
+		out->ninstances += p->instances[i].section == s && ninst_vec[i];
+	out->nsections_analyzed++;
+	ret = sb_lime_combine((const struct sb_lime_result *const *)res, w, nres, &comb);
+	if (ret)
+		goto out;
+	order_ties(g->merged, comb);
+	for (size_t k = 0; k < comb->ncauses; k++) {
+		struct sb_cause *c, *arr = realloc(out->c, (out->n + 1) * sizeof(*arr));
+
+		if (!arr) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		out->c = arr;
+		c = &out->c[out->n++];
+		c->section = s;
+		c->rank = (uint32_t)k + 1;
+		c->kind = comb->causes[k].kind;
+		c->score = comb->causes[k].score;
+		locate(p, comb->causes[k].addr, c);
+		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
+		if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
+		     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
+		    locate_latch(p, g->merged, (uint32_t)blk, c))
+			continue;
+		/* The decision that sends threads into the leader's work: the
+		 * branch that alone leads into it.  (Block samples only: with
+		 * exact counts the leader is the decision itself.) */
+		pred = blk >= 0 ? sb_cfg_conditional_pred(g->merged, (uint32_t)blk) : -1;
+		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && pred >= 0) {
+			struct sb_cause at = *c;
+
+			/* shown at the branch (its block's last instruction), if
+			 * the profile symbolized it */
+			at.kind = SB_CAUSE_BRANCH;
+			locate(p, g->merged->blocks[pred].last_insn, &at);
+			if (at.loc >= 0 && p->locs[at.loc].line) {
+				c->loc = at.loc;
+				c->addr = at.addr;
+			}
+		}
+	}
+out:
+	for (size_t i = 0; i < nres; i++)
+		sb_lime_result_free(res[i]);
+	sb_lime_result_free(comb);
+	free(res);
+	free(w);
+	return ret;
+}
+
+int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
+		      struct sb_causes *out, char *err, size_t errlen)
+{
+	size_t **by_inst = NULL, *nvec = NULL;
+	enum vec_path path = PATH_SAMPLES;
+	struct graph g;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->block_samples = 1;
+	if (!p->nvectors)
+		return 0;
+	/* Counts decide the kinds of causes: exact ones (`scalebpf cc`)
+	 * first, else LBR-sampled edges; block samples cannot. */
+	for (size_t v = 0; v < p->nvectors && path != PATH_EXACT; v++) {
+		uint32_t k = p->events[p->vectors[v].event].kind;
+
+		if (k == SB_EVK_BLOCK_COUNT)
+			path = PATH_EXACT;
+		else if (k == SB_EVK_EDGE)
+			path = PATH_LBR;
+	}
+	out->block_samples = path == PATH_SAMPLES;
+	out->exact_counts = path == PATH_EXACT;
+	ret = graph_load(p, &g, err, errlen);
+	if (ret)
+		goto out;
+	ret = -ENOMEM;
+	by_inst = calloc(p->ninstances, sizeof(*by_inst));
+	nvec = calloc(p->ninstances, sizeof(*nvec));
+	if (!by_inst || !nvec)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	for (size_t i = 0; i < p->ninstances; i++) {
+		by_inst[i] = malloc((nvec[i] ? nvec[i] : 1) * sizeof(size_t));
+		if (!by_inst[i])
+			goto out;
+		nvec[i] = 0;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		uint32_t i = p->vectors[v].instance;
+
+		by_inst[i][nvec[i]++] = v;
+	}
+	for (uint32_t s = 0; s < p->nsections; s++)
+		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, path, out)))
+			goto out;
+	ret = 0;
+out:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory while computing causes");
+	for (size_t i = 0; by_inst && i < p->ninstances; i++)
+		free(by_inst[i]);
+	free(by_inst);
+	free(nvec);
+	graph_free(&g, p->nbinaries);
+	if (ret)
+		sb_causes_free(out);
+	return ret;
+}
+
+void sb_causes_free(struct sb_causes *c)
+{
+	free(c->c);
+	memset(c, 0, sizeof(*c));
+}

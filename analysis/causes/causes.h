@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The causes of load imbalance in a profile: LIME (lime.h) run on each
+ * section's stored instances from the profile's vectors and CFGs, and
+ * mapped back to profile locations.  Sampled vectors of one instance are
+ * too sparse for correlations, so a section's instances are pooled (per
+ * thread sums) before the analysis; see pooled_build() in causes.c.
+ */
+#ifndef SB_CAUSES_H
+#define SB_CAUSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lime/lime.h"
+#include "profile/profile.h"
+
+struct sb_cause {
+	uint32_t section;      /* index into p->sections */
+	uint32_t rank;         /* 1-based within its section */
+	uint16_t kind;         /* enum sb_cause_kind */
+	double score;          /* combined final score (eq. 2, §3.6) */
+	int32_t loc;           /* where to look, index into p->locs, or -1 */
+	int32_t binary;        /* index into p->binaries, or -1 */
+	uint64_t addr;         /* the instruction, binary vaddr */
+};
+
+struct sb_causes {
+	size_t n;
+	struct sb_cause *c;        /* by section index, then rank */
+	size_t nsections_analyzed; /* sections that had usable vectors */
+	size_t ninstances;         /* instances pooled into the analyses */
+	int block_samples;         /* causes come from block samples: kinds
+				    * of control-flow causes are undetermined */
+	int exact_counts;          /* ... from exact block counts (scalebpf cc);
+				    * neither: from LBR-sampled edges */
+};
+
+/* "branch", "loop", "call", "hardware", "undetermined" (JSON's kind). */
+const char *sb_cause_kind_name(uint16_t kind);
+
+/* 0, or a negative errno with err filled (-EINVAL: a damaged CFG). */
+int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
+		      struct sb_causes *out, char *err, size_t errlen);
+void sb_causes_free(struct sb_causes *c);
+
+#endif

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control-flow graphs of a binary, in its own virtual addresses.  Built
+ * from ELF + capstone by user/binary/cfg_build.c, carried in profiles so the
+ * analysis needs no binary; pure data and graph algorithms here.
+ *
+ * Blocks are maximal straight-line runs: a block ends at a branch, a call
+ * or a return, or before an instruction some branch targets.  A call's
+ * block has a CALL_RETURN edge to the block after the call and, for a
+ * direct call into the same binary, a CALL edge to the callee's entry (a
+ * whole-program graph, as LIME's leader rule needs: a callee shared by
+ * several paths is entered from its call sites).  An edge is a back edge
+ * when its destination dominates its source (a loop's latch -> header),
+ * from dominators per function; CALL edges never are.
+ */
+#ifndef SB_CFG_H
+#define SB_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sb_edge_kind {
+	SB_EDGE_FALLTHROUGH = 1, /* conditional branch not taken */
+	SB_EDGE_TAKEN,           /* conditional branch taken */
+	SB_EDGE_JUMP,            /* unconditional direct jump */
+	SB_EDGE_SEQUENTIAL,      /* straight-line into a branch target */
+	SB_EDGE_CALL_RETURN,     /* call site block -> block after the call */
+	SB_EDGE_CALL,            /* direct call -> the callee's entry block, in
+				  * the same binary (interprocedural) */
+};
+
+struct sb_cfg_func {
+	char *name;
+	uint64_t start, end;       /* [start, end) */
+	uint32_t first_block;      /* blocks of a function are contiguous */
+	uint32_t nblocks;
+};
+
+struct sb_cfg_block {
+	uint64_t start, end;       /* [start, end) */
+	uint64_t last_insn;        /* address of its last instruction */
+	uint32_t func;
+};
+
+struct sb_cfg_edge {
+	uint32_t src, dst;         /* block indices */
+	uint16_t kind;             /* enum sb_edge_kind */
+	uint16_t back;             /* dst dominates src */
+};
+
+struct sb_cfg {
+	char *build_id;            /* of the binary, NULL when it has none */
+	size_t nfuncs, nblocks, nedges;
+	struct sb_cfg_func *funcs;
+	struct sb_cfg_block *blocks;
+	struct sb_cfg_edge *edges;
+	/* Filled by sb_cfg_finalize(): edges sorted by (src, dst); for each
+	 * block the indices of its incoming edges. */
+	uint32_t *out_start;       /* nblocks + 1 offsets into edges */
+	uint32_t *in_start;        /* nblocks + 1 offsets into in_edges */
+	uint32_t *in_edges;
+	size_t cap_funcs, cap_blocks, cap_edges;
+};
+
+struct sb_cfg *sb_cfg_alloc(void);
+void sb_cfg_free(struct sb_cfg *g);
+
+/* Room for exactly this many of each in an empty graph whose size is known
+ * (a merge, a deserialized one).  0, or -1 on ENOMEM. */
+int sb_cfg_reserve(struct sb_cfg *g, size_t nfuncs, size_t nblocks, size_t nedges);
+
+/* Building: functions, then blocks in ascending address order (each
+ * function's contiguous), then edges.  Return an index, or -1 on ENOMEM,
+ * a bad index or a block out of order. */
+long sb_cfg_add_func(struct sb_cfg *g, const char *name, uint64_t start, uint64_t end);
+long sb_cfg_add_block(struct sb_cfg *g, uint32_t func, uint64_t start, uint64_t end,
+		      uint64_t last_insn);
+long sb_cfg_add_edge(struct sb_cfg *g, uint32_t src, uint32_t dst, uint16_t kind);
+
+/*
+ * Sorts edges, builds adjacency, computes dominators per function (entry =
+ * its first block; Cooper, Harvey & Kennedy's iterative algorithm) and
+ * marks back edges.  0, or -1 on ENOMEM or an inconsistent graph.
+ */
+int sb_cfg_finalize(struct sb_cfg *g);
+
+/* The block holding vaddr, or -1 (binary search; needs finalize). */
+long sb_cfg_block_at(const struct sb_cfg *g, uint64_t vaddr);
+
+/* Adjacency (needs finalize): edges out of b are g->edges[out_start[b] ..
+ * out_start[b+1]); edges into b are g->edges[in_edges[k]] for k in
+ * [in_start[b], in_start[b+1]). */
+static inline size_t sb_cfg_nout(const struct sb_cfg *g, uint32_t b)
+{
+	return g->out_start[b + 1] - g->out_start[b];
+}
+static inline size_t sb_cfg_nin(const struct sb_cfg *g, uint32_t b)
+{
+	return g->in_start[b + 1] - g->in_start[b];
+}
+
+/*
+ * One graph of several binaries' CFGs, for analyses that span them.
+ * Addresses are tagged with the binary's slot in the top 16 bits
+ * (SB_CFG_TAG), so they stay unique and block_at still works; block
+ * indices of g[i] are shifted by block_offset[i] (caller's array of n).
+ * Returns NULL on ENOMEM.
+ */
+#define SB_CFG_TAG_SHIFT 48
+#define SB_CFG_TAG(slot, vaddr) (((uint64_t)(slot) << SB_CFG_TAG_SHIFT) | (vaddr))
+#define SB_CFG_UNTAG(addr) ((addr) & ((1ull << SB_CFG_TAG_SHIFT) - 1))
+#define SB_CFG_SLOT(addr) ((uint32_t)((addr) >> SB_CFG_TAG_SHIFT))
+struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_offset);
+
+/* The one block whose conditional branch alone leads into block b (back
+ * and call edges aside), or -1 (needs finalize). */
+long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
+
+/* The source of a back edge into b (a latch of the loop b heads), or -1;
+ * whether b ends in a call (needs finalize). */
+long sb_cfg_latch(const struct sb_cfg *g, uint32_t b);
+bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b);
+
+/* The immediate dominator of every block of function f (its entry maps
+ * to itself); idom[] has g->nblocks entries, others untouched. */
+int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom);
+
+#endif

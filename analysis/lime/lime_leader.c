@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * LIME §3.3-§3.4: the causes a regression-selected cluster stands for.
+ *
+ * §3.3: a cluster holding any EDGE or BLOCK event is a control-flow
+ * cluster; its hardware events ride along (control flow explains them).
+ * A cluster of hardware events only reports each of them.
+ *
+ * §3.4 on edge profiles.  The paper's clusters are sets of vertices; ours
+ * are sets of edges.  A vertex is "in" an edge cluster when one of its
+ * outgoing edges is: the block that takes the cluster's edges, as the
+ * if-statement of Figure 3 (left) belongs to the cluster of its then-path
+ * though its own execution count does not vary.  Then the paper's
+ * definition applies unchanged: v in C is a leader when every incoming
+ * non-back edge (s, v) has s outside C.  For a loop cluster {H->B, B->L,
+ * L->H} the header H is in C through H->B and its only in-cluster
+ * predecessor L comes by the back edge, so H leads (Figure 3, middle).
+ *
+ * Eq. 1 takes the max over a vertex's edges on each side, as the paper
+ * writes it: s_v = max_x r(oe_x, T) - max_y r(ie_y, T), back edges left
+ * out of both sides, an edge without a (varying) event counting r = 0 and
+ * an empty side counting 0.
+ *
+ * Block profiles (software sampling): a BLOCK event counts samples, i.e.
+ * time spent in the block, not executions.  The vertices of a cluster are
+ * its blocks.  Edge counts are not observed, so eq. 1 uses each edge's
+ * source block as its estimate: flow out of v is v's own samples, flow
+ * into v is its (non-back) predecessors' samples.  Whether a block's
+ * extra samples are extra executions or slower ones (cache misses with
+ * identical control flow) cannot be told from samples, so every cause
+ * found through block events is SB_CAUSE_UNDETERMINED: never a confident
+ * control-flow cause, always at the right block.
+ *
+ * Call sites in block profiles.  A sample also counts for every call site
+ * on its call chain, so a call site's block holds the time of everything
+ * it runs.  A callee's loop then varies exactly as its caller's decision
+ * does, and the CFG's CALL edge cannot tie them: the callee's entry block
+ * runs too briefly to be sampled, and tail calls (a wrapper that ends in
+ * `jmp`) leave no edge at all.  The samples show the call instead: call
+ * site A, in another function than block v, accounts for v's variation
+ * when v - A does not vary beyond Poisson noise (sb_lime_overdispersed;
+ * everything v does differently across threads it does under A).  Such an
+ * A counts as v's predecessor, as a CALL edge into v's function would: v
+ * is no leader when A is in the cluster, and A is on eq. 1's incoming
+ * side.  A v that itself calls into A's function is A's caller, not its
+ * callee.
+ *
+ * Kinds of edge-profile leaders: a back edge into v among the cluster's
+ * edges -> LOOP (v heads the loop whose trip count varies); else a
+ * conditional (taken/fall-through) cluster edge out of v -> BRANCH; else
+ * (jumps, call-returns, straight-line) -> CALL.  The address is v's last
+ * instruction, the branch or call that decides.
+ *
+ * A cluster without any leader (a cycle with no back edge, irreducible
+ * flow) reports its member vertex with the highest eq. 1 score instead.
+ */
+#include "lime_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+struct sb_lime_leaders {
+	const struct sb_cfg *cfg;
+	const struct sb_lime_instance *in;
+	const double *ecorr;
+	bool edge_mode;                 /* the instance has EDGE events */
+	uint32_t *edge_ev, *block_ev;   /* first event of an edge / block */
+	double *out_r, *in_r;           /* eq. 1 scratch, nedges + 1 */
+	/* Per block, valid when stamped with the current cluster's gen. */
+	uint32_t *in_c, *via_edge, *loop, *cond;
+	uint32_t *ev;                   /* the event that names the vertex */
+	uint32_t *verts;                /* the cluster's vertices */
+	size_t nverts;
+	uint32_t gen;
+	uint32_t *calls;                /* block mode: live call-site events */
+	size_t ncalls;
+	double alpha;                   /* level of "does not vary beyond" */
+};
+
+double sb_lime_eq1(const double *out_r, size_t nout, const double *in_r, size_t nin)
+{
+	double o = nout ? -INFINITY : 0, i = nin ? -INFINITY : 0;
+
+	for (size_t k = 0; k < nout; k++)
+		o = fmax(o, out_r[k]);
+	for (size_t k = 0; k < nin; k++)
+		i = fmax(i, in_r[k]);
+	return o - i;
+}
+
+int sb_lime_causes_push(struct sb_lime_causes *c, const struct sb_lime_cause *x)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct sb_lime_cause *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = *x;
+	return 0;
+}
+
+static uint32_t *nones(size_t n)
+{
+	uint32_t *a = malloc((n ? n : 1) * sizeof(*a));
+
+	for (size_t i = 0; a && i < n; i++)
+		a[i] = SB_LIME_NONE;
+	return a;
+}
+
+static bool is_call_site(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++)
+		if (g->edges[i].kind == SB_EDGE_CALL_RETURN || g->edges[i].kind == SB_EDGE_CALL)
+			return true;
+	return false;
+}
+
+/* The live block events whose block ends in a call. */
+static int find_calls(struct sb_lime_leaders *l, const uint32_t *cluster_of)
+{
+	const struct sb_lime_instance *in = l->in;
+
+	l->calls = malloc((in->nevents ? in->nevents : 1) * sizeof(*l->calls));
+	if (!l->calls)
+		return -ENOMEM;
+	for (size_t e = 0; e < in->nevents; e++)
+		if (in->events[e].kind == SB_LIME_BLOCK && cluster_of[e] != SB_LIME_NO_CLUSTER &&
+		    is_call_site(l->cfg, in->events[e].id))
+			l->calls[l->ncalls++] = (uint32_t)e;
+	return 0;
+}
+
+struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
+					    const struct sb_lime_instance *in,
+					    const double *ecorr, const uint32_t *cluster_of,
+					    double alpha)
+{
+	struct sb_lime_leaders *l = calloc(1, sizeof(*l));
+	size_t nb = cfg ? cfg->nblocks : 0, ne = cfg ? cfg->nedges : 0;
+
+	if (!l)
+		return NULL;
+	l->cfg = cfg;
+	l->in = in;
+	l->ecorr = ecorr;
+	l->edge_ev = nones(ne);
+	l->block_ev = nones(nb);
+	l->alpha = alpha;
+	l->out_r = malloc((ne + 1) * sizeof(double));
+	l->in_r = malloc((ne + in->nevents + 1) * sizeof(double));
+	l->in_c = calloc(nb + 1, sizeof(uint32_t));
+	l->via_edge = calloc(nb + 1, sizeof(uint32_t));
+	l->loop = calloc(nb + 1, sizeof(uint32_t));
+	l->cond = calloc(nb + 1, sizeof(uint32_t));
+	l->ev = malloc((nb + 1) * sizeof(uint32_t));
+	l->verts = malloc((nb + 1) * sizeof(uint32_t));
+	if (!l->edge_ev || !l->block_ev || !l->out_r || !l->in_r || !l->in_c ||
+	    !l->via_edge || !l->loop || !l->cond || !l->ev || !l->verts) {
+		sb_lime_leaders_free(l);
+		return NULL;
+	}
+	for (size_t e = in->nevents; e-- > 0;) {
+		const struct sb_lime_event *x = &in->events[e];
+
+		if (x->kind == SB_LIME_EDGE) {
+			l->edge_ev[x->id] = (uint32_t)e;
+			l->edge_mode = true;
+		} else if (x->kind == SB_LIME_BLOCK) {
+			l->block_ev[x->id] = (uint32_t)e;
+		}
+	}
+	if (!l->edge_mode && find_calls(l, cluster_of)) {
+		sb_lime_leaders_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void sb_lime_leaders_free(struct sb_lime_leaders *l)
+{
+	if (!l)
+		return;
+	free(l->edge_ev);
+	free(l->block_ev);
+	free(l->out_r);
+	free(l->in_r);
+	free(l->in_c);
+	free(l->via_edge);
+	free(l->loop);
+	free(l->cond);
+	free(l->ev);
+	free(l->verts);
+	free(l->calls);
+	free(l);
+}
+
+static double event_r(const struct sb_lime_leaders *l, uint32_t e)
+{
+	return e == SB_LIME_NONE ? 0 : l->ecorr[e];
+}
+
+/* Marks the cluster's vertices; false for a hardware-only cluster. */
+static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
+{
+	uint32_t g = ++l->gen;
+
+	l->nverts = 0;
+	for (size_t k = 0; k < nm; k++) {
+		uint32_t e = members[k], v;
+		const struct sb_lime_event *x = &l->in->events[e];
+		const struct sb_cfg_edge *ed = NULL;
+
+		if (x->kind == SB_LIME_EDGE) {
+			ed = &l->cfg->edges[x->id];
+			v = ed->src;
+		} else if (x->kind == SB_LIME_BLOCK) {
+			v = x->id;
+		} else {
+			continue;
+		}
+		if (l->in_c[v] != g) {
+			l->in_c[v] = g;
+			l->ev[v] = e;
+			l->verts[l->nverts++] = v;
+		}
+		if (!ed)
+			continue;
+		/* Name a vertex by its cluster edge most correlated with time. */
+		if (l->via_edge[v] != g || l->ecorr[e] > l->ecorr[l->ev[v]])
+			l->ev[v] = e;
+		l->via_edge[v] = g;
+		if (ed->kind == SB_EDGE_TAKEN || ed->kind == SB_EDGE_FALLTHROUGH)
+			l->cond[v] = g;
+		if (ed->back)
+			l->loop[ed->dst] = g;
+	}
+	return l->nverts > 0;
+}
+
+/* A direct CALL edge from block a into function f. */
+static bool calls_func(const struct sb_cfg *g, uint32_t a, uint32_t f)
+{
+	for (uint32_t i = g->out_start[a]; i < g->out_start[a + 1]; i++)
+		if (g->edges[i].kind == SB_EDGE_CALL && g->blocks[g->edges[i].dst].func == f)
+			return true;
+	return false;
+}
+
+/* Block mode: call-site event c accounts for block v's variation (see the
+ * header comment). */
+static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t a = l->in->events[c].id, ev = l->block_ev[v];
+
+	if (ev == SB_LIME_NONE || a == v || g->blocks[a].func == g->blocks[v].func ||
+	    calls_func(g, v, g->blocks[a].func))
+		return false;
+	return !sb_lime_overdispersed(l->in->events[ev].counts, l->in->events[c].counts,
+				      l->in->nthreads, l->alpha);
+}
+
+static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+
+	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
+		const struct sb_cfg_edge *ed = &g->edges[g->in_edges[k]];
+
+		if (!ed->back && l->in_c[ed->src] == l->gen)
+			return false;
+	}
+	for (size_t k = 0; k < l->ncalls; k++)
+		if (l->in_c[l->in->events[l->calls[k]].id] == l->gen &&
+		    sampled_caller(l, l->calls[k], v))
+			return false;
+	return true;
+}
+
+/* Eq. 1 for v, with edge events or with block samples standing in. */
+static double leader_score(const struct sb_lime_leaders *l, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	size_t no = 0, ni = 0;
+
+	if (!l->edge_mode)
+		l->out_r[no++] = event_r(l, l->block_ev[v]);
+	/* A loop of one block has no forward edge inside the loop: its own
+	 * back edge is the flow out of its header into the loop. */
+	for (uint32_t i = g->out_start[v]; l->edge_mode && i < g->out_start[v + 1]; i++)
+		if (!g->edges[i].back || g->edges[i].dst == v)
+			l->out_r[no++] = event_r(l, l->edge_ev[i]);
+	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
+		uint32_t i = g->in_edges[k];
+
+		if (g->edges[i].back)
+			continue;
+		l->in_r[ni++] = event_r(l, l->edge_mode ? l->edge_ev[i]
+						       : l->block_ev[g->edges[i].src]);
+	}
+	for (size_t k = 0; k < l->ncalls; k++)
+		if (sampled_caller(l, l->calls[k], v))
+			l->in_r[ni++] = event_r(l, l->calls[k]);
+	return sb_lime_eq1(l->out_r, no, l->in_r, ni);
+}
+
+static uint16_t leader_kind(const struct sb_lime_leaders *l, uint32_t v)
+{
+	if (!l->edge_mode || l->via_edge[v] != l->gen)
+		return SB_CAUSE_UNDETERMINED;
+	if (l->loop[v] == l->gen)
+		return SB_CAUSE_LOOP;
+	if (l->cond[v] == l->gen)
+		return SB_CAUSE_BRANCH;
+	return SB_CAUSE_CALL;
+}
+
+static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score,
+		       double beta, struct sb_lime_causes *out)
+{
+	struct sb_lime_cause c = {
+		.kind = leader_kind(l, v),
+		.event = l->ev[v],
+		.addr = l->cfg->blocks[v].last_insn,
+		.leader_score = score,
+		.beta = beta,
+		.score = sb_lime_final_score(score, beta),
+	};
+
+	return sb_lime_causes_push(out, &c);
+}
+
+static int hw_causes(const struct sb_lime_leaders *l, const uint32_t *members, size_t nm,
+		     double beta, struct sb_lime_causes *out)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < nm && !err; k++) {
+		struct sb_lime_cause c = {
+			.kind = SB_CAUSE_HW,
+			.event = members[k],
+			.addr = l->in->events[members[k]].addr,
+			.leader_score = 1.0,
+			.beta = beta,
+			.score = sb_lime_final_score(1.0, beta),
+		};
+
+		err = sb_lime_causes_push(out, &c);
+	}
+	return err;
+}
+
+int sb_lime_cluster_causes(struct sb_lime_leaders *l, const uint32_t *members, size_t nm,
+			   double beta, struct sb_lime_causes *out)
+{
+	uint32_t best = SB_LIME_NONE;
+	double best_score = -INFINITY;
+	size_t found = 0;
+	int err = 0;
+
+	if (!mark(l, members, nm))
+		return hw_causes(l, members, nm, beta, out);
+	for (size_t k = 0; k < l->nverts && !err; k++) {
+		uint32_t v = l->verts[k];
+		double s = leader_score(l, v);
+
+		if (is_leader(l, v)) {
+			err = push_leader(l, v, s, beta, out);
+			found++;
+		} else if (s > best_score) {
+			best_score = s;
+			best = v;
+		}
+	}
+	if (!err && !found && best != SB_LIME_NONE)
+		err = push_leader(l, best, best_score, beta, out);
+	return err;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scalebpf profile: in-memory model and its on-disk form.
+ *
+ * A profile is self-contained: every code location is stored already
+ * symbolized, so `scalebpf report` works on another machine without the
+ * binaries.  The on-disk form is a chunked file so that later analyses
+ * (CHiP, sharing, speedup stacks) add chunk types without breaking readers:
+ *
+ *   header  : "SCALEBPF" magic (8 bytes), u32 format version, u32 flags
+ *   chunks  : u32 type, u32 reserved(0), u64 payload length, payload,
+ *             u32 CRC-32 of the chunk header and payload
+ *   trailer : a chunk of type SB_CHUNK_END whose payload is the u64 number
+ *             of chunks before it
+ *
+ * Integers are little-endian; strings are u32 length + bytes (no NUL).
+ * A reader skips chunk types it does not know, and rejects a file without
+ * the END trailer (truncated) or with a CRC mismatch (corrupt).
+ */
+#ifndef SB_PROFILE_H
+#define SB_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_PROFILE_MAGIC "SCALEBPF"
+#define SB_PROFILE_VERSION 1
+
+enum sb_chunk_type {
+	SB_CHUNK_META = 1,      /* key/value strings */
+	SB_CHUNK_BINARIES = 2,
+	SB_CHUNK_LOCS = 3,
+	SB_CHUNK_THREADS = 4,
+	SB_CHUNK_SECTIONS = 5,
+	SB_CHUNK_INSTANCES = 6,
+	SB_CHUNK_WAITS = 7,
+	/* Optional from here: a version-1 file may lack them. */
+	SB_CHUNK_EVENTS = 8,    /* what each vector entry counts */
+	SB_CHUNK_VECTORS = 9,   /* per instance and event, per-thread counts */
+	SB_CHUNK_CFGS = 10,     /* serialized control-flow graphs (cfg_io.h) */
+	SB_CHUNK_ADDRS = 11,    /* sampled data addresses (analysis/addrs/addrs.h) */
+	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
+};
+
+/* Section kinds: what closes a parallel section. */
+enum sb_section_kind {
+	SB_SECT_BARRIER = 1,      /* pthread_barrier_wait */
+	SB_SECT_USER_BARRIER = 2, /* --barrier SYMBOL (mutex+condvar barriers) */
+	SB_SECT_OMP_REGION = 3,   /* end of an OpenMP parallel region */
+	SB_SECT_OMP_BARRIER = 4,  /* explicit/implicit OpenMP barrier in a region */
+	SB_SECT_JOIN = 5,         /* threads of one creator, closed by their exits */
+	SB_SECT_KIND_MAX
+};
+
+/* Wait primitives. */
+enum sb_prim {
+	SB_PRIM_OTHER = 0,
+	SB_PRIM_BARRIER = 1,
+	SB_PRIM_USER_BARRIER = 2,
+	SB_PRIM_JOIN = 3,
+	SB_PRIM_COND = 4,
+	SB_PRIM_MUTEX = 5,
+	SB_PRIM_SEM = 6,
+	SB_PRIM_SPIN = 7,        /* sampled */
+	SB_PRIM_RWLOCK = 8,
+	SB_PRIM_OMP_REGION_END = 9,  /* implicit barrier at the end of a region */
+	SB_PRIM_OMP_BARRIER = 10,
+	SB_PRIM_OMP_CRITICAL = 11,
+	SB_PRIM_OMP_LOCK = 12,
+	SB_PRIM_OMP_IDLE = 13,   /* runtime threads parked between regions */
+	SB_PRIM_MAX
+};
+
+const char *sb_section_kind_name(uint32_t kind);
+const char *sb_prim_name(uint32_t prim);
+/* Returns SB_PRIM_MAX when the name is unknown. */
+uint32_t sb_prim_from_name(const char *name);
+
+struct sb_kv {
+	char *key;
+	char *value;
+};
+
+struct sb_binary {
+	char *path;
+	char *build_id;     /* lowercase hex, NULL when the binary has none */
+};
+
+/* A code location, symbolized at record time. */
+struct sb_loc {
+	uint64_t addr;      /* runtime address in the target */
+	uint64_t offset;    /* address relative to the binary's load base */
+	int32_t binary;     /* index into binaries, -1 when unknown */
+	uint32_t line;      /* 0 when unknown */
+	char *function;     /* NULL when unknown */
+	char *file;         /* source path as in DWARF, NULL when unknown */
+};
+
+struct sb_thread {
+	uint32_t tid;
+	uint32_t parent_tid;  /* 0 when unknown (existed before attach) */
+	char *comm;
+	uint64_t start_ns;    /* first seen (creation or attach) */
+	uint64_t end_ns;      /* exit or end of recording */
+	uint64_t oncpu_ns;    /* on-CPU time while recorded */
+};
+
+/* One thread's share of one dynamic section instance. */
+struct sb_thread_time {
+	uint32_t tid;
+	uint64_t busy_ns;   /* on-CPU time spent working in the section */
+	uint64_t wait_ns;   /* time at the closing synchronization */
+	uint64_t wall_ns;   /* segment start to departure */
+};
+
+/* A static section: the closing sync location.  Aggregates cover every
+ * instance, including those beyond the stored-instance limit. */
+struct sb_section {
+	uint32_t kind;               /* enum sb_section_kind */
+	uint32_t loc;                /* index into locs */
+	uint64_t ninstances;         /* all instances seen */
+	uint32_t nthreads;           /* entries in per_thread */
+	struct sb_thread_time *per_thread; /* summed over all instances */
+	uint64_t lost_ns;            /* sum over instances of idle thread-time */
+	uint64_t capacity_ns;        /* sum over instances of nthreads * max busy */
+};
+
+struct sb_instance {
+	uint32_t section;            /* index into sections */
+	uint64_t seq;                /* 0-based instance number in its section */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t nthreads;
+	struct sb_thread_time *per_thread;
+};
+
+/* Waits aggregated by (primitive, call site, object). */
+struct sb_wait {
+	uint32_t prim;               /* enum sb_prim */
+	int32_t loc;                 /* call site, index into locs, -1 unknown */
+	uint64_t object;             /* lock/condvar/barrier address, 0 unknown */
+	uint64_t count;
+	uint64_t wait_ns;
+};
+
+/* What a vector entry counts. */
+enum sb_event_kind {
+	SB_EVK_BLOCK_SAMPLES = 1, /* cpu-clock samples whose IP is in a block:
+				   * time in the block, not executions */
+	SB_EVK_EDGE = 2,          /* executions of a CFG edge (exact or LBR) */
+	SB_EVK_BLOCK_COUNT = 3,   /* executions of a block (exact) */
+	SB_EVK_HW = 4,            /* a hardware event at an instruction */
+	SB_EVK_MAX
+};
+
+struct sb_event_def {
+	uint32_t kind;              /* enum sb_event_kind */
+	int32_t binary;             /* index into binaries, -1 unknown */
+	uint64_t vaddr;             /* block start, edge source block, instruction */
+	uint64_t vaddr2;            /* edge destination block; a block's last
+				     * instruction; else 0 */
+	int32_t loc;                /* symbolized vaddr, index into locs, -1 */
+	int32_t loc2;               /* symbolized vaddr2, -1 */
+	uint64_t hot;               /* block samples: the most sampled (skid-
+				     * corrected) instruction, else 0 */
+	int32_t loc_hot;            /* symbolized hot, -1 */
+};
+
+/* One event's per-thread counts in one stored instance, in the order of
+ * the instance's per_thread array. */
+struct sb_vector {
+	uint32_t instance;          /* index into instances */
+	uint32_t event;             /* index into events */
+	uint32_t nthreads;
+	uint64_t *counts;
+};
+
+/* A serialized sb_cfg (analysis/cfg/cfg_io.h) of one binary. */
+struct sb_cfg_blob {
+	int32_t binary;             /* index into binaries */
+	uint64_t len;
+	unsigned char *data;
+};
+
+/* One sampled data access (software address sampling, analysis/addrs/addrs.h):
+ * a kept member of the bounded reservoir, not every sample. */
+struct sb_addr {
+	uint64_t ts;                /* sample time, CLOCK_MONOTONIC ns */
+	uint64_t ip;                /* runtime IP of the accessing instruction
+				     * (skid-corrected) */
+	uint64_t addr;              /* effective data address */
+	uint32_t tid;
+	int32_t loc;                /* symbolized ip, index into locs, -1 */
+	int32_t instance;           /* stored instance it fell in, -1 */
+	uint8_t size;               /* access bytes, 0 unknown */
+	uint8_t flags;              /* SB_ADDR_STORE, SB_ADDR_SKID */
+};
+#define SB_ADDR_STORE 0x1           /* writes memory */
+#define SB_ADDR_SKID 0x2            /* the instruction before the sampled IP */
+
+struct sb_profile {
+	size_t nmeta;
+	struct sb_kv *meta;
+	size_t nbinaries;
+	struct sb_binary *binaries;
+	size_t nlocs;
+	struct sb_loc *locs;
+	size_t nthreads;
+	struct sb_thread *threads;
+	size_t nsections;
+	struct sb_section *sections;
+	size_t ninstances;
+	struct sb_instance *instances;
+	size_t nwaits;
+	struct sb_wait *waits;
+	size_t nevents;
+	struct sb_event_def *events;
+	size_t nvectors;
+	struct sb_vector *vectors;
+	size_t ncfgs;
+	struct sb_cfg_blob *cfgs;
+	size_t naddrs;
+	struct sb_addr *addrs;
+};
+
+/* Status codes; sb_profile_strerror() turns them into words. */
+enum sb_status {
+	SB_OK = 0,
+	SB_ERR_IO = -1,        /* open/read/write failed: errno is kept */
+	SB_ERR_MAGIC = -2,     /* not a scalebpf profile */
+	SB_ERR_VERSION = -3,   /* newer format version than this reader */
+	SB_ERR_TRUNCATED = -4, /* file ends before the END trailer */
+	SB_ERR_CORRUPT = -5,   /* CRC mismatch or inconsistent contents */
+	SB_ERR_NOMEM = -6,
+};
+
+struct sb_profile *sb_profile_alloc(void);
+void sb_profile_free(struct sb_profile *p);
+
+/* Appends; strings are copied.  Return an index, or -1 on ENOMEM. */
+int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value);
+const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
+long sb_profile_add_binary(struct sb_profile *p, const char *path, const char *build_id);
+long sb_profile_add_loc(struct sb_profile *p, const struct sb_loc *loc);
+long sb_profile_add_thread(struct sb_profile *p, const struct sb_thread *t);
+/* per_thread arrays are copied. */
+long sb_profile_add_section(struct sb_profile *p, const struct sb_section *s);
+long sb_profile_add_instance(struct sb_profile *p, const struct sb_instance *in);
+long sb_profile_add_wait(struct sb_profile *p, const struct sb_wait *w);
+long sb_profile_add_event(struct sb_profile *p, const struct sb_event_def *e);
+/* counts are copied. */
+long sb_profile_add_vector(struct sb_profile *p, const struct sb_vector *v);
+/* data is copied. */
+long sb_profile_add_cfg(struct sb_profile *p, int32_t binary, const void *data, uint64_t len);
+
+/*
+ * Writes atomically: the data goes to a temporary file in the target's
+ * directory, is fsync'ed and renamed over path, so an interrupted write
+ * leaves either the old file, the complete new one, or nothing.
+ * err (may be NULL) receives a message on failure.
+ */
+int sb_profile_write(const struct sb_profile *p, const char *path, char *err, size_t errlen);
+/* On failure *out is NULL and err says what is wrong and where (offset). */
+int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen);
+const char *sb_profile_strerror(int status);
+
+#endif

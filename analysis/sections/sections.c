@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+/* The section builder: see sections.h for the model. */
+#include "sections_priv.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/idmap.h"
+#include "evqueue.h"
+
+
+static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
+{
+	void **slot = sb_idmap_slot(b->threads, tid, 0, true);
+
+	if (!slot) {
+		b->err = SB_ERR_NOMEM;
+		return NULL;
+	}
+	if (!*slot) {
+		struct bthread *t = calloc(1, sizeof(*t));
+
+		if (!t) {
+			b->err = SB_ERR_NOMEM;
+			return NULL;
+		}
+		t->tid = tid;
+		*slot = t;
+	}
+	return *slot;
+}
+
+static struct inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
+{
+	struct inst *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		b->err = SB_ERR_NOMEM;
+	else {
+		in->prim = prim;
+		in->obj = obj;
+		in->next = b->live;
+		if (b->live)
+			b->live->prev = in;
+		b->live = in;
+	}
+	return in;
+}
+
+static void inst_arrive(struct sb_builder *b, struct inst *in, struct bthread *t,
+			uint64_t site, uint64_t ts, uint64_t oncpu)
+{
+	size_t cap = in->cap;
+	struct arrival *a;
+
+	if (!sb_sect_grow((void **)&in->a, sizeof(*in->a), in->n + 1, &cap)) {
+		b->err = SB_ERR_NOMEM;
+		return;
+	}
+	in->cap = cap;
+	a = &in->a[in->n++];
+	memset(a, 0, sizeof(*a));
+	a->tid = t->tid;
+	a->site = site;
+	a->arrive = ts;
+	a->seg_start = t->seg_valid ? t->seg_ts : ts;
+	a->busy = t->seg_valid && oncpu > t->seg_oncpu ? oncpu - t->seg_oncpu : 0;
+	a->counts = t->seg_counts;   /* the segment's vector goes with it */
+	t->seg_counts = NULL;
+	if (!t->seg_valid)
+		in->partial = true;
+}
+
+/* Marks t departed from in; returns true when everyone has left. */
+static bool inst_depart(struct sb_builder *b, struct inst *in, uint32_t tid, uint64_t ts)
+{
+	for (uint32_t i = 0; i < in->n; i++) {
+		struct arrival *a = &in->a[i];
+
+		if (a->tid != tid || a->departed)
+			continue;
+		a->departed = true;
+		a->depart = ts > a->arrive ? ts : a->arrive;
+		in->ndeparted++;
+		/* After its exit a thread does not wait: join idle is not a wait. */
+		if (in->prim != SB_PRIM_JOIN)
+			sb_sect_wait_add(b, in->prim, a->site, in->obj, a->depart - a->arrive);
+		break;
+	}
+	return in->ndeparted == in->n;
+}
+
+static void seg_restart(struct bthread *t, uint64_t ts, uint64_t oncpu)
+{
+	/* Counted while waiting at the sync: not work of any segment. */
+	sb_counts_free(t->seg_counts);
+	t->seg_counts = NULL;
+	t->seg_valid = true;
+	t->seg_ts = ts;
+	t->seg_oncpu = oncpu;
+}
+
+static uint64_t barrier_key(struct sb_builder *b, const struct bthread *t,
+			    const struct sb_event *ev)
+{
+	(void)b;
+	/* An OpenMP barrier has no argument: the team (region) is the object. */
+	return ev->prim == SB_PRIM_OMP_BARRIER ? t->region : ev->obj;
+}
+
+static void barrier_arrive(struct sb_builder *b, struct bthread *t,
+			   const struct sb_event *ev)
+{
+	uint64_t obj = barrier_key(b, t, ev);
+	void **slot = sb_idmap_slot(b->syncobjs, ev->prim, obj, true);
+	struct inst *cur;
+	bool again = false;
+
+	if (!slot) {
+		b->err = SB_ERR_NOMEM;
+		return;
+	}
+	cur = *slot;
+	if (cur)
+		for (uint32_t i = 0; i < cur->n; i++)
+			again |= cur->a[i].tid == t->tid;
+	/* Departures close an instance to arrivals; so does a thread coming
+	 * back, which means its departure was lost. */
+	if (!cur || cur->ndeparted || again) {
+		cur = inst_new(b, ev->prim, obj);
+		if (!cur)
+			return;
+		*slot = cur;
+	}
+	inst_arrive(b, cur, t, ev->site, ev->ts, ev->oncpu);
+	t->pending = cur;
+}
+
+static void barrier_depart(struct sb_builder *b, struct bthread *t,
+			   const struct sb_event *ev)
+{
+	struct inst *in = t->pending;
+	void **slot;
+
+	if (!in) {
+		b->st.unmatched++;
+		return;
+	}
+	t->pending = NULL;
+	seg_restart(t, ev->ts, ev->oncpu);
+	if (!inst_depart(b, in, t->tid, ev->ts))
+		return;
+	slot = sb_idmap_slot(b->syncobjs, in->prim, in->obj, false);
+	if (slot && *slot == in)
+		*slot = NULL;
+	sb_sect_finalize(b, in, 0);
+}
+
+static struct region *region_find(struct sb_builder *b, uint64_t id)
+{
+	for (struct region *r = b->regions; r; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void on_task(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+		    bool enter)
+{
+	struct region *r;
+
+	if (enter) {
+		for (r = b->regions; r && r->fn != ev->obj; r = r->next)
+			;
+		if (!r)
+			b->st.unmatched++;
+		t->region = r ? r->id : 0;
+		seg_restart(t, ev->ts, ev->oncpu);
+		return;
+	}
+	r = region_find(b, t->region);
+	if (!r) {
+		b->st.unmatched++;
+	} else {
+		inst_arrive(b, r->end, t, r->site, ev->ts, ev->oncpu);
+		/* The master's task may end in a nested call; keep the end site. */
+	}
+	t->region = 0;
+	t->seg_valid = false;   /* idle in the runtime until its next task */
+}
+
+static void on_region(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+		      bool enter)
+{
+	struct region *r, **pp;
+
+	if (enter) {
+		r = calloc(1, sizeof(*r));
+		if (!r || !(r->end = inst_new(b, SB_PRIM_OMP_REGION_END, ev->obj))) {
+			free(r);
+			b->err = SB_ERR_NOMEM;
+			return;
+		}
+		r->id = ++b->next_region;
+		r->fn = ev->obj;
+		r->site = ev->site;
+		r->master = t->tid;
+		r->next = b->regions;
+		b->regions = r;
+		return;
+	}
+	for (pp = &b->regions; *pp && (*pp)->master != t->tid; pp = &(*pp)->next)
+		;
+	if (!*pp) {
+		b->st.unmatched++;
+		return;
+	}
+	r = *pp;
+	*pp = r->next;
+	for (uint32_t i = 0; i < r->end->n; i++)
+		if (!r->end->a[i].departed)
+			inst_depart(b, r->end, r->end->a[i].tid, ev->ts);
+	sb_sect_finalize(b, r->end, r->site);
+	free(r);
+	seg_restart(t, ev->ts, ev->oncpu);
+}
+
+/* A thread's exit is its arrival at its creator's join. */
+static void on_thread_exit(struct sb_builder *b, struct bthread *t,
+			   const struct sb_event *ev)
+{
+	struct bthread *parent;
+	struct inst *in;
+	void **slot;
+
+	if (!t->parent)
+		return;
+	parent = thread_get(b, t->parent);
+	slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, t->parent, true);
+	if (!parent || !slot) {
+		b->err = SB_ERR_NOMEM;
+		return;
+	}
+	if (!*slot)
+		*slot = inst_new(b, SB_PRIM_JOIN, t->parent);
+	in = *slot;
+	if (!in)
+		return;
+	inst_arrive(b, in, t, parent->join_site, ev->ts, ev->oncpu);
+	if (parent->live_children)
+		parent->live_children--;
+	if (parent->live_children)
+		return;
+	/* The last child is gone: everyone "departs" when it exits. */
+	for (uint32_t i = 0; i < in->n; i++)
+		inst_depart(b, in, in->a[i].tid, ev->ts);
+	*slot = NULL;
+	sb_sect_finalize(b, in, parent->join_site);
+}
+
+static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+		    bool enter)
+{
+	if (enter) {
+		if (t->nsync < SYNC_STACK) {
+			t->sync[t->nsync].prim = ev->prim;
+			t->sync[t->nsync].site = ev->site;
+			t->sync[t->nsync].obj = ev->obj;
+			t->sync[t->nsync].ts = ev->ts;
+		}
+		t->nsync++;
+		if (ev->prim == SB_PRIM_JOIN)
+			t->join_site = ev->site;
+		else
+			barrier_arrive(b, t, ev);
+		return;
+	}
+	if (t->nsync == 0) {
+		b->st.unmatched++;
+		return;
+	}
+	t->nsync--;
+	if (t->nsync < SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
+		sb_sect_wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
+			 ev->ts - t->sync[t->nsync].ts);
+		seg_restart(t, ev->ts, ev->oncpu);
+	} else {
+		barrier_depart(b, t, ev);
+	}
+}
+
+static int counts_add(struct sb_counts **c, uint64_t key, uint64_t n)
+{
+	if (!*c && !(*c = sb_counts_alloc()))
+		return SB_ERR_NOMEM;
+	return sb_counts_add(*c, key, n) ? SB_ERR_NOMEM : 0;
+}
+
+/* Counts of the segment the thread's latest arrival closed, while its
+ * instance is still open (the team waits for everyone at a region's end,
+ * so a task's counts flushed as it returns find it open). */
+static void count_last(struct sb_builder *b, struct bthread *t, const struct sb_event *ev)
+{
+	struct arrival *best = NULL;
+
+	for (struct inst *in = b->live; in; in = in->next)
+		for (uint32_t i = 0; i < in->n; i++)
+			if (in->a[i].tid == t->tid && in->a[i].arrive <= ev->ts &&
+			    (!best || in->a[i].arrive > best->arrive))
+				best = &in->a[i];
+	if (!best) {
+		b->st.counts_unplaced += ev->dur;
+		return;
+	}
+	if (counts_add(&best->counts, ev->obj, ev->dur))
+		b->err = SB_ERR_NOMEM;
+}
+
+static void process(struct sb_builder *b, const struct sb_event *ev)
+{
+	struct bthread *t = thread_get(b, ev->tid);
+
+	if (!t)
+		return;
+	b->st.events++;
+	switch (ev->kind) {
+	case SB_EV_THREAD_START: {
+		struct bthread *parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
+
+		t->parent = (uint32_t)ev->obj;
+		if (parent)
+			parent->live_children++;
+		seg_restart(t, ev->ts, ev->oncpu);
+		break;
+	}
+	case SB_EV_THREAD_SEEN:
+		break;
+	case SB_EV_THREAD_EXIT:
+		on_thread_exit(b, t, ev);
+		break;
+	case SB_EV_SYNC_ENTER:
+	case SB_EV_SYNC_EXIT:
+		on_sync(b, t, ev, ev->kind == SB_EV_SYNC_ENTER);
+		break;
+	case SB_EV_REGION_ENTER:
+	case SB_EV_REGION_EXIT:
+		on_region(b, t, ev, ev->kind == SB_EV_REGION_ENTER);
+		break;
+	case SB_EV_TASK_ENTER:
+	case SB_EV_TASK_EXIT:
+		on_task(b, t, ev, ev->kind == SB_EV_TASK_ENTER);
+		break;
+	case SB_EV_WAIT:
+		sb_sect_wait_add(b, ev->prim, ev->site, ev->obj, ev->dur);
+		break;
+	case SB_EV_COUNT:
+		if (counts_add(&t->seg_counts, ev->obj, ev->dur))
+			b->err = SB_ERR_NOMEM;
+		break;
+	case SB_EV_COUNT_LAST:
+		count_last(b, t, ev);
+		break;
+	default:
+		b->st.unmatched++;
+	}
+}
+
+struct sb_builder *sb_builder_alloc(uint64_t max_instances)
+{
+	struct sb_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->max_instances = max_instances;
+	b->queue = sb_evqueue_alloc();
+	b->threads = sb_idmap_alloc();
+	b->syncobjs = sb_idmap_alloc();
+	b->sections = sb_idmap_alloc();
+	b->waits = sb_idmap_alloc();
+	if (!b->queue || !b->threads || !b->syncobjs || !b->sections || !b->waits) {
+		sb_builder_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
+{
+	size_t it = 0;
+	void *v;
+
+	if (!m)
+		return;
+	while (sb_idmap_next(m, &it, NULL, NULL, &v))
+		fn(v);
+	sb_idmap_free(m);
+}
+
+static void thread_free(void *p)
+{
+	struct bthread *t = p;
+
+	if (t)
+		sb_counts_free(t->seg_counts);
+	free(t);
+}
+
+void sb_builder_free(struct sb_builder *b)
+{
+	if (!b)
+		return;
+	sb_evqueue_free(b->queue);
+	while (b->live) {
+		struct inst *in = b->live;
+
+		b->live = in->next;
+		for (uint32_t i = 0; i < in->n; i++)
+			sb_counts_free(in->a[i].counts);
+		free(in->a);
+		free(in);
+	}
+	sb_idmap_free(b->syncobjs);
+	free_map_values(b->threads, thread_free);
+	free_map_values(b->sections, sb_sect_section_free);
+	free_map_values(b->waits, free);
+	while (b->regions) {
+		struct region *r = b->regions;
+
+		b->regions = r->next;
+		free(r);
+	}
+	for (size_t i = 0; i < b->nstored; i++) {
+		free(b->stored[i].pt);
+		sb_vecset_free(&b->stored[i].vec);
+	}
+	free(b->stored);
+	free(b->secorder);
+	free(b);
+}
+
+int sb_builder_add(struct sb_builder *b, const struct sb_event *ev)
+{
+	if (sb_evqueue_push(b->queue, ev))
+		return SB_ERR_NOMEM;
+	return 0;
+}
+
+int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
+{
+	struct sb_event ev;
+
+	while (sb_evqueue_pop_until(b->queue, watermark, &ev))
+		process(b, &ev);
+	return b->err;
+}
+
+int sb_builder_finish(struct sb_builder *b)
+{
+	sb_builder_flush(b, UINT64_MAX);
+	/* Still open: threads stopped mid-barrier or mid-region at detach. */
+	for (struct inst *in = b->live; in; in = in->next)
+		b->st.unfinished_instances += in->n > 0;
+	return b->err;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The section builder: turns a stream of synchronization events into
+ * dynamic parallel-section instances with per-thread busy, wait and wall
+ * time (LIME §2), plus wait totals by primitive and call site.
+ *
+ * A thread's timeline is cut into segments by synchronization.  A segment
+ * ends when the thread arrives at a closing sync (barrier, end of an
+ * OpenMP region, its own exit for join sections); its busy time is the
+ * on-CPU time since the segment began, so oversubscribed runs still show
+ * each thread's true work.  Arrivals at one sync object are grouped into
+ * an instance until the first departure; an arrival after that opens the
+ * next instance.  That is exact for barriers, whatever the thread count.
+ *
+ * Imbalance of an instance = mean over threads of (max busy - busy) / max
+ * busy: the fraction of the instance each thread would idle at the
+ * closing barrier with a core to itself (LIME Table 1).  Lost thread-time
+ * = sum over threads of (max busy - busy).
+ *
+ * Events may arrive slightly out of order (several CPUs feed one ring
+ * buffer): sb_builder_add() buffers them and sb_builder_flush() processes
+ * those up to a watermark in timestamp order.
+ */
+#ifndef SB_SECTIONS_H
+#define SB_SECTIONS_H
+
+#include <stdint.h>
+#include "profile/profile.h"
+
+enum sb_ev_kind {
+	SB_EV_THREAD_START = 1, /* obj: creating thread tid (0 unknown) */
+	SB_EV_THREAD_EXIT,      /* oncpu: final on-CPU ns */
+	SB_EV_THREAD_SEEN,      /* existed before recording: segment unknown */
+	SB_EV_SYNC_ENTER,       /* prim: BARRIER/USER_BARRIER/OMP_BARRIER/JOIN */
+	SB_EV_SYNC_EXIT,
+	SB_EV_REGION_ENTER,     /* OpenMP fork by the master: obj = outlined fn */
+	SB_EV_REGION_EXIT,
+	SB_EV_TASK_ENTER,       /* outlined fn starts in a thread: obj = fn */
+	SB_EV_TASK_EXIT,
+	SB_EV_WAIT,             /* a finished wait that closes no section */
+	SB_EV_COUNT,            /* obj: a key (sampled IP, edge id), dur: how
+				 * many; summed per thread segment into the
+				 * instance's vectors */
+	SB_EV_COUNT_LAST,       /* the same, for the segment the thread's last
+				 * arrival closed (counts flushed just after
+				 * it, see SB_EXACT_LAST) */
+};
+
+struct sb_event {
+	uint64_t ts;
+	uint32_t tid;
+	uint16_t kind;     /* enum sb_ev_kind */
+	uint16_t prim;     /* enum sb_prim */
+	uint64_t site;     /* return address of the user call, 0 unknown */
+	uint64_t obj;      /* sync object, fn, or parent tid */
+	uint64_t oncpu;    /* the thread's on-CPU ns at the event */
+	uint64_t dur;      /* SB_EV_WAIT: wait time */
+};
+
+struct sb_builder_stats {
+	uint64_t events;
+	uint64_t instances;          /* finished instances */
+	uint64_t stored_instances;   /* kept in full (limit per section) */
+	uint64_t partial_instances;  /* skipped: a thread's segment began before recording */
+	uint64_t unmatched;          /* exits without entries, tasks without regions */
+	uint64_t sections;
+	uint64_t unfinished_instances; /* still open when recording ended */
+	uint64_t late_events;        /* arrived behind the watermark; processed anyway */
+	uint64_t counts_unplaced;    /* COUNT_LAST events whose instance had
+				      * already ended (sum of their counts) */
+};
+
+struct sb_builder;
+
+/* max_instances: instances kept in full per section (aggregates count all). */
+struct sb_builder *sb_builder_alloc(uint64_t max_instances);
+void sb_builder_free(struct sb_builder *b);
+
+/* Returns 0 or SB_ERR_NOMEM. */
+int sb_builder_add(struct sb_builder *b, const struct sb_event *ev);
+/* Processes buffered events with ts <= watermark, in ts order. */
+int sb_builder_flush(struct sb_builder *b, uint64_t watermark);
+/* Processes everything; instances still open are counted, not stored. */
+int sb_builder_finish(struct sb_builder *b);
+
+void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st);
+
+/*
+ * Moves sections, instances, waits and vectors into p.  loc_of maps a
+ * call site to an index in p->locs (it must always return a valid index
+ * for sections; -1 is accepted for waits).  event_of maps a counter key
+ * to an index in p->events, or -1 to drop it; keys mapping to the same
+ * event are summed.  event_of may be NULL: no vectors.
+ */
+typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
+/* weight: the key's count in the instance, all threads together. */
+typedef long (*sb_event_fn)(void *ctx, uint64_t key, uint64_t weight);
+int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
+		    sb_loc_fn loc_of, void *loc_ctx, sb_event_fn event_of, void *event_ctx);
+
+#endif

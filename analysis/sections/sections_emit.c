@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/* The section builder's output side: sections, stored instances with
+ * their vectors, waits, and moving them into a profile. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "evqueue.h"
+#include "util/idmap.h"
+#include "sections_priv.h"
+
+static uint16_t kind_of_prim(uint16_t prim)
+{
+	switch (prim) {
+	case SB_PRIM_BARRIER: return SB_SECT_BARRIER;
+	case SB_PRIM_USER_BARRIER: return SB_SECT_USER_BARRIER;
+	case SB_PRIM_OMP_BARRIER: return SB_SECT_OMP_BARRIER;
+	case SB_PRIM_OMP_REGION_END: return SB_SECT_OMP_REGION;
+	case SB_PRIM_JOIN: return SB_SECT_JOIN;
+	default: return 0;
+	}
+}
+
+bool sb_sect_grow(void **arr, size_t elem, size_t need, size_t *cap)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 8;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
+		      uint64_t obj, uint64_t dur)
+{
+	void **slot = sb_idmap_slot(b->waits, (site << 5) | prim, obj, true);
+	struct bwait *w;
+
+	if (!slot) {
+		b->err = SB_ERR_NOMEM;
+		return;
+	}
+	if (!*slot) {
+		*slot = calloc(1, sizeof(struct bwait));
+		if (!*slot) {
+			b->err = SB_ERR_NOMEM;
+			return;
+		}
+	}
+	w = *slot;
+	w->prim = prim;
+	w->site = site;
+	w->obj = obj;
+	w->count++;
+	w->wait += dur;
+}
+
+static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
+{
+	void **slot = sb_idmap_slot(b->sections, (site << 5) | kind, 0, true);
+	struct bsection *s;
+
+	if (!slot || (!*slot && !sb_sect_grow((void **)&b->secorder, sizeof(*b->secorder),
+				      b->nsec + 1, &b->capsec))) {
+		b->err = SB_ERR_NOMEM;
+		return NULL;
+	}
+	if (*slot)
+		return *slot;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		b->err = SB_ERR_NOMEM;
+		return NULL;
+	}
+	s->index = b->nsec;
+	s->kind = kind;
+	s->site = site;
+	*slot = s;
+	b->secorder[b->nsec++] = s;
+	return s;
+}
+
+/* The site most arrivals used: threads may reach one barrier from several. */
+static uint64_t majority_site(const struct inst *in)
+{
+	uint64_t best = 0;
+	uint32_t best_n = 0;
+
+	for (uint32_t i = 0; i < in->n; i++) {
+		uint32_t c = 0;
+
+		for (uint32_t j = 0; j < in->n; j++)
+			c += in->a[j].site == in->a[i].site;
+		if (c > best_n || (c == best_n && in->a[i].site < best)) {
+			best = in->a[i].site;
+			best_n = c;
+		}
+	}
+	return best;
+}
+
+static int cmp_tid(const void *x, const void *y)
+{
+	const struct sb_thread_time *a = x, *b = y;
+
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+static void section_account(struct sb_builder *b, struct bsection *s,
+			    const struct sb_thread_time *pt, uint32_t n,
+			    uint64_t start, uint64_t end, struct sb_counts *const *counts)
+{
+	uint64_t maxbusy = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (pt[i].busy_ns > maxbusy)
+			maxbusy = pt[i].busy_ns;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sb_thread_time *agg = NULL;
+
+		s->lost += maxbusy - pt[i].busy_ns;
+		for (uint32_t j = 0; j < s->npt; j++)
+			if (s->pt[j].tid == pt[i].tid)
+				agg = &s->pt[j];
+		if (!agg) {
+			size_t cap = s->cappt;
+
+			if (!sb_sect_grow((void **)&s->pt, sizeof(*s->pt), s->npt + 1, &cap)) {
+				b->err = SB_ERR_NOMEM;
+				return;
+			}
+			s->cappt = cap;
+			agg = &s->pt[s->npt++];
+			memset(agg, 0, sizeof(*agg));
+			agg->tid = pt[i].tid;
+		}
+		agg->busy_ns += pt[i].busy_ns;
+		agg->wait_ns += pt[i].wait_ns;
+		agg->wall_ns += pt[i].wall_ns;
+	}
+	s->capacity += (uint64_t)n * maxbusy;
+	if (s->stored < b->max_instances) {
+		struct stored *st;
+
+		if (!sb_sect_grow((void **)&b->stored, sizeof(*b->stored), b->nstored + 1,
+			  &b->capstored)) {
+			b->err = SB_ERR_NOMEM;
+			return;
+		}
+		st = &b->stored[b->nstored];
+		st->pt = malloc(n * sizeof(*pt));
+		if (!st->pt) {
+			b->err = SB_ERR_NOMEM;
+			return;
+		}
+		memcpy(st->pt, pt, n * sizeof(*pt));
+		st->sec = s;
+		if (sb_vecset_build(counts, n, &st->vec)) {
+			free(st->pt);
+			b->err = SB_ERR_NOMEM;
+			return;
+		}
+		st->seq = s->ninst;
+		st->start = start;
+		st->end = end;
+		st->n = n;
+		b->nstored++;
+		s->stored++;
+		b->st.stored_instances++;
+	}
+	s->ninst++;
+}
+
+static void inst_unlink(struct sb_builder *b, struct inst *in)
+{
+	if (in->prev)
+		in->prev->next = in->next;
+	else
+		b->live = in->next;
+	if (in->next)
+		in->next->prev = in->prev;
+}
+
+void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
+{
+	struct sb_thread_time *pt;
+	struct sb_counts **counts;
+	uint64_t start = UINT64_MAX, end = 0, site;
+	struct bsection *s;
+
+	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
+		if (in->partial)
+			b->st.partial_instances++;
+		goto out;
+	}
+	pt = calloc(in->n, sizeof(*pt));
+	if (!pt) {
+		b->err = SB_ERR_NOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < in->n; i++) {
+		const struct arrival *a = &in->a[i];
+
+		pt[i].tid = a->tid;
+		pt[i].busy_ns = a->busy;
+		pt[i].wait_ns = a->depart - a->arrive;
+		pt[i].wall_ns = a->depart - a->seg_start;
+		if (a->seg_start < start)
+			start = a->seg_start;
+		if (a->depart > end)
+			end = a->depart;
+	}
+	qsort(pt, in->n, sizeof(*pt), cmp_tid);
+	counts = calloc(in->n, sizeof(*counts));
+	if (!counts) {
+		free(pt);
+		b->err = SB_ERR_NOMEM;
+		goto out;
+	}
+	/* Vector columns follow the per-thread order (by tid). */
+	for (uint32_t i = 0; i < in->n; i++)
+		for (uint32_t j = 0; j < in->n; j++)
+			if (in->a[j].tid == pt[i].tid)
+				counts[i] = in->a[j].counts;
+	site = majority_site(in);
+	if (!site)
+		site = site_hint;
+	s = section_get(b, kind_of_prim(in->prim), site);
+	if (s)
+		section_account(b, s, pt, in->n, start, end, counts);
+	b->st.instances++;
+	free(counts);
+	free(pt);
+out:
+	inst_unlink(b, in);
+	for (uint32_t i = 0; i < in->n; i++)
+		sb_counts_free(in->a[i].counts);
+	free(in->a);
+	free(in);
+}
+
+void sb_sect_section_free(void *p)
+{
+	struct bsection *s = p;
+
+	if (s)
+		free(s->pt);
+	free(s);
+}
+
+void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st)
+{
+	*st = b->st;
+	st->sections = b->nsec;
+	st->late_events = sb_evqueue_late(b->queue);
+}
+
+/*
+ * An instance's vectors: keys become events, keys of one event (several
+ * sampled IPs in one block) are summed, one sb_vector per event.
+ */
+static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_profile *p,
+			sb_event_fn event_of, void *ctx)
+{
+	const struct sb_vecset *v = &st->vec;
+	long *ev = malloc((v->nkeys ? v->nkeys : 1) * sizeof(*ev));
+	uint64_t *sum = calloc(v->nthreads ? v->nthreads : 1, sizeof(*sum));
+	int ret = SB_ERR_NOMEM;
+
+	if (!ev || !sum)
+		goto out;
+	for (uint32_t k = 0; k < v->nkeys; k++) {
+		uint64_t w = 0;
+
+		for (uint32_t t = 0; t < v->nthreads; t++)
+			w += v->counts[(size_t)k * v->nthreads + t];
+		ev[k] = event_of(ctx, v->keys[k], w);
+	}
+	for (uint32_t k = 0; k < v->nkeys; k++) {
+		struct sb_vector out = { .instance = instance, .nthreads = v->nthreads,
+					 .counts = sum };
+
+		if (ev[k] < 0)
+			continue;
+		memset(sum, 0, v->nthreads * sizeof(*sum));
+		for (uint32_t j = k; j < v->nkeys; j++) {
+			if (ev[j] != ev[k])
+				continue;
+			for (uint32_t t = 0; t < v->nthreads; t++)
+				sum[t] += v->counts[(size_t)j * v->nthreads + t];
+			if (j > k)
+				ev[j] = -1;   /* merged into this one */
+		}
+		out.event = (uint32_t)ev[k];
+		if (sb_profile_add_vector(p, &out) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(ev);
+	free(sum);
+	return ret;
+}
+
+int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
+		    sb_loc_fn loc_of, void *ctx, sb_event_fn event_of, void *event_ctx)
+{
+	size_t base = p->nsections;
+	size_t it = 0;
+	void *v;
+
+	for (size_t i = 0; i < b->nsec; i++) {
+		struct bsection *s = b->secorder[i];
+		struct sb_section out = {
+			.kind = s->kind, .ninstances = s->ninst, .nthreads = s->npt,
+			.per_thread = s->pt, .lost_ns = s->lost, .capacity_ns = s->capacity,
+		};
+		long loc = loc_of(ctx, s->site);
+
+		if (loc < 0)
+			return SB_ERR_NOMEM;
+		out.loc = (uint32_t)loc;
+		qsort(s->pt, s->npt, sizeof(*s->pt), cmp_tid);
+		if (sb_profile_add_section(p, &out) < 0)
+			return SB_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < b->nstored; i++) {
+		const struct stored *st = &b->stored[i];
+		struct sb_instance out = {
+			.seq = st->seq, .start_ns = st->start, .end_ns = st->end,
+			.nthreads = st->n, .per_thread = st->pt,
+		};
+
+		long idx;
+
+		out.section = (uint32_t)(base + st->sec->index);
+		idx = sb_profile_add_instance(p, &out);
+		if (idx < 0 ||
+		    (event_of && emit_vectors(st, (uint32_t)idx, p, event_of, event_ctx)))
+			return SB_ERR_NOMEM;
+	}
+	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {
+		const struct bwait *w = v;
+		struct sb_wait out = {
+			.prim = w->prim, .object = w->obj, .count = w->count,
+			.wait_ns = w->wait,
+		};
+
+		out.loc = w->site ? (int32_t)loc_of(ctx, w->site) : -1;
+		if (sb_profile_add_wait(p, &out) < 0)
+			return SB_ERR_NOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include "symbolize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsym.h"
+#include "util/idmap.h"
+#include "procmaps.h"
+#include "profile/profile.h"
+
+struct sb_symbolizer {
+	struct sb_maps *maps;
+	struct sb_profile *p;
+	struct sb_idmap *locs;      /* addr -> loc index + 1 */
+	struct sb_idmap *bins;      /* maps binary -> profile binary index + 1 */
+	char *nodebug;
+};
+
+struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profile *p)
+{
+	struct sb_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->maps = maps;
+	s->p = p;
+	s->locs = sb_idmap_alloc();
+	s->bins = sb_idmap_alloc();
+	s->nodebug = strdup("");
+	if (!s->locs || !s->bins || !s->nodebug) {
+		sb_symbolizer_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sb_symbolizer_free(struct sb_symbolizer *s)
+{
+	if (!s)
+		return;
+	sb_idmap_free(s->locs);
+	sb_idmap_free(s->bins);
+	free(s->nodebug);
+	free(s);
+}
+
+const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s)
+{
+	return s->nodebug;
+}
+
+static void note_nodebug(struct sb_symbolizer *s, const char *path)
+{
+	size_t len = strlen(s->nodebug) + strlen(path) + 3;
+	char *n = malloc(len);
+
+	if (!n)
+		return;
+	snprintf(n, len, "%s%s%s", s->nodebug, *s->nodebug ? ", " : "", path);
+	free(s->nodebug);
+	s->nodebug = n;
+}
+
+static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
+{
+	void **slot = sb_idmap_slot(s->bins, (uint64_t)bin, 0, true);
+	long idx;
+
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)(uintptr_t)*slot - 1;
+	idx = sb_profile_add_binary(s->p, sb_maps_binary_path(s->maps, bin),
+				    e ? sb_elf_build_id(e) : NULL);
+	if (idx < 0)
+		return -1;
+	*slot = (void *)(uintptr_t)(idx + 1);
+	if (e && !sb_elf_has_debuginfo(e))
+		note_nodebug(s, sb_maps_binary_path(s->maps, bin));
+	return idx;
+}
+
+long sb_symbolizer_loc(void *ctx, uint64_t addr)
+{
+	struct sb_symbolizer *s = ctx;
+	void **slot = sb_idmap_slot(s->locs, addr, 0, true);
+	struct sb_loc loc = { .addr = addr, .binary = -1 };
+	struct sb_elf *e = NULL;
+	uint64_t vaddr;
+	long idx;
+	int bin;
+
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)(uintptr_t)*slot - 1;
+	if (addr && !sb_maps_resolve(s->maps, addr, &bin, &vaddr)) {
+		const char *file = NULL, *func = NULL;
+		unsigned line = 0;
+
+		e = sb_maps_binary_elf(s->maps, bin);
+		loc.offset = vaddr;
+		loc.binary = (int32_t)profile_binary(s, bin, e);
+		if (e && !sb_elf_srcline(e, vaddr, &file, &line, &func)) {
+			loc.file = (char *)file;
+			loc.line = line;
+		}
+		if (e && !func)
+			func = sb_elf_func_at(e, vaddr, NULL);
+		loc.function = (char *)func;
+	}
+	idx = sb_profile_add_loc(s->p, &loc);
+	if (idx < 0)
+		return -1;
+	*slot = (void *)(uintptr_t)(idx + 1);
+	return idx;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+#include "decode.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "binary/elfsym.h"
+#include "util/idmap.h"
+#include "binary/procmaps.h"
+#include "sbpf_events.h"
+
+static const struct { const char *name; uint16_t prim; } prim_names[] = {
+	{ "pthread_mutex_lock", SB_PRIM_MUTEX },
+	{ "pthread_mutex_timedlock", SB_PRIM_MUTEX },
+	{ "pthread_mutex_clocklock", SB_PRIM_MUTEX },
+	{ "pthread_cond_wait", SB_PRIM_COND },
+	{ "pthread_cond_timedwait", SB_PRIM_COND },
+	{ "pthread_cond_clockwait", SB_PRIM_COND },
+	{ "sem_wait", SB_PRIM_SEM },
+	{ "sem_timedwait", SB_PRIM_SEM },
+	{ "sem_clockwait", SB_PRIM_SEM },
+	{ "pthread_rwlock_rdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_wrlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_timedrdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_timedwrlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_clockrdlock", SB_PRIM_RWLOCK },
+	{ "pthread_rwlock_clockwrlock", SB_PRIM_RWLOCK },
+	{ "pthread_spin_lock", SB_PRIM_SPIN },
+	{ "pthread_barrier_wait", SB_PRIM_BARRIER },
+	{ "pthread_join", SB_PRIM_JOIN },
+	{ "GOMP_critical_start", SB_PRIM_OMP_CRITICAL },
+	{ "GOMP_critical_name_start", SB_PRIM_OMP_CRITICAL },
+	{ "GOMP_atomic_start", SB_PRIM_OMP_CRITICAL },
+	{ "omp_set_lock", SB_PRIM_OMP_LOCK },
+	{ "omp_set_nest_lock", SB_PRIM_OMP_LOCK },
+	{ "GOMP_barrier", SB_PRIM_OMP_BARRIER },
+	{ "GOMP_loop_end", SB_PRIM_OMP_BARRIER },
+	{ "__kmpc_critical", SB_PRIM_OMP_CRITICAL },
+	{ "__kmpc_critical_with_hint", SB_PRIM_OMP_CRITICAL },
+	{ "__kmpc_set_lock", SB_PRIM_OMP_LOCK },
+	{ "__kmpc_set_nest_lock", SB_PRIM_OMP_LOCK },
+	{ "__kmpc_barrier", SB_PRIM_OMP_BARRIER },
+};
+
+uint16_t sb_prim_of_function(const char *name)
+{
+	if (!name)
+		return SB_PRIM_MAX;
+	for (size_t i = 0; i < sizeof(prim_names) / sizeof(prim_names[0]); i++)
+		if (!strcmp(name, prim_names[i].name))
+			return prim_names[i].prim;
+	return SB_PRIM_MAX;
+}
+
+enum bin_class { BIN_USER, BIN_LIBC, BIN_OMP };
+
+static enum bin_class classify_binary(const char *path)
+{
+	static const char *const libc[] = { "libc.so", "libpthread.so", "ld-linux",
+					    "libstdc++.so", NULL };
+	static const char *const omp[] = { "libgomp.so", "libomp.so", "libiomp5.so", NULL };
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : (path ? path : "");
+	for (int i = 0; libc[i]; i++)
+		if (!strncmp(base, libc[i], strlen(libc[i])))
+			return BIN_LIBC;
+	for (int i = 0; omp[i]; i++)
+		if (!strncmp(base, omp[i], strlen(omp[i])))
+			return BIN_OMP;
+	return BIN_USER;
+}
+
+/* Words cached as unknown may be known once the maps were re-read, by
+ * anyone sharing them. */
+static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vaddr)
+{
+	int ret = sb_maps_resolve_live(d->maps, d->pid, addr, bin, vaddr);
+
+	if (d->maps_gen != sb_maps_generation(d->maps)) {
+		d->maps_gen = sb_maps_generation(d->maps);
+		sb_idmap_free(d->words);
+		d->words = NULL;
+	}
+	return ret;
+}
+
+/* What a stack word is, packed: the same return addresses come back in
+ * every sample, and classifying one (maps lookup, symbol search, decoding
+ * the call before it) costs far more than remembering it. */
+enum {
+	W_KNOWN = 1u << 0,      /* inside a mapped binary */
+	W_USER = 1u << 1,
+	W_OMP = 1u << 2,
+	W_RET = 1u << 3,        /* preceded by a call */
+	W_PRIM_SHIFT = 8,       /* the function's primitive (8 bits) */
+	W_CALLEE_SHIFT = 16,    /* the called function's primitive (8 bits) */
+	W_PRESENT = 1u << 30,   /* cached */
+};
+
+static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
+{
+	void **slot;
+	uint32_t f = 0;
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin;
+
+	slot = d->words ? sb_idmap_slot(d->words, w, 0, false) : NULL;
+	if (slot)
+		return (uint32_t)(uintptr_t)*slot;
+	/* resolve() may refresh the maps and drop the cache: insert after. */
+	if (w >= 4096 && !resolve(d, w, &bin, &vaddr) && (e = sb_maps_binary_elf(d->maps, bin))) {
+		enum bin_class cls = classify_binary(sb_maps_binary_path(d->maps, bin));
+
+		f |= W_KNOWN;
+		f |= cls == BIN_USER ? W_USER : cls == BIN_OMP ? W_OMP : 0;
+		f |= sb_elf_is_return_address(e, vaddr) ? W_RET : 0;
+		f |= (uint32_t)(sb_prim_of_function(sb_elf_func_at(e, vaddr, NULL)) & 0xff)
+		     << W_PRIM_SHIFT;
+		if (cls == BIN_USER && (f & W_RET))
+			f |= (uint32_t)(sb_prim_of_function(sb_elf_callee_at(e, vaddr)) & 0xff)
+			     << W_CALLEE_SHIFT;
+	}
+	if (!d->words)
+		d->words = sb_idmap_alloc();
+	slot = d->words ? sb_idmap_slot(d->words, w, 0, true) : NULL;
+	if (slot)
+		*slot = (void *)(uintptr_t)(f | W_PRESENT);
+	return f | W_PRESENT;
+}
+
+static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
+		       uint16_t *prim, uint64_t *site)
+{
+	bool saw_omp = false;
+	uint32_t n = r->nwords < SB_STACK_WORDS ? r->nwords : SB_STACK_WORDS;
+
+	*prim = SB_PRIM_MAX;
+	*site = 0;
+	for (int32_t i = -1; i < (int32_t)n; i++) {
+		uint64_t w = i < 0 ? r->ip : r->stack[i];
+		uint32_t f = word_facts(d, w);
+		uint16_t p = (f >> W_PRIM_SHIFT) & 0xff;
+
+		if (!(f & W_KNOWN))
+			continue;
+		if (!(f & W_USER)) {
+			saw_omp |= !!(f & W_OMP);
+			/* Only a real return address (or the IP) counts as a frame. */
+			if (*prim == SB_PRIM_MAX && p != (SB_PRIM_MAX & 0xff) &&
+			    (i < 0 || (f & W_RET)))
+				*prim = p;
+			continue;
+		}
+		if (i < 0) {             /* the program's own futex call */
+			*site = w;
+			break;
+		}
+		if (f & W_RET) {
+			*site = w - 1;   /* inside the call instruction */
+			/* Runtimes that tail-jump to a hidden slow path leave no
+			 * frame naming the primitive: ask what the program called. */
+			if (*prim == SB_PRIM_MAX && ((f >> W_CALLEE_SHIFT) & 0xff) !=
+			    (SB_PRIM_MAX & 0xff))
+				*prim = (f >> W_CALLEE_SHIFT) & 0xff;
+			break;
+		}
+	}
+	if (*prim == SB_PRIM_MAX)
+		*prim = saw_omp ? SB_PRIM_OMP_IDLE : SB_PRIM_OTHER;
+}
+
+static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
+			struct sb_event *ev)
+{
+	const struct sb_probe *p;
+	bool enter = r->hdr.type == SB_REC_PROBE_ENTER;
+
+	if (r->probe >= d->plan->n)
+		return -1;
+	p = &d->plan->probes[r->probe];
+	ev->oncpu = r->oncpu_ns;
+	switch (p->role) {
+	case SB_ROLE_SYNC:
+	case SB_ROLE_JOIN:
+		ev->kind = enter ? SB_EV_SYNC_ENTER : SB_EV_SYNC_EXIT;
+		ev->prim = p->prim;
+		ev->obj = p->fixed_obj ? p->func_vaddr : r->arg;
+		break;
+	case SB_ROLE_REGION:
+		ev->kind = enter ? SB_EV_REGION_ENTER : SB_EV_REGION_EXIT;
+		ev->obj = enter ? r->arg : 0;
+		break;
+	case SB_ROLE_TASK:
+		ev->kind = enter ? SB_EV_TASK_ENTER : SB_EV_TASK_EXIT;
+		/* The runtime address of the function, as the fork call passes it. */
+		ev->obj = enter ? r->ip - (p->site_vaddr - p->func_vaddr) : 0;
+		break;
+	default:
+		return -1;
+	}
+	if (enter && r->ret_addr > 1) {
+		int bin;
+		uint64_t vaddr;
+
+		ev->site = r->ret_addr - 1;
+		/* Learn new mappings while the target is alive to show them. */
+		resolve(d, ev->site, &bin, &vaddr);
+	}
+	return 1;
+}
+
+int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
+		     struct sb_event *ev)
+{
+	const struct sb_rec_hdr *h = data;
+	static const uint16_t sizes[SB_REC_TYPE_MAX] = {
+		[SB_REC_PROBE_ENTER] = sizeof(struct sb_rec_probe),
+		[SB_REC_PROBE_EXIT] = sizeof(struct sb_rec_probe),
+		[SB_REC_WAIT] = sizeof(struct sb_rec_wait),
+		[SB_REC_THREAD_NEW] = sizeof(struct sb_rec_thread),
+		[SB_REC_THREAD_EXIT] = sizeof(struct sb_rec_thread),
+		[SB_REC_SAMPLE] = sizeof(struct sb_rec_sample),
+	};
+	int ret = -1;
+
+	memset(ev, 0, sizeof(*ev));
+	if (size < sizeof(*h) || h->type == 0 || h->type >= SB_REC_TYPE_MAX ||
+	    h->size != sizes[h->type] || size < h->size)
+		goto bad;
+	ev->ts = h->ts;
+	ev->tid = h->tid;
+	switch (h->type) {
+	case SB_REC_PROBE_ENTER:
+	case SB_REC_PROBE_EXIT:
+		ret = decode_probe(d, data, ev);
+		break;
+	case SB_REC_WAIT: {
+		const struct sb_rec_wait *w = data;
+		uint16_t prim;
+
+		scan_stack(d, w, &prim, &ev->site);
+		if (!ev->site)
+			d->unattributed++;
+		ev->kind = SB_EV_WAIT;
+		/* A sample outside any known primitive is still spinning. */
+		if (w->source == SB_WAIT_SPIN_SAMPLE && prim == SB_PRIM_OTHER)
+			prim = SB_PRIM_SPIN;
+		ev->prim = prim;
+		ev->obj = w->uaddr;
+		ev->dur = w->dur_ns;
+		ret = 1;
+		break;
+	}
+	case SB_REC_THREAD_NEW: {
+		const struct sb_rec_thread *t = data;
+
+		ev->kind = SB_EV_THREAD_START;
+		ev->obj = t->parent_tid;
+		ret = 1;
+		break;
+	}
+	case SB_REC_SAMPLE:
+		/* Per-thread sample counts by IP: nothing more while the target
+		 * runs; skid correction and blocks come at the end, once per
+		 * distinct IP (eventmap.c). */
+		ev->kind = SB_EV_COUNT;
+		ev->obj = ((const struct sb_rec_sample *)data)->ip;
+		ev->dur = 1;
+		ret = 1;
+		break;
+	case SB_REC_THREAD_EXIT: {
+		const struct sb_rec_thread *t = data;
+
+		ev->kind = SB_EV_THREAD_EXIT;
+		ev->oncpu = t->oncpu_ns;
+		ret = 1;
+		break;
+	}
+	}
+	if (ret >= 0)
+		return ret;
+bad:
+	d->bad_records++;
+	return -1;
+}
+
+int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct sb_event *ev)
+{
+	const struct sb_rec_exact *r = data;
+	int n = 0;
+
+	if (size < sizeof(*r) || r->hdr.type != SB_REC_EXACT || r->hdr.size != sizeof(*r) ||
+	    r->b.magic != SB_EXACT_MAGIC || r->b.n > SB_EXACT_BATCH) {
+		d->bad_records++;
+		return -1;
+	}
+	for (uint32_t i = 0; i < r->b.n; i++) {
+		/* A block whose callback address never got published, or a
+		 * count of zero, carries nothing. */
+		if (!r->b.pc[i] || r->b.pc[i] >= SB_KEY_EXACT || !r->b.count[i])
+			continue;
+		memset(&ev[n], 0, sizeof(ev[n]));
+		ev[n].ts = r->hdr.ts;
+		ev[n].tid = r->hdr.tid;
+		ev[n].kind = r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT;
+		ev[n].obj = r->b.pc[i] | SB_KEY_EXACT;
+		ev[n].dur = r->b.count[i];
+		n++;
+	}
+	return n;
+}
+
+void sb_decoder_release(struct sb_decoder *d)
+{
+	sb_idmap_free(d->words);
+	d->words = NULL;
+}
+
+size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
+{
+	uint32_t n = s->nframes < SB_SAMPLE_FRAMES ? s->nframes : SB_SAMPLE_FRAMES;
+	size_t k = 0;
+
+	/* frames[0] is the sampled IP itself; the rest are return addresses. */
+	for (uint32_t i = 1; i < n && k < max; i++) {
+		uint64_t key;
+		bool dup = false;
+
+		if (s->frames[i] < 4096 || s->frames[i] >= SB_KEY_CALLSITE)
+			continue;
+		key = (s->frames[i] - 1) | SB_KEY_CALLSITE;   /* inside the call */
+		for (size_t j = 0; j < k; j++)
+			dup |= keys[j] == key;   /* recursion: once per sample */
+		if (!dup)
+			keys[k++] = key;
+	}
+	return k;
+}
+
+bool sb_decode_is_runtime(const char *path)
+{
+	return classify_binary(path) != BIN_USER;
+}

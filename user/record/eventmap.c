@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+#include "eventmap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg.h"
+#include "binary/cfg_build.h"
+#include "cfg/cfg_io.h"
+#include "decode.h"
+#include "binary/elfsym.h"
+#include "util/idmap.h"
+#include "binary/memop.h"
+#include "binary/procmaps.h"
+#include "profile/profile.h"
+#include "binary/symbolize.h"
+
+struct bincfg {
+	struct sb_cfg *cfg;       /* NULL: could not be built */
+	int32_t pbin;             /* profile binary index, -1 until known */
+	bool used;
+	uint8_t *exact_funcs;     /* per function: holds an exact-counted block */
+	uint64_t exact_base;      /* runtime address - vaddr */
+};
+
+struct sb_eventmap {
+	struct sb_maps *maps;
+	struct sb_symbolizer *sym;
+	struct sb_profile *p;
+	struct sb_idmap *cfgs;    /* maps binary -> struct bincfg */
+	struct sb_idmap *events;  /* (maps binary, block) -> event index + 1 */
+	struct sb_idmap *ips;     /* runtime IP -> struct ipw */
+	struct sb_memop_ctx *memop;
+	struct sb_eventmap_stats st;
+};
+
+struct ipw {
+	long event;
+	uint64_t weight;
+	uint64_t ip;      /* skid-corrected */
+	int status;       /* enum sb_memop_status of the corrected IP */
+	bool moved;
+	bool callsite;    /* an inclusive key: a call instruction */
+	bool exact;       /* an exact block count (SB_KEY_EXACT) */
+};
+
+struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer *sym,
+				      struct sb_profile *p)
+{
+	struct sb_eventmap *em = calloc(1, sizeof(*em));
+
+	if (!em)
+		return NULL;
+	em->maps = maps;
+	em->sym = sym;
+	em->p = p;
+	em->cfgs = sb_idmap_alloc();
+	em->events = sb_idmap_alloc();
+	em->ips = sb_idmap_alloc();
+	em->memop = sb_memop_ctx_new(256);
+	if (!em->cfgs || !em->events || !em->ips || !em->memop) {
+		sb_eventmap_free(em);
+		return NULL;
+	}
+	return em;
+}
+
+void sb_eventmap_free(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	void *v;
+
+	if (!em)
+		return;
+	while (em->cfgs && sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
+		struct bincfg *bc = v;
+
+		sb_cfg_free(bc->cfg);
+		free(bc->exact_funcs);
+		free(bc);
+	}
+	sb_idmap_free(em->cfgs);
+	sb_idmap_free(em->events);
+	it = 0;
+	while (em->ips && sb_idmap_next(em->ips, &it, NULL, NULL, &v))
+		free(v);
+	sb_idmap_free(em->ips);
+	sb_memop_ctx_free(em->memop);
+	free(em);
+}
+
+static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
+{
+	void **slot = sb_idmap_slot(em->cfgs, (uint64_t)bin, 0, true);
+	struct bincfg *bc;
+	struct sb_elf *e;
+	char err[256];
+	bool hit = false;
+
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return *slot;
+	bc = calloc(1, sizeof(*bc));
+	if (!bc)
+		return NULL;
+	bc->pbin = -1;
+	e = sb_maps_binary_elf(em->maps, bin);
+	/* Built once per build-id and cached on disk: the next recording of
+	 * the same binary does not redo it. */
+	if (e)
+		bc->cfg = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
+	em->st.cfg_cache_hits += hit;
+	*slot = bc;
+	return bc;
+}
+
+static long block_event(struct sb_eventmap *em, uint64_t ip);
+static long exact_event(struct sb_eventmap *em, uint64_t ip);
+
+/*
+ * A timer sample lands just after the instruction that stalled (skid,
+ * ../shared/notes/platform.md): when the instruction before the sample
+ * accessed memory the sample belongs to it.  That depends on the code
+ * only, so it is decided once per distinct IP, here, and not per sample
+ * while the target runs.  Returns the corrected IP and its class.
+ */
+static uint64_t skid_correct(struct sb_eventmap *em, uint64_t ip, int *status, bool *moved)
+{
+	static const uint64_t regs[SB_NREGS];   /* addresses are not needed here */
+	struct sb_memop mo;
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin;
+
+	*moved = false;
+	*status = SB_MEMOP_NOCODE;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) ||
+	    !(e = sb_maps_binary_elf(em->maps, bin)))
+		return ip;
+	*status = sb_memop_decode(em->memop, e, vaddr, ip, regs, 0, &mo);
+	if (*status != SB_MEMOP_NONE && *status != SB_MEMOP_NOCODE && mo.previous &&
+	    mo.insn < vaddr) {
+		*moved = true;
+		return ip - (vaddr - mo.insn);
+	}
+	return ip;
+}
+
+static bool runtime_frame(struct sb_eventmap *em, uint64_t ip)
+{
+	uint64_t vaddr;
+	int bin;
+
+	return !sb_maps_resolve(em->maps, ip, &bin, &vaddr) &&
+	       sb_decode_is_runtime(sb_maps_binary_path(em->maps, bin));
+}
+
+long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
+{
+	struct sb_eventmap *em = ctx;
+	void **slot = sb_idmap_slot(em->ips, ip, 0, true);
+	struct ipw *w;
+
+	if (!slot)
+		return -1;
+	if (ip & SB_KEY_EXACT) {
+		if (!*slot) {
+			if (!(w = calloc(1, sizeof(*w))))
+				return -1;
+			/* inside the call to the callback, ending the block */
+			w->event = exact_event(em, (ip & ~SB_KEY_EXACT) - 1);
+			w->exact = true;
+			*slot = w;
+		}
+		return ((struct ipw *)*slot)->event;
+	}
+	if (!*slot) {
+		if (!(w = calloc(1, sizeof(*w))))
+			return -1;
+		if (ip & SB_KEY_CALLSITE) {   /* a caller's call instruction */
+			w->ip = ip & ~SB_KEY_CALLSITE;
+			w->status = SB_MEMOP_NONE;
+			w->callsite = true;
+		} else {
+			w->ip = skid_correct(em, ip, &w->status, &w->moved);
+		}
+		/* A runtime's frames (start_thread, gomp_thread_start) are on
+		 * every stack: their inclusive counts are time itself. */
+		if (w->callsite && runtime_frame(em, w->ip))
+			w->event = -1;
+		else
+			w->event = block_event(em, w->ip);
+		*slot = w;
+	}
+	w = *slot;
+	w->weight += weight;
+	if (w->callsite)
+		return w->event;   /* the sample was counted at its own IP */
+	if (w->status == SB_MEMOP_OK || w->status == SB_MEMOP_FS)
+		em->st.samples_access += weight;
+	else if (w->status == SB_MEMOP_NONE)
+		em->st.samples_none += weight;
+	else
+		em->st.samples_undecodable += weight;
+	em->st.samples_skid += w->moved ? weight : 0;
+	return w->event;
+}
+
+/* The event of block blk of maps binary bin, created on first use; base
+ * turns the binary's vaddrs into runtime addresses. */
+static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, long blk,
+			   uint64_t base, uint32_t kind)
+{
+	struct sb_event_def d = { .kind = kind, .loc_hot = -1 };
+	/* one event per (block, kind): samples and exact counts side by side */
+	void **slot = sb_idmap_slot(em->events, (uint64_t)bin | (uint64_t)kind << 32,
+				    (uint64_t)blk, true);
+	long idx, loc;
+
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)(uintptr_t)*slot - 1;
+	/* The block's start, as a runtime address, names it in the profile. */
+	d.vaddr = bc->cfg->blocks[blk].start;
+	loc = sb_symbolizer_loc(em->sym, base + d.vaddr);
+	if (loc < 0)
+		return -1;
+	d.loc = (int32_t)loc;
+	/* The block's last instruction: the branch a cause is reported at. */
+	d.vaddr2 = bc->cfg->blocks[blk].last_insn;
+	loc = sb_symbolizer_loc(em->sym, base + d.vaddr2);
+	if (loc < 0)
+		return -1;
+	d.loc2 = (int32_t)loc;
+	d.binary = em->p->locs[loc].binary;
+	bc->pbin = d.binary;
+	bc->used = true;
+	idx = sb_profile_add_event(em->p, &d);
+	if (idx < 0)
+		return -1;
+	*slot = (void *)(uintptr_t)(idx + 1);
+	return idx;
+}
+
+
+/*
+ * Code of the exact-mode runtime linked into a `scalebpf cc` program
+ * (user/rt/): its coverage callback's time is the cost of counting, and
+ * its thread and task trampolines are on every stack (time itself).
+ */
+static bool exact_runtime(const struct sb_cfg *g, long blk)
+{
+	static const char *const prefix[] = {
+		"__sanitizer_cov_", "sb_exact_", "scalebpf_exact_", "__wrap_", "sbx_",
+	};
+	const char *name = g->funcs[g->blocks[blk].func].name;
+
+	for (size_t i = 0; name && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+static long block_event(struct sb_eventmap *em, uint64_t ip)
+{
+	struct bincfg *bc;
+	uint64_t vaddr;
+	long blk, idx, pred;
+	int bin;
+
+	em->st.keys++;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
+	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+		em->st.unmapped++;
+		return -1;
+	}
+	if (exact_runtime(bc->cfg, blk)) {
+		em->st.exact_runtime++;
+		return -1;
+	}
+	idx = event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_SAMPLES);
+	/* A block entered only through one conditional branch: the causes
+	 * view shows that branch, so name it too, even if it has no samples
+	 * of its own (it has no vector then). */
+	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
+		return -1;
+	/* Likewise a loop's latch, where a loop cause is shown. */
+	pred = idx >= 0 ? sb_cfg_latch(bc->cfg, (uint32_t)blk) : -1;
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
+		return -1;
+	return idx;
+}
+
+static long exact_event(struct sb_eventmap *em, uint64_t ip)
+{
+	struct bincfg *bc;
+	uint64_t vaddr;
+	long blk;
+	int bin;
+
+	em->st.exact_keys++;
+	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
+	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+		em->st.exact_unmapped++;
+		return -1;
+	}
+	bc->exact_base = ip - vaddr;
+	if (!bc->exact_funcs && !(bc->exact_funcs = calloc(bc->cfg->nfuncs + 1, 1)))
+		return -1;
+	bc->exact_funcs[bc->cfg->blocks[blk].func] = 1;
+	return event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_COUNT);
+}
+
+/*
+ * Exact counts determine the other blocks of a counted function (the
+ * machine code cuts an IR block at each call, and branches end them):
+ * any of them may be a cause, so all are named in the profile, those
+ * without counts of their own without a vector.
+ */
+static int name_exact_functions(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	uint64_t bin;
+	void *v;
+
+	while (sb_idmap_next(em->cfgs, &it, &bin, NULL, &v)) {
+		struct bincfg *bc = v;
+
+		for (size_t f = 0; bc->exact_funcs && f < bc->cfg->nfuncs; f++) {
+			const struct sb_cfg_func *fn = &bc->cfg->funcs[f];
+
+			if (!bc->exact_funcs[f])
+				continue;
+			for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+				if (event_of_block(em, (int)bin, bc, b, bc->exact_base,
+						   SB_EVK_BLOCK_COUNT) < 0)
+					return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Each block's most sampled instruction: where its time goes, shown for
+ * causes that are about time rather than control flow. */
+static int name_hot(struct sb_eventmap *em)
+{
+	uint64_t *best = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best));
+	uint64_t *best_ip = calloc(em->p->nevents ? em->p->nevents : 1, sizeof(*best_ip));
+	size_t it = 0;
+	void *v;
+
+	if (!best || !best_ip) {
+		free(best);
+		free(best_ip);
+		return -ENOMEM;
+	}
+	while (sb_idmap_next(em->ips, &it, NULL, NULL, &v)) {
+		const struct ipw *w = v;
+
+		/* Where a block's own time goes: its sampled instructions only. */
+		if (w->event >= 0 && !w->callsite && !w->exact && w->weight > best[w->event]) {
+			best[w->event] = w->weight;
+			best_ip[w->event] = w->ip;
+		}
+	}
+	for (size_t e = 0; e < em->p->nevents; e++) {
+		struct sb_event_def *d = &em->p->events[e];
+		uint64_t vaddr;
+		long loc;
+		int bin;
+
+		if (!best[e] || sb_maps_resolve(em->maps, best_ip[e], &bin, &vaddr))
+			continue;
+		loc = sb_symbolizer_loc(em->sym, best_ip[e]);
+		if (loc < 0)
+			break;
+		d = &em->p->events[e];   /* the loc may have grown the arrays */
+		d->hot = vaddr;
+		d->loc_hot = (int32_t)loc;
+	}
+	free(best);
+	free(best_ip);
+	return 0;
+}
+
+int sb_eventmap_finish(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	void *v;
+
+	if (name_hot(em) || name_exact_functions(em))
+		return -ENOMEM;
+
+	while (sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
+		struct bincfg *bc = v;
+		unsigned char *buf = NULL;
+		size_t len = 0;
+		long r;
+
+		if (!bc->used || !bc->cfg || bc->pbin < 0)
+			continue;
+		em->st.binaries++;
+		if (sb_cfg_serialize(bc->cfg, &buf, &len))
+			return -ENOMEM;
+		r = sb_profile_add_cfg(em->p, bc->pbin, buf, len);
+		free(buf);
+		if (r < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void sb_eventmap_get_stats(const struct sb_eventmap *em, struct sb_eventmap_stats *st)
+{
+	*st = em->st;
+}

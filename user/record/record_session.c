@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+#include "record_session.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "addrsample.h"
+#include "builtin.h"
+#include "binary/elfsym.h"
+#include "hw/hwsession.h"
+#include "util/idmap.h"
+#include "binary/procmaps.h"
+#include "record_bpf.h"
+
+int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)r;
+	fputs("scalebpf record: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static void note(void *ctx, const char *fmt, ...)
+{
+	struct sb_rec *r = ctx;
+	size_t len = strlen(r->notes);
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!r->quiet || !strncmp(line, "error", 5))
+		fprintf(stderr, "scalebpf: %s\n", line);
+	if (strncmp(line, "error", 5) && len + strlen(line) + 2 < sizeof(r->notes))
+		snprintf(r->notes + len, sizeof(r->notes) - len, "%s%s", len ? "; " : "", line);
+}
+
+static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
+{
+	void **slot = sb_idmap_slot(r->threads, tid, 0, true);
+
+	if (!slot)
+		return NULL;
+	if (!*slot) {
+		struct sb_thread *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		t->tid = tid;
+		*slot = t;
+	}
+	return *slot;
+}
+
+static void thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent,
+			uint64_t ts, const char *comm, uint16_t kind)
+{
+	struct sb_thread *t = thread_entry(r, tid);
+	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
+
+	if (!t)
+		return;
+	t->parent_tid = parent;
+	t->start_ns = ts;
+	if (comm && !t->comm)
+		t->comm = strdup(comm);
+	r->nthreads_live++;
+	sb_builder_add(r->builder, &ev);
+}
+
+/* A `scalebpf cc` program's exact counts of one segment: one event each. */
+static int on_exact(struct sb_rec *r, const void *data, size_t size)
+{
+	struct sb_event evs[SB_EXACT_BATCH];
+	int n = sb_decode_exact(&r->dec, data, size, evs);
+
+	for (int i = 0; i < n; i++) {
+		r->exact_counts += evs[i].dur;
+		sb_builder_add(r->builder, &evs[i]);
+	}
+	r->exact_batches += n >= 0;
+	return 0;
+}
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct sb_rec *r = ctx;
+	const struct sb_rec_hdr *h = data;
+	struct sb_event ev;
+	struct sb_thread *t;
+
+	r->records++;
+	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
+		return 0;
+	if (size >= sizeof(*h) && h->type == SB_REC_EXACT)
+		return on_exact(r, data, size);
+	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
+		return 0;
+	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
+		const struct sb_rec_thread *rt = data;
+
+		if (h->type == SB_REC_THREAD_NEW) {
+			char comm[17];
+
+			memcpy(comm, rt->comm, 16);
+			comm[16] = 0;
+			thread_seen(r, h->tid, rt->parent_tid, h->ts, comm, SB_EV_THREAD_START);
+			return 0;
+		}
+		t = thread_entry(r, h->tid);
+		if (t) {
+			t->end_ns = h->ts;
+			t->oncpu_ns = rt->oncpu_ns;
+			/* The name it ends with: programs name their workers
+			 * after creating them (pthread_setname_np). */
+			char comm[17], *dup;
+
+			memcpy(comm, rt->comm, 16);
+			comm[16] = 0;
+			if (comm[0] && (dup = strdup(comm))) {
+				free(t->comm);
+				t->comm = dup;
+			}
+		}
+		if (r->nthreads_live)
+			r->nthreads_live--;
+	}
+	sb_builder_add(r->builder, &ev);
+	if (h->type == SB_REC_SAMPLE) {
+		/* The sample's time also counts for every call site it runs
+		 * under, so a branch that calls shared work more often shows. */
+		uint64_t keys[SB_SAMPLE_FRAMES];
+		size_t n = sb_decode_callsites(data, keys, SB_SAMPLE_FRAMES);
+
+		for (size_t i = 0; i < n; i++) {
+			ev.obj = keys[i];
+			sb_builder_add(r->builder, &ev);
+		}
+		/* Its data address, from its own registers (issue 3). */
+		sb_addrsample_add(r->addrs, data);
+	}
+	return 0;
+}
+
+static void add_library(const char *path, void *ctx)
+{
+	struct sb_rec *r = ctx;
+
+	sb_plan_add_library(&r->plan, path);
+}
+
+static int plan_probes(struct sb_rec *r)
+{
+	int ret;
+
+	if (r->spawned) {
+		sb_target_libraries(r->exe, add_library, r);
+	} else {
+		if ((ret = sb_maps_refresh(r->maps, r->pid)))
+			return sb_rec_fail(r, "cannot read the mappings of process %d: %s",
+					   r->pid, strerror(-ret));
+		for (size_t i = 0; i < sb_maps_nbinaries(r->maps); i++)
+			add_library(sb_maps_binary_path(r->maps, (int)i), r);
+	}
+	ret = sb_plan_build(&r->plan, r->exe, r->barriers, r->nbarriers,
+				     r->auto_barrier, note, r);
+	if (ret == -ENOENT && r->nbarriers)
+		return 1;   /* the message is out */
+	if (ret < 0)
+		return sb_rec_fail(r, "cannot read the executable %s: %s", r->exe, strerror(-ret));
+	if (r->plan.n == 0)
+		note(r, "warning: no synchronization functions found to probe in %s or its "
+		     "libraries: only waits and threads will be recorded", r->exe);
+	return 0;
+}
+
+static int attach_probes(struct sb_rec *r)
+{
+	char err[512];
+
+	for (size_t i = 0; i < r->plan.n; i++) {
+		const struct sb_probe *p = &r->plan.probes[i];
+		uint64_t flags = p->arg, cookie;
+
+		if (p->role == SB_ROLE_SYNC || p->role == SB_ROLE_JOIN)
+			flags |= SB_COOKIE_SYNC;
+		bool exact = p->role == SB_ROLE_EXACT;
+
+		cookie = SB_COOKIE_MAKE(i, flags);
+		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, exact, cookie,
+					 err, sizeof(err)) ||
+		    (!exact && sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, false,
+						    cookie, err, sizeof(err)))) {
+			if (!r->spawned && !sb_target_alive(r->pid))
+				return sb_rec_fail(r, "process %d exited during attach", r->pid);
+			return sb_rec_fail(r, "%s", err);
+		}
+	}
+	return 0;
+}
+
+/* Threads that exist before recording: timed from now on. */
+static int seed_threads(struct sb_rec *r)
+{
+	uint64_t now = sb_now_ns();
+	uint32_t *tids = NULL;
+	size_t n = 0;
+
+	if (r->spawned) {
+		sb_bpf_seed_thread(r->bpf, (uint32_t)r->child.pid, now,
+				   sb_target_runtime(r->pid, (uint32_t)r->child.pid));
+		thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
+		return 0;
+	}
+	if (sb_target_threads(r->pid, &tids, &n)) {
+		free(tids);
+		return sb_rec_fail(r, "process %d exited during attach", r->pid);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char comm[32];
+
+		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
+		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
+		thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
+	}
+	free(tids);
+	return 0;
+}
+
+static bool is_omp_runtime(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libgomp.so", 10) || !strncmp(base, "libomp.so", 9) ||
+	       !strncmp(base, "libiomp5.so", 11);
+}
+
+static void set_range(struct sb_rec *r, unsigned slot, uint64_t start, uint64_t end)
+{
+	struct sb_ip_range rg = { .start = start, .end = end };
+
+	if (slot < SB_MAX_SPIN_RANGES && !(r->spin_set & (1u << slot)) &&
+	    !sb_bpf_set_spin_range(r->bpf, slot, &rg))
+		r->spin_set |= 1u << slot;
+}
+
+/*
+ * Sampled spin waits: pthread_spin_lock, and the whole text of the OpenMP
+ * runtimes, whose spinning barriers, critical sections and locks live in
+ * hidden functions; the stack scan names the primitive of each sample.
+ * Runtime addresses are known only once the libraries are mapped.
+ */
+void sb_rec_set_spin_ranges(struct sb_rec *r)
+{
+	unsigned slot = (unsigned)r->plan.nspins;
+
+	for (size_t m = 0; m < sb_maps_count(r->maps); m++) {
+		const struct sb_mapping *mp = sb_maps_get(r->maps, m);
+		const char *path;
+
+		if (!mp->exec)
+			continue;
+		path = sb_maps_binary_path(r->maps, mp->bin);
+		for (size_t i = 0; i < r->plan.nspins; i++) {
+			const struct sb_spin_fn *sp = &r->plan.spins[i];
+			struct sb_elf *e;
+			uint64_t off;
+
+			if (strcmp(path, sp->binary))
+				continue;
+			e = sb_maps_binary_elf(r->maps, mp->bin);
+			if (!e || sb_elf_vaddr_to_offset(e, sp->vaddr, &off) || off < mp->pgoff ||
+			    off - mp->pgoff >= mp->end - mp->start)
+				continue;
+			off = mp->start + (off - mp->pgoff);
+			set_range(r, (unsigned)i, off, off + sp->size);
+		}
+		if (is_omp_runtime(path))
+			set_range(r, slot++, mp->start, mp->end);
+	}
+}
+
+/*
+ * A command released from its gate execs at once; a short one may exit
+ * before the first periodic look at its mappings, leaving every address
+ * unresolvable.  The executable is mapped by exec itself: wait (200 ms at
+ * most) until /proc/PID/exe is the program, then read the mappings once.
+ * Libraries come a moment later and are caught by the fast first polls.
+ */
+static void await_exec(struct sb_rec *r)
+{
+	char proc[64];
+	struct stat want, got;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", r->pid);
+	if (stat(r->exe, &want))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (stat(proc, &got))
+			return;   /* gone already */
+		if (got.st_dev == want.st_dev && got.st_ino == want.st_ino) {
+			sb_maps_refresh(r->maps, r->pid);
+			return;
+		}
+		usleep(200);
+	}
+}
+
+int sb_rec_setup(struct sb_rec *r)
+{
+	struct sb_bpf_opts bo = { 0 };
+	char err[512];
+	int ret;
+
+	r->maps = sb_maps_alloc();
+	r->threads = sb_idmap_alloc();
+	r->builder = sb_builder_alloc(r->max_instances);
+	sb_plan_init(&r->plan);
+	if (!r->maps || !r->threads || !r->builder)
+		return sb_rec_fail(r, "out of memory");
+	r->child.gate_fd = r->child.err_fd = -1;
+	if (r->ncmd > 0) {
+		char dir[4200];
+
+		/* A `scalebpf cc --trace-mem` program writes its memory traces
+		 * next to the profile (user/rt/trace_mem.c). */
+		snprintf(dir, sizeof(dir), "%s.trace", r->output);
+		setenv("SCALEBPF_TRACE_DIR", dir, 0);
+		if (sb_target_spawn(r->cmd, &r->child, r->exe, sizeof(r->exe), err, sizeof(err)))
+			return sb_rec_fail(r, "%s", err);
+		r->spawned = true;
+		r->pid = r->child.pid;
+	} else {
+		if (sb_target_check_pid(r->pid, err, sizeof(err)))
+			return sb_rec_fail(r, "%s", err);
+		if ((ret = sb_target_exe(r->pid, r->exe, sizeof(r->exe))))
+			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
+					   r->pid, strerror(-ret));
+	}
+	r->dec.plan = &r->plan;
+	r->dec.maps = r->maps;
+	r->dec.pid = r->pid;
+	if (!(r->addrs = sb_addrsample_alloc(r->maps, r->pid, 0)))
+		return sb_rec_fail(r, "out of memory");
+	if ((ret = plan_probes(r)))
+		return ret;
+	bo.pid = r->pid;
+	bo.sample_hz = r->sample_hz;
+	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
+	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
+		return sb_rec_fail(r, "%s", err);
+	if ((ret = sb_hwsession_start(r)))
+		return ret;
+	if ((ret = attach_probes(r)))
+		return ret;
+	if (sb_bpf_start(r->bpf, on_record, r, err, sizeof(err)))
+		return sb_rec_fail(r, "%s", err);
+	r->start_ns = sb_now_ns();
+	r->start_realtime = (int64_t)time(NULL);
+	if ((ret = seed_threads(r)))
+		return ret;
+	if (r->spawned) {
+		if (sb_target_release(&r->child, err, sizeof(err))) {
+			r->spawned = false;   /* reaped already */
+			return sb_rec_fail(r, "%s", err);
+		}
+		await_exec(r);
+	} else {
+		sb_rec_set_spin_ranges(r);
+		if (!sb_target_alive(r->pid))
+			return sb_rec_fail(r, "process %d exited during attach", r->pid);
+	}
+	if (!r->quiet)
+		fprintf(stderr, "scalebpf: recording %s %d (%s): %u probes on %zu functions, "
+			"Ctrl-C to stop\n", r->spawned ? "command, PID" : "PID", r->pid, r->exe,
+			sb_bpf_nprobes(r->bpf), r->plan.n);
+	return 0;
+}
+
+uint64_t sb_rec_drops(const uint64_t *c)
+{
+	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
+	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT];
+}
+
+void sb_rec_status(struct sb_rec *r, bool final)
+{
+	uint64_t c[SB_CNT_MAX];
+	struct sb_builder_stats st;
+	double secs = (double)(sb_now_ns() - r->start_ns) / 1e9;
+
+	sb_bpf_read_counters(r->bpf, c);
+	sb_builder_get_stats(r->builder, &st);
+	fprintf(stderr, "%sscalebpf: %.1fs, %llu threads live, %llu sections, %llu instances, "
+		"%llu events, %llu dropped%s", r->tty && !final ? "\r" : "", secs,
+		(unsigned long long)r->nthreads_live, (unsigned long long)st.sections,
+		(unsigned long long)st.instances, (unsigned long long)r->records,
+		(unsigned long long)sb_rec_drops(c),
+		r->tty && !final ? "   " : "\n");
+	if (final && r->tty)
+		fputc('\n', stderr);
+}
+
+void sb_rec_stop(struct sb_rec *r)
+{
+	r->end_ns = sb_now_ns();
+	sb_hwsession_stop(r);
+	if (r->bpf)
+		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
+}
+
+static void free_thread(void *p)
+{
+	struct sb_thread *t = p;
+
+	free(t->comm);
+	free(t);
+}
+
+void sb_rec_cleanup(struct sb_rec *r)
+{
+	size_t it = 0;
+	void *v;
+
+	if (r->threads) {
+		while (sb_idmap_next(r->threads, &it, NULL, NULL, &v))
+			free_thread(v);
+		sb_idmap_free(r->threads);
+	}
+	sb_hwsession_cleanup(r);
+	sb_bpf_finish(r->bpf);
+	sb_builder_free(r->builder);
+	sb_addrsample_free(r->addrs);
+	sb_decoder_release(&r->dec);
+	sb_plan_free(&r->plan);
+	sb_maps_free(r->maps);
+	r->threads = NULL;
+	r->bpf = NULL;
+	r->builder = NULL;
+	r->addrs = NULL;
+	r->maps = NULL;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* One recording: its target, probes, BPF side, decoder and section builder. */
+#ifndef SB_RECORD_SESSION_H
+#define SB_RECORD_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "hw/pmu.h"
+#include "probes.h"
+#include "sections/sections.h"
+#include "target.h"
+
+#define SB_REC_MAX_BARRIERS 32
+
+struct sb_bpf;
+struct sb_maps;
+struct sb_idmap;
+struct sb_addrsample;
+struct sb_hw;
+struct sb_hwagg;
+
+struct sb_rec {
+	/* options */
+	int pid;
+	const char *output;
+	double duration_s;
+	char *barriers[SB_REC_MAX_BARRIERS];
+	size_t nbarriers;
+	bool auto_barrier, quiet, tty;
+	unsigned sample_hz;
+	uint64_t max_instances;
+	unsigned long ringbuf_mb;
+	char **cmd;
+	int ncmd;
+
+	/* state */
+	bool spawned, child_exited;
+	int child_status;
+	struct sb_child child;
+	char exe[4096];
+	struct sb_plan plan;
+	struct sb_bpf *bpf;
+	struct sb_maps *maps;
+	struct sb_decoder dec;
+	struct sb_builder *builder;
+	struct sb_idmap *threads;    /* tid -> struct sb_thread */
+	uint64_t start_ns, end_ns;
+	int64_t start_realtime;
+	uint64_t records, nthreads_live;
+	uint64_t exact_batches, exact_counts;   /* exact mode (`scalebpf cc`) */
+	unsigned spin_set;           /* bitmask of spin ranges installed */
+	const char *stop_reason;
+	char notes[2048];            /* user-facing warnings, stored in the profile */
+	struct sb_addrsample *addrs; /* sampled data addresses (addrsample.h) */
+
+	/* hardware path (hwsession.c): --events, and the path taken */
+	int events_req, events;      /* enum sb_events_mode */
+	struct sb_pmu pmu;
+	char sampling[512];
+	struct sb_hw *hw;
+	struct sb_hwagg *hwagg;
+};
+
+/* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */
+int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Target, probe plan, BPF load/attach, thread seeding, child release. */
+int sb_rec_setup(struct sb_rec *r);
+void sb_rec_set_spin_ranges(struct sb_rec *r);
+void sb_rec_status(struct sb_rec *r, bool final);
+/* Records lost to a full ring buffer, all sources (counters from BPF). */
+uint64_t sb_rec_drops(const uint64_t *counters);
+/* Detaches everything and drains what was recorded. */
+void sb_rec_stop(struct sb_rec *r);
+int sb_rec_write(struct sb_rec *r);
+void sb_rec_cleanup(struct sb_rec *r);
+
+#endif

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/* The end of a recording: a self-describing, self-contained profile. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "addrsample.h"
+#include "builtin.h"
+#include "util/idmap.h"
+#include "profile/profile.h"
+#include "record_bpf.h"
+#include "record_session.h"
+#include "eventmap.h"
+#include "hw/hwsession.h"
+#include "binary/symbolize.h"
+
+static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	sb_profile_meta_set(p, key, buf);
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		snprintf(buf, len, "%s", colon + 2);
+		buf[strcspn(buf, "\n")] = 0;
+		break;
+	}
+	fclose(f);
+}
+
+/* PMU presence decides the event path later analyses can take. */
+static const char *pmu_state(void)
+{
+	if (!access("/sys/bus/event_source/devices/cpu", F_OK) ||
+	    !access("/sys/bus/event_source/devices/cpu_core", F_OK))
+		return "present";
+	return "none (software events only)";
+}
+
+static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
+{
+	struct sb_builder_stats st;
+	struct utsname u;
+	char buf[4096];
+	size_t len = 0;
+
+	sb_builder_get_stats(r->builder, &st);
+	sb_profile_meta_set(p, "tool", "scalebpf " SB_VERSION);
+	if (!uname(&u)) {
+		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
+		sb_profile_meta_set(p, "kernel", buf);
+		sb_profile_meta_set(p, "hostname", u.nodename);
+	}
+	cpu_model(buf, sizeof(buf));
+	sb_profile_meta_set(p, "cpu", buf);
+	meta_u64(p, "ncpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	sb_profile_meta_set(p, "pmu", pmu_state());
+	buf[0] = 0;
+	if (r->spawned)
+		for (int i = 0; i < r->ncmd && len < sizeof(buf) - 2; i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+						i ? " " : "", r->cmd[i]);
+	sb_profile_meta_set(p, "command", r->spawned ? buf : "");
+	sb_profile_meta_set(p, "executable", r->exe);
+	sb_profile_meta_set(p, "attach", r->spawned ? "spawned" : "pid");
+	meta_u64(p, "pid", (uint64_t)r->pid);
+	meta_u64(p, "start_realtime", (uint64_t)r->start_realtime);
+	meta_u64(p, "start_ns", r->start_ns);
+	meta_u64(p, "duration_ns", r->end_ns - r->start_ns);
+	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
+	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
+		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
+		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
+		 "spin waits)",
+		 r->plan.n, r->sample_hz);
+	sb_profile_meta_set(p, "event_sources", buf);
+	len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < r->plan.n && len < sizeof(buf) - 1; i++) {
+		const struct sb_probe *pr = &r->plan.probes[i];
+		const char *base = strrchr(pr->binary, '/');
+
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s:%s+%llu%s",
+					i ? "," : "", base ? base + 1 : pr->binary, pr->func,
+					(unsigned long long)(pr->site_vaddr - pr->func_vaddr),
+					pr->emulated ? "" : "(single-step)");
+	}
+	sb_profile_meta_set(p, "probes", buf);
+	meta_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
+	meta_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
+	meta_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
+	meta_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
+	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
+	sb_profile_meta_set(p, "block_counts", r->plan.exact ?
+			    "exact (scalebpf cc: every block counted per thread)" :
+			    "sampled (cpu-clock samples per block measure time)");
+	if (r->plan.exact) {
+		meta_u64(p, "drops_exact", c[SB_CNT_DROP_EXACT]);
+		meta_u64(p, "exact_faults", c[SB_CNT_EXACT_FAULT]);
+		meta_u64(p, "exact_batches", r->exact_batches);
+		meta_u64(p, "exact_counts", r->exact_counts);
+		meta_u64(p, "exact_counts_unplaced", st.counts_unplaced);
+	}
+	if (r->plan.trace_mem) {
+		const char *dir = getenv("SCALEBPF_TRACE_DIR");
+
+		if (r->spawned && dir)
+			sb_profile_meta_set(p, "mem_traces", dir);
+		else   /* attached: the program chose, see its environment */
+			sb_profile_meta_set(p, "mem_traces", "SCALEBPF_TRACE_DIR of the target, "
+					    "or scalebpf-trace.PID in its working directory");
+	}
+	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
+	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
+	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
+	meta_u64(p, "records", r->records);
+	meta_u64(p, "bad_records", r->dec.bad_records);
+	meta_u64(p, "waits_unattributed", r->dec.unattributed);
+
+	meta_u64(p, "instances", st.instances);
+	meta_u64(p, "instances_stored", st.stored_instances);
+	meta_u64(p, "instances_partial", st.partial_instances);
+	meta_u64(p, "instances_unfinished", st.unfinished_instances);
+	meta_u64(p, "events_unmatched", st.unmatched);
+	meta_u64(p, "events_late", st.late_events);
+	sb_profile_meta_set(p, "notes", r->notes);
+	sb_hwsession_meta(r, p);   /* sampling path, hardware counters */
+}
+
+static int add_threads(struct sb_rec *r, struct sb_profile *p)
+{
+	size_t it = 0;
+	void *v;
+
+	while (sb_idmap_next(r->threads, &it, NULL, NULL, &v)) {
+		struct sb_thread t = *(struct sb_thread *)v;
+
+		if (!t.end_ns) {   /* alive at the end */
+			t.end_ns = r->end_ns;
+			sb_bpf_thread_oncpu(r->bpf, t.tid, r->end_ns, &t.oncpu_ns);
+		}
+		if (sb_profile_add_thread(p, &t) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sb_rec_write(struct sb_rec *r)
+{
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_symbolizer *sym = NULL;
+	struct sb_eventmap *em = NULL;
+	struct sb_eventmap_stats est;
+	struct sb_hwemit hwe = { .r = r, .p = p };
+	uint64_t c[SB_CNT_MAX];
+	char err[512];
+	int ret = 1;
+
+	if (!p)
+		return sb_rec_fail(r, "out of memory");
+	sb_bpf_read_counters(r->bpf, c);
+	if (sb_builder_finish(r->builder)) {
+		sb_rec_fail(r, "out of memory while building sections");
+		goto out;
+	}
+	sym = sb_symbolizer_alloc(r->maps, p);
+	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
+	hwe.em = em;   /* LBR edge and PEBS load keys go to hwagg.c, the rest to em */
+	hwe.sym = sym;
+	if (!em || add_threads(r, p) ||
+	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_hwsession_event, &hwe) ||
+	    sb_eventmap_finish(em) ||
+	    sb_addrsample_store(r->addrs, p, sb_symbolizer_loc, sym)) {
+		sb_rec_fail(r, "out of memory while writing the profile");
+		goto out;
+	}
+	sb_eventmap_get_stats(em, &est);
+	/* How many samples' accesses can be decoded to an address (issue 3). */
+	meta_u64(p, "samples_memory_access", est.samples_access);
+	meta_u64(p, "samples_no_memory_access", est.samples_none);
+	meta_u64(p, "samples_undecodable", est.samples_undecodable);
+	meta_u64(p, "samples_skid_corrected", est.samples_skid);
+	meta_u64(p, "sample_keys", est.keys);
+	meta_u64(p, "sample_keys_unmapped", est.unmapped);
+	if (r->plan.exact) {
+		meta_u64(p, "exact_blocks", est.exact_keys);
+		meta_u64(p, "exact_blocks_unmapped", est.exact_unmapped);
+		meta_u64(p, "sample_keys_in_exact_runtime", est.exact_runtime);
+	}
+	meta_u64(p, "cfg_binaries", est.binaries);
+	meta_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
+	if (*sb_symbolizer_nodebug(sym)) {
+		size_t len = strlen(r->notes);
+
+		snprintf(r->notes + len, sizeof(r->notes) - len,
+			 "%sno debug info (locations are addresses): %s", len ? "; " : "",
+			 sb_symbolizer_nodebug(sym));
+	}
+	add_meta(r, p, c);
+	if (sb_profile_write(p, r->output, err, sizeof(err))) {
+		sb_rec_fail(r, "%s", err);
+		goto out;
+	}
+	if (!r->quiet) {
+		sb_rec_status(r, true);
+		fprintf(stderr, "scalebpf: wrote %s (%zu sections, %zu threads); "
+			"see it with: scalebpf report -i %s\n", r->output, p->nsections,
+			p->nthreads, r->output);
+	}
+	if (sb_rec_drops(c))
+		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
+			"full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)sb_rec_drops(c));
+	ret = 0;
+out:
+	sb_eventmap_free(em);
+	sb_symbolizer_free(sym);
+	sb_profile_free(p);
+	return ret;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* The "Causes" view: LIME's ranked causes per section, with the source
+ * lines around each one when the source is readable (LIME Figs. 6-8). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "summary/summary.h"
+
+/* Two lines either side of `line`, the line itself marked. */
+static void source_context(FILE *f, const char *path, unsigned line)
+{
+	FILE *src = path ? fopen(path, "r") : NULL;
+	char buf[512];
+	unsigned n = 0;
+
+	if (!src)
+		return;
+	while (fgets(buf, sizeof(buf), src)) {
+		n++;
+		if (n + 2 < line)
+			continue;
+		if (n > line + 2)
+			break;
+		buf[strcspn(buf, "\n")] = 0;
+		fprintf(f, "        %s %5u | %s\n", n == line ? ">" : " ", n, buf);
+	}
+	fclose(src);
+}
+
+int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
+			  const size_t *order, size_t top, FILE *f)
+{
+	char loc[512];
+	bool undetermined = false;
+
+	fputs("Causes of imbalance (LIME: clustering, leader nodes, regression; "
+	      "per section, instances weighted by imbalance)\n", f);
+	if (!p->nvectors) {
+		fputs("  (no per-thread event vectors in this profile: record with -F > 0)\n\n", f);
+		return 0;
+	}
+	if (!c->block_samples && c->exact_counts)
+		fputs("  from exact per-thread block counts (scalebpf cc): edges by flow "
+		      "conservation decide branch/loop/call;\n  sampled time a block's "
+		      "executions do not explain is a hardware cause\n", f);
+	else if (!c->block_samples)
+		fputs("  from LBR-sampled edge executions (--events hw): they decide "
+		      "branch/loop/call;\n  PEBS load latency their flow does not explain "
+		      "is a hardware cause\n", f);
+	for (size_t k = 0; k < p->nsections && k < top; k++) {
+		uint32_t s = (uint32_t)order[k];
+		size_t shown = 0;
+
+		sb_loc_format(p, (int32_t)p->sections[s].loc, loc, sizeof(loc));
+		fprintf(f, "section #%zu (%s at %s):\n", k + 1,
+			sb_section_kind_name(p->sections[s].kind), loc);
+		for (size_t i = 0; i < c->n; i++) {
+			const struct sb_cause *x = &c->c[i];
+			const struct sb_loc *l = x->loc >= 0 ? &p->locs[x->loc] : NULL;
+
+			if (x->section != s)
+				continue;
+			sb_loc_format(p, x->loc, loc, sizeof(loc));
+			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]\n", x->rank, x->score,
+				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr);
+			if (l && l->file && l->line)
+				source_context(f, l->file, l->line);
+			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;
+			shown++;
+		}
+		if (!shown)
+			fputs("  no significant cause: no event explains the imbalance "
+			      "(F-test), or too few threads (< 3)\n", f);
+	}
+	if (undetermined)
+		fputs("  note: from cpu-clock block samples, which measure time in a block, not "
+		      "how often it ran:\n  an 'undetermined' cause is more iterations or slower "
+		      "ones (e.g. cache misses);\n  confirm with exact counts: build with "
+		      "'scalebpf cc' and record again.\n", f);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}
