@@ -4,6 +4,7 @@
  * and the profile's ADDRS chunk.  See addrs.h.
  */
 #include "addrs.h"
+#include "util/rng.h"
 #include "util/bytes.h"
 
 #include <errno.h>
@@ -44,15 +45,11 @@ void sb_addrs_free(struct sb_addrs *r)
 	free(r);
 }
 
-/* splitmix64: a fixed seed gives the same kept set on the same stream, so
- * a recording's reservoir can be reproduced in tests. */
+/* A fixed seed gives the same kept set on the same stream, so a
+ * recording's reservoir can be reproduced in tests. */
 static uint64_t next_rand(struct sb_addrs *r)
 {
-	uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return sb_rng_next(&r->rng);
 }
 
 /* Uniform in [0, bound): rejection removes the modulo bias, which would

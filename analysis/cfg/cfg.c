@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "cfg.h"
+#include "util/search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -306,18 +307,10 @@ int sb_cfg_finalize(struct sb_cfg *g)
 
 long sb_cfg_block_at(const struct sb_cfg *g, uint64_t vaddr)
 {
-	size_t lo = 0, hi = g->nblocks;
-
 	/* Blocks are in address order within each function, and functions
 	 * are added in address order by the builder. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = SB_SEARCH_STARTS(g->blocks, g->nblocks, start, vaddr);
 
-		if (g->blocks[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || vaddr >= g->blocks[lo - 1].end)
 		return -1;
 	return (long)(lo - 1);

@@ -42,6 +42,7 @@
  * Memory: O(m n) for the group sums plus O(m L) for the hash tables.
  */
 #include "lime_priv.h"
+#include "util/rng.h"
 
 #include <errno.h>
 #include <math.h>
@@ -67,20 +68,11 @@ struct lsh {
 	float *proj;                    /* width scratch */
 };
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double gaussian(uint64_t *s)
 {
 	/* Box-Muller; u1 in (0, 1] keeps log finite. */
-	double u1 = ((double)(splitmix(s) >> 11) + 1) / 9007199254740992.0;
-	double u2 = (double)(splitmix(s) >> 11) / 9007199254740992.0;
+	double u1 = ((double)(sb_rng_next(s) >> 11) + 1) / 9007199254740992.0;
+	double u2 = (double)(sb_rng_next(s) >> 11) / 9007199254740992.0;
 
 	return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
 }

@@ -38,6 +38,7 @@
 #include "util/bytes.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,14 @@ int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value
 	p->meta = meta;
 	p->meta[p->nmeta] = (struct sb_kv){ .key = k, .value = v };
 	return (int)p->nmeta++;
+}
+
+int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	return sb_profile_meta_set(p, key, buf);
 }
 
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key)

@@ -239,6 +239,9 @@ void sb_profile_free(struct sb_profile *p);
 
 /* Appends; strings are copied.  Return an index, or -1 on ENOMEM. */
 int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value);
+/* The one way a number goes into the metadata: decimal, as every
+ * reader (report, jq) expects.  An index, or -1 on ENOMEM. */
+int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value);
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
 long sb_profile_add_binary(struct sb_profile *p, const char *path, const char *build_id);
 long sb_profile_add_loc(struct sb_profile *p, const struct sb_loc *loc);

@@ -94,6 +94,16 @@ static int grow(struct sb_idmap *m)
 	return 0;
 }
 
+void sb_idmap_free_with(struct sb_idmap *m, void (*free_value)(void *))
+{
+	size_t it = 0;
+	void *v;
+
+	while (m && sb_idmap_next(m, &it, NULL, NULL, &v))
+		free_value(v);
+	sb_idmap_free(m);
+}
+
 void **sb_idmap_slot(struct sb_idmap *m, uint64_t k1, uint64_t k2, bool create)
 {
 	struct entry *slot, *e = find(m, k1, k2, &slot);
