@@ -36,9 +36,12 @@ ASAN_ANALYSIS_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(ANALYSIS_SRC))
 ASAN_USER_LIB_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(USER_LIB_SRC))
 ASAN_USER_OBJ     := $(patsubst %.c,$(BUILD)/asan/%.o,$(USER_SRC))
 
-UNIT_SRC   := $(wildcard tests/unit/test_*.c)
-UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-UNIT_ASAN  := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
+# tests/unit/<module>/test_*.c, one folder per module; the binaries keep
+# flat names (build/tests/test_lime...), the sources are found by vpath.
+UNIT_SRC   := $(wildcard tests/unit/*/test_*.c)
+UNIT_BIN   := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRC)))
+UNIT_ASAN  := $(patsubst %.c,$(BUILD)/asan/tests/%,$(notdir $(UNIT_SRC)))
+vpath test_%.c $(sort $(dir $(UNIT_SRC)))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
@@ -113,12 +116,12 @@ $(BUILD)/tests/hw_load: tests/integration/hw_load.c $(BUILD)/user/hw/hwsample.o 
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
+$(BUILD)/tests/test_%: test_%.c $(ANALYSIS_OBJ) $(USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) $(USER_LIB_OBJ) -o $@ \
 		$(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
-$(BUILD)/asan/tests/test_%: tests/unit/test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
+$(BUILD)/asan/tests/test_%: test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
 		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
@@ -133,6 +136,7 @@ check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads workloads-
 
 check: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(BUILD)/asan/scalebpf workloads workloads-exact
+	@sh tests/tools/layout.sh $(BUILD)
 	@sh tests/run-all.sh
 
 demo: $(BUILD)/scalebpf workloads

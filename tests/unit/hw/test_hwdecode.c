@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The hardware path's decoding (user/hw/hwdecode.c) and aggregation
- * (user/hw/hwagg.c), fed with fixture bytes from tests/unit/fixtures/.
+ * (user/hw/hwagg.c), fed with fixture bytes from tests/unit/hw/fixtures/.
  * No PMU exists on the machines this runs on, so the fixtures are
  * constructed to the record layouts and the kernel's PERF_RECORD_SAMPLE
  * ABI (fixtures/mkhw.py), not captured on hardware; the expected values
