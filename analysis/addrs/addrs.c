@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * addrs.c - the bounded reservoir of sampled data accesses, its counts,
- * and the profile's ADDRS chunk.  See addrs.h.
+ * addrs.c - the bounded reservoir of sampled data accesses and its
+ * counts, stored into the profile.  See addrs.h; the ADDRS chunk's codec
+ * is the profile's (profile/profile_addrs.c).
  */
 #include "addrs.h"
 #include "util/rng.h"
 #include "util/bytes.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +141,6 @@ static int by_time(const void *a, const void *b)
 int sb_addrs_store(const struct sb_addrs *r, struct sb_profile *p)
 {
 	struct sb_addr *arr = NULL;
-	char buf[32];
 
 	if (p->naddrs) {
 		errno = EINVAL;
@@ -160,8 +158,7 @@ int sb_addrs_store(const struct sb_addrs *r, struct sb_profile *p)
 		uint64_t v;
 
 		memcpy(&v, (const char *)&r->c + count_keys[i].off, sizeof(v));
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
-		if (sb_profile_meta_set(p, count_keys[i].key, buf) < 0) {
+		if (sb_profile_meta_set_u64(p, count_keys[i].key, v) < 0) {
 			free(arr);
 			return -1;
 		}
@@ -262,59 +259,5 @@ int sb_addrs_assign_instances(struct sb_profile *p)
 		}
 	}
 	free(s);
-	return 0;
-}
-
-/* ---- the ADDRS chunk ---- */
-
-void sb_pfmt_enc_addr(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)
-{
-	const struct sb_addr *a = &p->addrs[i];
-
-	sb_bytes_put_u64(b, a->ts);
-	sb_bytes_put_u64(b, a->ip);
-	sb_bytes_put_u64(b, a->addr);
-	sb_bytes_put_u32(b, a->tid);
-	sb_bytes_put_u32(b, (uint32_t)a->loc);
-	sb_bytes_put_u32(b, (uint32_t)a->instance);
-	sb_bytes_put_u32(b, a->size);
-	sb_bytes_put_u32(b, a->flags);
-}
-
-void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem)
-{
-	struct sb_addr *a = elem;
-	uint32_t size, flags;
-
-	a->ts = sb_bytes_get_u64(c);
-	a->ip = sb_bytes_get_u64(c);
-	a->addr = sb_bytes_get_u64(c);
-	a->tid = sb_bytes_get_u32(c);
-	a->loc = (int32_t)sb_bytes_get_u32(c);
-	a->instance = (int32_t)sb_bytes_get_u32(c);
-	size = sb_bytes_get_u32(c);
-	flags = sb_bytes_get_u32(c);
-	if (size > 255 || flags > 255)   /* wider than the fields: not ours */
-		c->bad = 1;
-	a->size = (uint8_t)size;
-	a->flags = (uint8_t)flags;
-}
-
-uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len)
-{
-	for (size_t i = 0; i < p->naddrs; i++) {
-		int32_t l = p->addrs[i].loc, in = p->addrs[i].instance;
-
-		if (l < -1 || (l >= 0 && (uint64_t)l >= p->nlocs)) {
-			snprintf(why, len, "address %zu refers to loc %" PRId32 " of %zu",
-				 i, l, p->nlocs);
-			return SB_CHUNK_ADDRS;
-		}
-		if (in < -1 || (in >= 0 && (uint64_t)in >= p->ninstances)) {
-			snprintf(why, len, "address %zu refers to instance %" PRId32 " of %zu",
-				 i, in, p->ninstances);
-			return SB_CHUNK_ADDRS;
-		}
-	}
 	return 0;
 }

@@ -76,15 +76,4 @@ int sb_addrs_counts_read(const struct sb_profile *p, struct sb_addrs_counts *c);
  */
 int sb_addrs_assign_instances(struct sb_profile *p);
 
-/* ---- the ADDRS chunk (profile_format.c) ---- */
-struct sb_bytes_buf;
-struct sb_bytes_cur;
-/* Record: ts u64, ip u64, addr u64, tid u32, loc i32, instance i32,
- * size u32, flags u32 (44 bytes in version 1). */
-#define SB_ADDR_REC_SIZE 44
-void sb_pfmt_enc_addr(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
-void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem);
-/* loc and instance indices; returns SB_CHUNK_ADDRS with why, or 0. */
-uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len);
-
 #endif

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The causes driver (causes.h): per section, its instances pooled (block
+ * samples here, exact counts in causes_exact.c, LBR edges in causes_hw.c,
+ * on the helpers of causes_pool.c), LIME run and combined, and each cause
+ * placed at a profile location a reader can act on.
+ */
 #include "causes.h"
 
 #include <errno.h>
@@ -9,7 +15,6 @@
 
 #include "causes_priv.h"
 #include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 
 const char *sb_cause_kind_name(uint16_t kind)
 {
@@ -23,108 +28,12 @@ const char *sb_cause_kind_name(uint16_t kind)
 	}
 }
 
-static void graph_free(struct graph *g, size_t nbin)
-{
-	for (size_t i = 0; g->per_bin && i < nbin; i++)
-		sb_cfg_free(g->per_bin[i]);
-	free(g->per_bin);
-	free(g->offset);
-	sb_cfg_free(g->merged);
-}
-
-static int graph_load(const struct sb_profile *p, struct graph *g, char *err, size_t errlen)
-{
-	size_t nbin = p->nbinaries;
-
-	memset(g, 0, sizeof(*g));
-	g->per_bin = calloc(nbin ? nbin : 1, sizeof(*g->per_bin));
-	g->offset = calloc(nbin ? nbin : 1, sizeof(*g->offset));
-	if (!g->per_bin || !g->offset)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->ncfgs; i++) {
-		const struct sb_cfg_blob *b = &p->cfgs[i];
-		char why[256];
-
-		if (b->binary < 0 || (size_t)b->binary >= nbin || g->per_bin[b->binary])
-			continue;
-		if (sb_cfg_deserialize(b->data, b->len, &g->per_bin[b->binary], why,
-				       sizeof(why))) {
-			snprintf(err, errlen, "the CFG of %s in the profile is damaged: %s",
-				 p->binaries[b->binary].path, why);
-			return -EINVAL;
-		}
-	}
-	g->merged = sb_cfg_merge(g->per_bin, nbin, g->offset);
-	return g->merged ? 0 : -ENOMEM;
-}
-
-
 /* Where a profile's vectors come from, most telling first. */
 enum vec_path {
 	PATH_SAMPLES,   /* cpu-clock samples per block: time */
 	PATH_LBR,       /* LBR-sampled edges (+ PEBS loads): --events hw */
 	PATH_EXACT,     /* exact block counts: scalebpf cc */
 };
-
-void sb_causes_lime_in_free(struct lime_in *li)
-{
-	free(li->ev);
-	free(li->counts);
-	free(li->time);
-}
-
-long sb_causes_event_block(const struct sb_profile *p, const struct graph *g,
-			   const struct sb_event_def *d)
-{
-	long b;
-
-	if (d->binary < 0 || (size_t)d->binary >= p->nbinaries || !g->per_bin[d->binary])
-		return -1;
-	b = sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
-	return b < 0 ? -1 : (long)g->offset[d->binary] + b;
-}
-
-uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
-			   uint32_t *tids, double **time)
-{
-	uint32_t nt = 0;
-
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-
-		if (in->section != s || !ninst_vec[i])
-			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++) {
-			uint32_t k = 0;
-
-			while (k < nt && tids[k] != in->per_thread[t].tid)
-				k++;
-			if (k == nt && nt < SB_CAUSES_MAX_THREADS)
-				tids[nt++] = in->per_thread[t].tid;
-		}
-	}
-	*time = calloc(nt ? nt : 1, sizeof(double));
-	for (uint32_t i = 0; *time && i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-		uint32_t col[SB_CAUSES_MAX_THREADS];
-
-		if (in->section != s || !ninst_vec[i])
-			continue;
-		sb_causes_columns(in, tids, nt, col);
-		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-			if (col[t] < nt)
-				(*time)[col[t]] += (double)in->per_thread[t].busy_ns;
-	}
-	return nt;
-}
-
-void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
-		       uint32_t *col)
-{
-	for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-		for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
-			;
-}
 
 /*
  * The profile location of a cause, from the block event whose start or
@@ -254,24 +163,10 @@ static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
  * correlation, so sampled vectors are pooled first.  Longer instances
  * then weigh more, rather than more imbalanced ones.
  */
-void sb_causes_lime_in_set(struct lime_in *li, uint32_t nt, size_t nevents)
-{
-	double max = 0, idle = 0;
 
-	for (uint32_t t = 0; t < nt; t++)
-		if (li->time[t] > max)
-			max = li->time[t];
-	for (uint32_t t = 0; max > 0 && t < nt; t++)
-		idle += (max - li->time[t]) / max;
-	li->in.nthreads = nt;
-	li->in.time = li->time;
-	li->in.imbalance = nt ? idle / nt : 0;
-	li->in.nevents = nevents;
-	li->in.events = li->ev;
-}
-
-static int pooled_build(const struct sb_profile *p, const struct graph *g, uint32_t s,
-			size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
+static int pooled_build(const struct sb_profile *p, const struct sb_causes_graph *g,
+			uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			struct sb_causes_pooled *li)
 {
 	uint32_t tids[SB_CAUSES_MAX_THREADS], nt;
 	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
@@ -329,14 +224,14 @@ static int pooled_build(const struct sb_profile *p, const struct graph *g, uint3
 		li->ev[r].addr = SB_CFG_TAG(d->binary, d->vaddr);
 		li->ev[r].counts = &li->counts[(size_t)r * nt];
 	}
-	sb_causes_lime_in_set(li, nt, nrows);
+	sb_causes_pooled_set(li, nt, nrows);
 	ret = total ? 0 : -ENOENT;
 out:
 	free(row);
 	return ret;
 }
 
-static int section_causes(const struct sb_profile *p, const struct graph *g,
+static int section_causes(const struct sb_profile *p, const struct sb_causes_graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
 			  size_t *ninst_vec, enum vec_path path, struct sb_causes *out)
 {
@@ -350,7 +245,7 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 	if (!res || !w)
 		goto out;
 	{
-		struct lime_in li;
+		struct sb_causes_pooled li;
 
 		ret = path == PATH_EXACT ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
 		    : path == PATH_LBR ? sb_causes_pool_hw(p, g, s, by_inst, ninst_vec, &li)
@@ -359,7 +254,7 @@ static int section_causes(const struct sb_profile *p, const struct graph *g,
 			ret = sb_lime_analyze(g->merged, &li.in, o, &res[nres]);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)
 			w[nres++] = li.in.imbalance ? li.in.imbalance : 1;
-		sb_causes_lime_in_free(&li);
+		sb_causes_pooled_free(&li);
 		if (ret && ret != -ENOENT)
 			goto out;
 	}
@@ -423,7 +318,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 {
 	size_t **by_inst = NULL, *nvec = NULL;
 	enum vec_path path = PATH_SAMPLES;
-	struct graph g;
+	struct sb_causes_graph g;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -442,7 +337,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 	}
 	out->block_samples = path == PATH_SAMPLES;
 	out->exact_counts = path == PATH_EXACT;
-	ret = graph_load(p, &g, err, errlen);
+	ret = sb_causes_graph_load(p, &g, err, errlen);
 	if (ret)
 		goto out;
 	ret = -ENOMEM;
@@ -474,7 +369,7 @@ out:
 		free(by_inst[i]);
 	free(by_inst);
 	free(nvec);
-	graph_free(&g, p->nbinaries);
+	sb_causes_graph_free(&g, p->nbinaries);
 	if (ret)
 		sb_causes_free(out);
 	return ret;

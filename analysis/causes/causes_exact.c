@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * LIME input from an exact-mode profile (causes_impl.h).  Exact block
+ * LIME input from an exact-mode profile (causes_priv.h).  Exact block
  * counts become exact edge counts (exact_flow.h), LIME's own events: the
  * leader rule and the cause kinds (branch, loop, call) then work as in the
  * paper.  The same run's cpu-clock samples per block measure time; each
@@ -45,8 +45,8 @@ static void pool_free(struct pool *pl)
 
 /* Sums section s's vectors per thread: exact counts by block, samples by
  * event.  Returns the instances pooled, or -ENOMEM. */
-static long pool_fill(const struct sb_profile *p, const struct graph *g, uint32_t s,
-		      size_t **by_inst, const size_t *ninst_vec, struct pool *pl)
+static long pool_fill(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint32_t s, size_t **by_inst, const size_t *ninst_vec, struct pool *pl)
 {
 	size_t nb = g->merged->nblocks, nt = pl->nt;
 	long total = 0;
@@ -97,8 +97,9 @@ static long pool_fill(const struct sb_profile *p, const struct graph *g, uint32_
 	return total;
 }
 
-int sb_causes_pool_exact(const struct sb_profile *p, const struct graph *g, uint32_t s,
-			 size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
+int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			 struct sb_causes_pooled *li)
 {
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
@@ -153,7 +154,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct graph *g, uint
 		};
 		n++;
 	}
-	sb_causes_lime_in_set(li, pl.nt, n);
+	sb_causes_pooled_set(li, pl.nt, n);
 	ret = total ? 0 : -ENOENT;
 out:
 	free(count_ev);

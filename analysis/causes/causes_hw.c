@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* The CFG edge of an LBR (from, to) pair, or -1. */
-static long lbr_edge(const struct sb_profile *p, const struct graph *g,
+static long lbr_edge(const struct sb_profile *p, const struct sb_causes_graph *g,
 		     const struct sb_event_def *d)
 {
 	const struct sb_cfg *m = g->merged;
@@ -54,8 +54,9 @@ static void add_flow(double *dst, const double *src, uint32_t nt)
 		dst[t] += src[t];
 }
 
-int sb_causes_pool_hw(const struct sb_profile *p, const struct graph *g, uint32_t s,
-		      size_t **by_inst, const size_t *ninst_vec, struct lime_in *li)
+int sb_causes_pool_hw(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+		      struct sb_causes_pooled *li)
 {
 	const struct sb_cfg *m = g->merged;
 	uint32_t tids[SB_CAUSES_MAX_THREADS], nt;
@@ -137,7 +138,7 @@ int sb_causes_pool_hw(const struct sb_profile *p, const struct graph *g, uint32_
 	}
 	for (size_t r = 0; r < n; r++)
 		li->ev[r].counts = &li->counts[r * nt];
-	sb_causes_lime_in_set(li, nt, n);
+	sb_causes_pooled_set(li, nt, n);
 	ret = total ? 0 : -ENOENT;
 out:
 	free(flow);

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to causes.c and causes_exact.c. */
+/*
+ * Private to the causes module.  causes.c is the driver (one section at a
+ * time: pool, analyse, locate) and pools block samples itself;
+ * causes_exact.c and causes_hw.c pool the exact and the hardware paths'
+ * vectors.  All of them call down into causes_pool.c, which calls none of
+ * them.
+ */
 #ifndef SB_CAUSES_PRIV_H
 #define SB_CAUSES_PRIV_H
 
@@ -10,15 +16,23 @@
 #include "lime/lime.h"
 #include "profile/profile.h"
 
+/* ---- causes_pool.c ---- */
+
 /* The profile's CFGs as one graph; slot i = profile binary i. */
-struct graph {
+struct sb_causes_graph {
 	struct sb_cfg **per_bin;
 	uint32_t *offset;
 	struct sb_cfg *merged;
 };
 
+/* 0, -ENOMEM, or -EINVAL with err filled (a damaged CFG).  g is left for
+ * sb_causes_graph_free() either way. */
+int sb_causes_graph_load(const struct sb_profile *p, struct sb_causes_graph *g,
+			 char *err, size_t errlen);
+void sb_causes_graph_free(struct sb_causes_graph *g, size_t nbin);
+
 /* One LIME instance built from a section's pooled vectors. */
-struct lime_in {
+struct sb_causes_pooled {
 	struct sb_lime_instance in;
 	struct sb_lime_event *ev;
 	double *counts, *time;
@@ -27,7 +41,7 @@ struct lime_in {
 #define SB_CAUSES_MAX_THREADS 256
 
 /* The merged-graph block of a profile event, or -1. */
-long sb_causes_event_block(const struct sb_profile *p, const struct graph *g,
+long sb_causes_event_block(const struct sb_profile *p, const struct sb_causes_graph *g,
 			   const struct sb_event_def *d);
 
 /* Section s's threads (tids, first seen first; at most
@@ -39,25 +53,29 @@ uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t 
 void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
 		       uint32_t *col);
 
+/* Fills li->in from li->time, li->ev: nt threads, nevents events, the
+ * imbalance (§3.6 weight) from the pooled busy times. */
+void sb_causes_pooled_set(struct sb_causes_pooled *li, uint32_t nt, size_t nevents);
+void sb_causes_pooled_free(struct sb_causes_pooled *li);
+
+/* ---- the pooling paths (block samples: causes.c) ---- */
+
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
  * instances pooled per thread into EDGE events (exact_flow.h) and, for the
  * block samples, HW events whose superior is their block's exact count
  * (§3.1).  0, -ENOENT (no instance), -ENOMEM.
  */
-int sb_causes_pool_exact(const struct sb_profile *p, const struct graph *g, uint32_t s,
-			 size_t **by_inst, const size_t *ninst_vec, struct lime_in *li);
+int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			 struct sb_causes_pooled *li);
 
 /*
  * Hardware path (SB_EVK_EDGE vectors: LBR): sampled edge executions and
  * latency-weighted PEBS loads, see causes_hw.c.  0, -ENOENT, -ENOMEM.
  */
-int sb_causes_pool_hw(const struct sb_profile *p, const struct graph *g, uint32_t s,
-		      size_t **by_inst, const size_t *ninst_vec, struct lime_in *li);
-
-/* Fills li->in from li->time, li->ev: nt threads, nevents events, the
- * imbalance (§3.6 weight) from the pooled busy times. */
-void sb_causes_lime_in_set(struct lime_in *li, uint32_t nt, size_t nevents);
-void sb_causes_lime_in_free(struct lime_in *li);
+int sb_causes_pool_hw(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+		      struct sb_causes_pooled *li);
 
 #endif

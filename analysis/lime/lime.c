@@ -2,7 +2,9 @@
 /*
  * LIME for one dynamic instance of a section (lime.h): validation and the
  * pipeline; the stages live in lime_vec.c (§3.1), lime_cluster.c (§3.2,
- * §5.6), lime_regress.c (§3.5) and lime_leader.c (§3.3-§3.4).
+ * §5.6), lime_regress.c (§3.5) and lime_leader.c (§3.3-§3.4), the result
+ * type in lime_result.c.  The driver calls the stages, never the other
+ * way; §3.6 (lime_combine.c) is a second entry point beside this one.
  *
  * Events whose per-thread counts do not vary (a block's samples: not
  * beyond Poisson noise, lime_vec.c; a hardware event: not beyond what
@@ -81,44 +83,6 @@ static int validate(const struct sb_cfg *cfg, const struct sb_lime_instance *in,
 	if (in->nthreads && in->nevents > SIZE_MAX / sizeof(double) / in->nthreads)
 		return -ENOMEM;
 	return 0;
-}
-
-static struct sb_lime_result *result_new(size_t nevents)
-{
-	struct sb_lime_result *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->cluster_of = malloc((nevents ? nevents : 1) * sizeof(*r->cluster_of));
-	if (!r->cluster_of) {
-		free(r);
-		return NULL;
-	}
-	for (size_t e = 0; e < nevents; e++)
-		r->cluster_of[e] = SB_LIME_NO_CLUSTER;
-	return r;
-}
-
-void sb_lime_result_free(struct sb_lime_result *r)
-{
-	if (!r)
-		return;
-	free(r->causes);
-	free(r->cluster_of);
-	free(r);
-}
-
-int sb_lime_cause_cmp(const void *a, const void *b)
-{
-	const struct sb_lime_cause *x = a, *y = b;
-
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->event > y->event) - (x->event < y->event);
 }
 
 struct run {
@@ -301,7 +265,7 @@ int sb_lime_analyze(const struct sb_cfg *cfg, const struct sb_lime_instance *in,
 	if (err)
 		return err;
 	gsl_set_error_handler_off();
-	r = result_new(in->nevents);
+	r = sb_lime_result_new(in->nevents);
 	if (!r)
 		return -ENOMEM;
 	/* Fewer than 3 threads leave no degrees of freedom for a test. */

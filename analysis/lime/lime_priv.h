@@ -54,6 +54,11 @@ static inline double sb_lime_final_score(double leader_score, double beta)
 	return leader_score * beta;
 }
 
+/* ---- lime_result.c: the result of both entry points ---- */
+
+/* No causes yet, every event SB_LIME_NO_CLUSTER; NULL on ENOMEM. */
+struct sb_lime_result *sb_lime_result_new(size_t nevents);
+
 /* qsort order of causes: score descending, then kind, addr, event. */
 int sb_lime_cause_cmp(const void *a, const void *b);
 

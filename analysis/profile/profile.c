@@ -2,7 +2,8 @@
 /*
  * The scalebpf profile: in-memory model and the public entry points.
  * profile.h describes the framing, profile_format.c encodes and decodes
- * the chunks below, profile_io.c does the bytes and the files.
+ * the chunks below (the optional ones: profile_vectors.c and
+ * profile_addrs.c), util/bytes.c does the bytes and the files.
  *
  * Payloads, format version 1.  Every chunk but END is
  *     u32 count, then count records, each a u32 length + its fields
@@ -23,7 +24,7 @@
  *   INSTANCES  section u32, seq u64, start_ns u64, end_ns u64, times
  *   WAITS      prim u32, loc i32, object u64, count u64, wait_ns u64
  *   EVENTS, VECTORS, CFGS: optional, see profile_vectors.c
- *   ADDRS: optional, see addrs.h
+ *   ADDRS: optional, see profile_addrs.c
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -34,8 +35,7 @@
  * section -> loc, instance -> section, wait -> loc) are checked after
  * the END trailer, and by the writer before it writes anything.
  */
-#include "profile.h"
-#include "util/bytes.h"
+#include "profile_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>

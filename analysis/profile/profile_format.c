@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Chunk payloads and framing of the profile file: the layouts are
- * documented at the top of profile.c, the byte helpers are profile_io.c.
+ * documented at the top of profile.c, the byte helpers are util/bytes.c.
  */
-#include "addrs/addrs.h"
-#include "profile.h"
-#include "util/bytes.h"
+#include "profile_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -8,8 +8,7 @@
  *   VECTORS  instance u32, event u32, n u32, n x count u64
  *   CFGS     binary i32, len u64, len bytes (cfg_io.h format)
  */
-#include "profile.h"
-#include "util/bytes.h"
+#include "profile_priv.h"
 
 #include <inttypes.h>
 #include <stdio.h>

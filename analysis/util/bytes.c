@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Byte-level helpers of the profile module; see profile_io.h. */
+/* Byte-level helpers of scalebpf's files; see bytes.h. */
 #include "bytes.h"
 
 #include <errno.h>
@@ -432,7 +432,7 @@ int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len)
 	if (fstat(fd, &st) < 0)
 		goto fail;
 	if (S_ISREG(st.st_mode)) {
-		if ((uint64_t)st.st_size > SB_PIO_MAX_FILE) {
+		if ((uint64_t)st.st_size > SB_BYTES_MAX_FILE) {
 			errno = EFBIG;
 			goto fail;
 		}
@@ -450,12 +450,12 @@ int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len)
 		if (n == cap) {
 			/* Growing stops one byte past the limit: enough to
 			 * tell an oversized stream. */
-			if ((uint64_t)cap > SB_PIO_MAX_FILE || cap > SIZE_MAX / 2) {
+			if ((uint64_t)cap > SB_BYTES_MAX_FILE || cap > SIZE_MAX / 2) {
 				errno = EFBIG;
 				goto fail;
 			}
-			if ((uint64_t)cap * 2 > SB_PIO_MAX_FILE + 1)
-				cap = (size_t)(SB_PIO_MAX_FILE + 1);
+			if ((uint64_t)cap * 2 > SB_BYTES_MAX_FILE + 1)
+				cap = (size_t)(SB_BYTES_MAX_FILE + 1);
 			else
 				cap *= 2;
 			nb = realloc(buf, cap);
@@ -475,7 +475,7 @@ int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len)
 		n += (size_t)r;
 	}
 	close(fd);
-	if (n > SB_PIO_MAX_FILE) {
+	if (n > SB_BYTES_MAX_FILE) {
 		free(buf);
 		errno = EFBIG;
 		return -1;

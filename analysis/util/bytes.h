@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to the profile module (profile.c, profile_format.c,
- * profile_io.c).  profile_io.c holds the byte-level helpers: CRC-32,
- * little-endian payload building and bounds-checked parsing, atomic file
- * output and whole-file input; they know nothing of the chunk layouts.
+ * The byte level of scalebpf's files (the profile's chunks, serialized
+ * CFGs): CRC-32, little-endian payload building and bounds-checked
+ * parsing, atomic file output and whole-file input.  They know nothing of
+ * any layout; the profile's chunk codecs are profile/profile_priv.h.
  */
 #ifndef SB_UTIL_BYTES_H
 #define SB_UTIL_BYTES_H
@@ -78,25 +78,14 @@ int sb_bytes_out_commit(struct sb_bytes_out *o);
 void sb_bytes_out_abort(struct sb_bytes_out *o);
 
 /* Files above this size are refused by sb_bytes_slurp(). */
-#define SB_PIO_MAX_FILE ((uint64_t)4 << 30)
+#define SB_BYTES_MAX_FILE ((uint64_t)4 << 30)
 
 /* Reads a whole file.  Returns 0, or -1 with errno set (EFBIG when the
- * file is over SB_PIO_MAX_FILE). */
+ * file is over SB_BYTES_MAX_FILE). */
 int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len);
 
 void sb_bytes_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* Codecs of the optional chunks (profile_vectors.c), one record each. */
-struct sb_profile;
-void sb_pfmt_enc_event(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
-void sb_pfmt_dec_event(struct sb_bytes_cur *c, void *elem);
-void sb_pfmt_enc_vector(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
-void sb_pfmt_dec_vector(struct sb_bytes_cur *c, void *elem);
-void sb_pfmt_enc_cfg(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
-void sb_pfmt_dec_cfg(struct sb_bytes_cur *c, void *elem);
-/* Their cross references; returns the bad chunk's type, or 0. */
-uint32_t sb_pfmt_check_vector_refs(const struct sb_profile *p, char *why, size_t len);
 
 /*
  * struct sb_profile keeps no capacities, so an array's capacity is
@@ -114,20 +103,5 @@ static inline size_t sb_bytes_cap_for(size_t n)
 		c *= 2;
 	return c;
 }
-
-/* ---- profile_format.c: chunk payloads and framing ---- */
-
-struct sb_profile;
-
-/* What the writer relies on (counts fit a u32, per_thread arrays exist,
- * indices in range).  Returns 0, or -1 with the reason in why. */
-int sb_pfmt_check(const struct sb_profile *p, char *why, size_t len);
-/* Header, chunks and END trailer; returns 0 or an errno value. */
-int sb_pfmt_write(const struct sb_profile *p, struct sb_bytes_out *o);
-/* Decodes a whole file image into the empty profile p; returns an
- * enum sb_status with a message in err.  p may be partly filled on
- * failure and is left for the caller to free. */
-int sb_pfmt_parse(const unsigned char *data, size_t len, struct sb_profile *p,
-		  const char *path, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the three ways of pooling a section's instances share
+ * (causes_priv.h): the profile's CFGs as one graph, a profile event's
+ * block in it, the section's threads as columns, and the LIME instance
+ * they fill.  The driver (causes.c) and the pooling paths (causes.c for
+ * block samples, causes_exact.c, causes_hw.c) call down into this file;
+ * it calls none of them.
+ */
+#include "causes_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg_io.h"
+
+int sb_causes_graph_load(const struct sb_profile *p, struct sb_causes_graph *g,
+			 char *err, size_t errlen)
+{
+	size_t nbin = p->nbinaries;
+
+	memset(g, 0, sizeof(*g));
+	g->per_bin = calloc(nbin ? nbin : 1, sizeof(*g->per_bin));
+	g->offset = calloc(nbin ? nbin : 1, sizeof(*g->offset));
+	if (!g->per_bin || !g->offset)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->ncfgs; i++) {
+		const struct sb_cfg_blob *b = &p->cfgs[i];
+		char why[256];
+
+		if (b->binary < 0 || (size_t)b->binary >= nbin || g->per_bin[b->binary])
+			continue;
+		if (sb_cfg_deserialize(b->data, b->len, &g->per_bin[b->binary], why,
+				       sizeof(why))) {
+			snprintf(err, errlen, "the CFG of %s in the profile is damaged: %s",
+				 p->binaries[b->binary].path, why);
+			return -EINVAL;
+		}
+	}
+	g->merged = sb_cfg_merge(g->per_bin, nbin, g->offset);
+	return g->merged ? 0 : -ENOMEM;
+}
+
+void sb_causes_graph_free(struct sb_causes_graph *g, size_t nbin)
+{
+	for (size_t i = 0; g->per_bin && i < nbin; i++)
+		sb_cfg_free(g->per_bin[i]);
+	free(g->per_bin);
+	free(g->offset);
+	sb_cfg_free(g->merged);
+}
+
+long sb_causes_event_block(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   const struct sb_event_def *d)
+{
+	long b;
+
+	if (d->binary < 0 || (size_t)d->binary >= p->nbinaries || !g->per_bin[d->binary])
+		return -1;
+	b = sb_cfg_block_at(g->per_bin[d->binary], d->vaddr);
+	return b < 0 ? -1 : (long)g->offset[d->binary] + b;
+}
+
+uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
+			   uint32_t *tids, double **time)
+{
+	uint32_t nt = 0;
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			uint32_t k = 0;
+
+			while (k < nt && tids[k] != in->per_thread[t].tid)
+				k++;
+			if (k == nt && nt < SB_CAUSES_MAX_THREADS)
+				tids[nt++] = in->per_thread[t].tid;
+		}
+	}
+	*time = calloc(nt ? nt : 1, sizeof(double));
+	for (uint32_t i = 0; *time && i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t col[SB_CAUSES_MAX_THREADS];
+
+		if (in->section != s || !ninst_vec[i])
+			continue;
+		sb_causes_columns(in, tids, nt, col);
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			if (col[t] < nt)
+				(*time)[col[t]] += (double)in->per_thread[t].busy_ns;
+	}
+	return nt;
+}
+
+void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
+		       uint32_t *col)
+{
+	for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+		for (col[t] = 0; col[t] < nt && tids[col[t]] != in->per_thread[t].tid; col[t]++)
+			;
+}
+
+void sb_causes_pooled_set(struct sb_causes_pooled *li, uint32_t nt, size_t nevents)
+{
+	double max = 0, idle = 0;
+
+	for (uint32_t t = 0; t < nt; t++)
+		if (li->time[t] > max)
+			max = li->time[t];
+	for (uint32_t t = 0; max > 0 && t < nt; t++)
+		idle += (max - li->time[t]) / max;
+	li->in.nthreads = nt;
+	li->in.time = li->time;
+	li->in.imbalance = nt ? idle / nt : 0;
+	li->in.nevents = nevents;
+	li->in.events = li->ev;
+}
+
+void sb_causes_pooled_free(struct sb_causes_pooled *li)
+{
+	free(li->ev);
+	free(li->counts);
+	free(li->time);
+}
+
