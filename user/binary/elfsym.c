@@ -6,6 +6,8 @@
  */
 #include "elfsym_priv.h"
 
+#include "util/search.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -380,16 +382,8 @@ int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
 const char *sb_elf_func_at(const struct sb_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	const struct sym *hit = NULL;
-	size_t lo = 0, hi = e->nsyms;
+	size_t hi = SB_SEARCH_STARTS(e->syms, e->nsyms, start, vaddr);
 
-	while (lo < hi) {       /* hi = number of symbols starting <= vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Walk back a little: a nested or zero-sized symbol may sit between
 	 * vaddr and the function covering it.  Aliases are sorted best
 	 * first, so the last hit at the nearest covering start is best. */
