@@ -46,7 +46,7 @@ struct sb_json {
 void sb_json_member(struct sb_json *j, const char *name);
 
 struct sb_report_view {
-	const char *name;
+	const char *name;      /* its JSON member, and a listing's --<name> */
 	/* The full report; any of the three may be NULL. */
 	void (*head)(const struct sb_report_ctx *r, FILE *f);  /* lines of the header */
 	int (*text)(const struct sb_report_ctx *r, FILE *f);   /* a part of the body */
@@ -55,7 +55,8 @@ struct sb_report_view {
 	 * `report --<name>`: the view alone, instead of the report (the first
 	 * such option in table order wins).  list_json is NULL when the text
 	 * listing is already meant for scripts: it is then given for both
-	 * formats.  list_help is the option's lines in the usage text.
+	 * formats.  list_help, required with list_text, is the option's
+	 * lines in the usage text.
 	 */
 	int (*list_text)(const struct sb_report_ctx *r, FILE *f);
 	int (*list_json)(const struct sb_report_ctx *r, struct sb_json *j);
