@@ -10,7 +10,8 @@
 #include "profile/profile.h"
 #include "report/report.h"
 
-static const char report_usage[] =
+/* The usage text: the listing views' options go between the two halves. */
+static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
@@ -34,100 +35,159 @@ static const char report_usage[] =
 "                       sections, waits, locks, meta)\n"
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
-"  -n, --top N          sections shown in detail (default 5)\n"
-"      --counts         instead of a report, each section's per-thread\n"
-"                       event counts (exact block counts of a `scalebpf cc`\n"
-"                       build, or samples per block), the vectors LIME uses\n"
-"      --addresses      instead of a report, the sampled data addresses kept\n"
-"                       in the profile, one per line (tab-separated)\n"
+"  -n, --top N          sections shown in detail (default 5)\n";
+static const char report_usage_tail[] =
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
 "  -h, --help           this text\n";
 
-int cmd_report(int argc, char **argv)
+static void usage(FILE *f)
 {
-	static const struct option longopts[] = {
+	fputs(report_usage_head, f);
+	for (size_t i = 0; i < sb_report_nviews; i++)
+		if (sb_report_views[i]->list_text)
+			fputs(sb_report_views[i]->list_help, f);
+	fputs(report_usage_tail, f);
+}
+
+/* getopt_long's value for `--<name>` of the listing view at index i. */
+#define OPT_VIEW 0x100
+
+/* The long options: the fixed ones, then one per listing view (in table
+ * order), then --help.  Caller frees; NULL on ENOMEM. */
+static struct option *long_options(void)
+{
+	static const struct option fixed[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
-		{ "counts", no_argument, NULL, 'C' },
-		{ "addresses", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	struct sb_report_opts o = { .input = "scalebpf.data", .top = 5 };
-	struct sb_causes causes;
-	struct sb_lime_opts lo;
-	const char *format = "text";
-	struct sb_profile *p;
-	char err[512], *end;
-	int c, ret, counts = 0, addresses = 0;
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), n = nfixed;
+	struct option *opts = calloc(nfixed + sb_report_nviews + 2, sizeof(*opts));
 
-	sb_lime_opts_default(&lo);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:f:s:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o.input = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 's':
-			o.sort = optarg;
-			if (strcmp(optarg, "lost") && strcmp(optarg, "imbalance") &&
-			    strcmp(optarg, "instances") && strcmp(optarg, "wait")) {
-				fprintf(stderr, "scalebpf report: unknown sort key '%s' "
-					"(lost, imbalance, instances, wait)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			o.top = strtoul(optarg, &end, 10);
-			if (*end) {
-				fprintf(stderr, "scalebpf report: invalid --top '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'T':
-			lo.cluster_threshold = strtod(optarg, &end);
-			if (*end || lo.cluster_threshold <= 0 || lo.cluster_threshold >= 1) {
-				fprintf(stderr, "scalebpf report: --cluster-threshold must be "
-					"a correlation in (0, 1)\n");
-				return 2;
-			}
-			break;
-		case 'C':
-			counts = 1;
-			break;
-		case 'A':
-			addresses = 1;
-			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			return 0;
-		default:
-			fputs(report_usage, stderr);
+	if (!opts)
+		return NULL;
+	memcpy(opts, fixed, sizeof(fixed));
+	for (size_t i = 0; i < sb_report_nviews; i++)
+		if (sb_report_views[i]->list_text)
+			opts[n++] = (struct option){ sb_report_views[i]->name, no_argument, NULL,
+						     OPT_VIEW + (int)i };
+	opts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	return opts;
+}
+
+struct report_args {
+	struct sb_report_opts o;
+	struct sb_lime_opts lo;
+	const char *format;
+	const struct sb_report_view *list;  /* `--<name>`: this listing alone */
+	size_t list_index;
+};
+
+/* One option; -1 to go on, or the exit code (help, a bad value). */
+static int one_option(int c, struct report_args *a)
+{
+	char *end;
+
+	if (c >= OPT_VIEW) {
+		/* the first listing in table order wins */
+		if (!a->list || (size_t)(c - OPT_VIEW) < a->list_index) {
+			a->list_index = (size_t)(c - OPT_VIEW);
+			a->list = sb_report_views[a->list_index];
+		}
+		return -1;
+	}
+	switch (c) {
+	case 'i':
+		a->o.input = optarg;
+		return -1;
+	case 'f':
+		a->format = optarg;
+		return -1;
+	case 's':
+		a->o.sort = optarg;
+		if (strcmp(optarg, "lost") && strcmp(optarg, "imbalance") &&
+		    strcmp(optarg, "instances") && strcmp(optarg, "wait")) {
+			fprintf(stderr, "scalebpf report: unknown sort key '%s' "
+				"(lost, imbalance, instances, wait)\n", optarg);
 			return 2;
 		}
+		return -1;
+	case 'n':
+		a->o.top = strtoul(optarg, &end, 10);
+		if (*end) {
+			fprintf(stderr, "scalebpf report: invalid --top '%s'\n", optarg);
+			return 2;
+		}
+		return -1;
+	case 'T':
+		a->lo.cluster_threshold = strtod(optarg, &end);
+		if (*end || a->lo.cluster_threshold <= 0 || a->lo.cluster_threshold >= 1) {
+			fprintf(stderr, "scalebpf report: --cluster-threshold must be "
+				"a correlation in (0, 1)\n");
+			return 2;
+		}
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
 	}
+}
+
+/* The command line into a; -1 to go on, or the exit code. */
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	struct option *longopts = long_options();
+	int c, ret = -1;
+
+	if (!longopts) {
+		fprintf(stderr, "scalebpf report: out of memory\n");
+		return 1;
+	}
+	optind = 1;
+	while (ret < 0 && (c = getopt_long(argc, argv, "i:f:s:n:h", longopts, NULL)) != -1)
+		ret = one_option(c, a);
+	free(longopts);
+	if (ret >= 0)
+		return ret;
 	if (optind < argc) {
 		fprintf(stderr, "scalebpf report: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		fprintf(stderr, "scalebpf report: unknown format '%s' (text or json)\n", format);
+	if (strcmp(a->format, "text") && strcmp(a->format, "json")) {
+		fprintf(stderr, "scalebpf report: unknown format '%s' (text or json)\n",
+			a->format);
 		return 2;
 	}
-	if (sb_profile_read(o.input, &p, err, sizeof(err))) {
+	return -1;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {
+		.o = { .input = "scalebpf.data", .top = 5 },
+		.format = "text",
+	};
+	struct sb_causes causes;
+	struct sb_profile *p;
+	char err[512];
+	int ret, json;
+
+	sb_lime_opts_default(&a.lo);
+	if ((ret = parse_args(argc, argv, &a)) >= 0)
+		return ret;
+	json = !strcmp(a.format, "json");
+	if (sb_profile_read(a.o.input, &p, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
 	}
-	if (counts || addresses) {
-		ret = counts ? sb_report_counts(p, !strcmp(format, "json"), stdout)
-			     : sb_report_addrs_table(p, stdout);
+	if (a.list) {
+		ret = sb_report_list(a.list, p, &a.o, json, stdout);
 		if (fflush(stdout) || ret) {
 			fprintf(stderr, "scalebpf report: cannot write the report\n");
 			ret = 1;
@@ -135,13 +195,13 @@ int cmd_report(int argc, char **argv)
 		sb_profile_free(p);
 		return ret;
 	}
-	if (sb_causes_compute(p, &lo, &causes, err, sizeof(err))) {
+	if (sb_causes_compute(p, &a.lo, &causes, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		sb_profile_free(p);
 		return 1;
 	}
-	ret = !strcmp(format, "json") ? sb_report_json(p, &causes, stdout)
-				      : sb_report_text(p, &causes, &o, stdout);
+	ret = json ? sb_report_json(p, &causes, &a.o, stdout)
+		   : sb_report_text(p, &causes, &a.o, stdout);
 	sb_causes_free(&causes);
 	if (fflush(stdout) || ret) {
 		fprintf(stderr, "scalebpf report: cannot write the report\n");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helper: two CFGs are the same graph, field by field (struct
- * padding may differ).  Shared by test_cfg_build.c and test_cfg_io.c. */
+ * padding may differ).  Shared by test_cfg_build_cache.c and test_cfg_io.c. */
 #ifndef SB_TEST_CFG_COMPARE_H
 #define SB_TEST_CFG_COMPARE_H
 

@@ -2,7 +2,7 @@
 /*
  * Helpers of the memop tests (test_memop.c, test_memop_live.c): build a
  * small C program at test time and read objdump's AT&T listing of one
- * of its functions, the independent truth the decoder is checked against.
+ * of its functions, the independent truth sb_memop_decode() is checked against.
  */
 #ifndef SB_MEMOP_TEST_H
 #define SB_MEMOP_TEST_H

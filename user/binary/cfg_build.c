@@ -24,6 +24,7 @@
 #include "cfg/cfg_io.h"
 #include "elfsym.h"
 #include "util/bytes.h"
+#include "util/search.h"
 
 struct fsym {
 	uint64_t start, size;
@@ -228,16 +229,8 @@ static int load_sections(struct builder *b, char *err, size_t errlen)
 /* The bytes of [start, start+size) when one executable section holds it. */
 static const unsigned char *code_at(const struct builder *b, uint64_t start, uint64_t size)
 {
-	size_t lo = 0, hi = b->nscn;
+	size_t hi = SB_SEARCH_STARTS(b->scn, b->nscn, lo, start);
 
-	while (lo < hi) {       /* hi = number of sections with lo <= start */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->scn[mid].lo <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!hi || start >= b->scn[hi - 1].hi || size > b->scn[hi - 1].hi - start)
 		return NULL;
 	return b->scn[hi - 1].data + (start - b->scn[hi - 1].lo);

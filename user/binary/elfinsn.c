@@ -3,7 +3,9 @@
  * elfinsn.c - x86-64 instruction checks on one binary (capstone): is an
  * address a return address, whom does that call call (through PLT stubs
  * and GOT slots to the imported symbol), and where an entry uprobe is
- * cheap.  Reads code through sb_elf_read(); symbols through elfsym.h.
+ * cheap.  Reads code through sb_elf_read(), symbols through elfsym.h;
+ * elfopen.c creates and frees the decoder state (elfsym.c never calls
+ * into this file).
  */
 #include "elfsym_priv.h"
 

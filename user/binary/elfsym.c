@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * elfsym.c - one binary's symbols, segments, build-id and source lines
- * (libelf + libdw).  Instruction-level checks are in elfinsn.c.
+ * (libelf + libdw).  Instruction-level checks are in elfinsn.c, which
+ * calls down into this file; elfopen.c puts the two together.
  */
 #include "elfsym_priv.h"
+
+#include "util/search.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -38,7 +41,7 @@ struct sb_elf {
 	size_t nsegs;
 	struct sym *syms;       /* sorted by start, best alias first */
 	size_t nsyms;
-	struct sb_insn *insn;   /* decoder (elfinsn.c), NULL if not x86-64 */
+	struct sb_insn *insn;   /* decoder (elfinsn.c, set by elfopen.c), or NULL */
 	Dwarf *dw;              /* opened on the first sb_elf_srcline() */
 };
 
@@ -237,7 +240,7 @@ static int load_build_id(struct sb_elf *e)
 	return 0;
 }
 
-struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen)
+struct sb_elf *sb_elf_load(const char *path, unsigned *machine, char *err, size_t errlen)
 {
 	struct sb_elf *e = calloc(1, sizeof(*e));
 	GElf_Ehdr eh;
@@ -265,19 +268,17 @@ struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot read ELF: %s", path, elf_errmsg(-1));
 		goto fail;
 	}
-	/* Only x86-64 code is decoded; other machines get the fallbacks. */
-	e->insn = sb_insn_open(eh.e_machine);
+	*machine = eh.e_machine;
 	return e;
 fail:
-	sb_elf_close(e);
+	sb_elf_unload(e);
 	return NULL;
 }
 
-void sb_elf_close(struct sb_elf *e)
+void sb_elf_unload(struct sb_elf *e)
 {
 	if (!e)
 		return;
-	sb_insn_close(e->insn);
 	if (e->dw)
 		dwarf_end(e->dw);
 	if (e->dbg_elf)
@@ -305,6 +306,7 @@ bool sb_elf_has_debuginfo(const struct sb_elf *e) { return e->has_debug; }
 bool sb_elf_is_dyn(const struct sb_elf *e) { return e->dyn; }
 Elf *sb_elf_libelf(const struct sb_elf *e) { return e->elf; }
 struct sb_insn *sb_elf_insn(const struct sb_elf *e) { return e->insn; }
+void sb_elf_set_insn(struct sb_elf *e, struct sb_insn *x) { e->insn = x; }
 
 int sb_elf_func_by_name(const struct sb_elf *e, const char *name,
 			uint64_t *vaddr, uint64_t *size)
@@ -380,16 +382,8 @@ int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
 const char *sb_elf_func_at(const struct sb_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	const struct sym *hit = NULL;
-	size_t lo = 0, hi = e->nsyms;
+	size_t hi = SB_SEARCH_STARTS(e->syms, e->nsyms, start, vaddr);
 
-	while (lo < hi) {       /* hi = number of symbols starting <= vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Walk back a little: a nested or zero-sized symbol may sit between
 	 * vaddr and the function covering it.  Aliases are sorted best
 	 * first, so the last hit at the nearest covering start is best. */

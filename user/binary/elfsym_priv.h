@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to elfsym.c and elfinsn.c.  elfsym.c owns struct sb_elf (the
- * libelf handle, symbols, segments) and lends the handle; elfinsn.c owns
- * the instruction decoder state (capstone handle, call-target caches),
- * which sb_elf_open() and sb_elf_close() create and free through these
- * hooks.  Neither file sees the other's struct layout.
+ * Private to elfsym.c, elfinsn.c and elfopen.c.  elfsym.c owns struct
+ * sb_elf (the libelf handle, symbols, segments) and lends the handle;
+ * elfinsn.c owns the instruction decoder state (capstone handle,
+ * call-target caches) and reads code and symbols through elfsym.h.
+ * elfopen.c is sb_elf_open()/sb_elf_close(): it loads the binary, then
+ * attaches the decoder, so calls go one way (elfopen -> elfinsn ->
+ * elfsym) and neither of the two sees the other's struct layout.
  */
 #ifndef SB_ELFSYM_PRIV_H
 #define SB_ELFSYM_PRIV_H
@@ -15,13 +17,21 @@
 
 struct sb_insn;
 
-/* Decoder state for a binary of that e_machine: NULL when it is not
- * x86-64 or capstone cannot start (callers then use their fallbacks). */
+/* elfsym.c: the binary without a decoder; *machine is its e_machine.
+ * NULL on failure, with the message of sb_elf_open() in err. */
+struct sb_elf *sb_elf_load(const char *path, unsigned *machine, char *err, size_t errlen);
+/* Frees what sb_elf_load() made (not the decoder). */
+void sb_elf_unload(struct sb_elf *e);
+
+/* elfinsn.c: decoder state for a binary of that e_machine: NULL when it
+ * is not x86-64 or capstone cannot start (callers then use their
+ * fallbacks). */
 struct sb_insn *sb_insn_open(unsigned machine);
 void sb_insn_close(struct sb_insn *x);
 
-/* Accessors into struct sb_elf, for elfinsn.c. */
+/* Accessors into struct sb_elf, for elfinsn.c and elfopen.c. */
 Elf *sb_elf_libelf(const struct sb_elf *e);
 struct sb_insn *sb_elf_insn(const struct sb_elf *e);
+void sb_elf_set_insn(struct sb_elf *e, struct sb_insn *x);
 
 #endif

@@ -466,7 +466,7 @@ static struct sweep *sweep_get(struct sb_memop_ctx *c, const struct sb_elf *e,
 	return s;
 }
 
-/* ---- the decoder -------------------------------------------------------- */
+/* ---- the memory access of a sample -------------------------------------- */
 
 /* Decodes the instruction at vaddr into k.  Copies out what is needed
  * because c->in is reused for the other candidate. */
@@ -490,7 +490,7 @@ static void candidate(struct sb_memop_ctx *c, const struct sb_elf *e,
 		k->written = written_gprs(c->cs, c->in, k->op);
 }
 
-/* The register-independent part of a decode, decided once per sampled
+/* The register-independent part of the lookup, decided once per sampled
  * IP: which instruction (prev or cur) and whether its address survives. */
 static int choose(struct sb_memop_ctx *c, struct sb_elf *e, uint64_t sample_vaddr,
 		  struct memo *mo)

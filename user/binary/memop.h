@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Software data-address sampling without PEBS: given a sampled user IP
- * and the general registers at the sample, decode the x86-64 instruction
- * that accessed memory (capstone) and recompute its effective address.
- * Timer samples skid by one instruction most of the time, so the
- * instruction *before* the sampled one is preferred (see memop.c).
+ * and the general registers at the sample, find the x86-64 instruction
+ * that accessed memory (disassembled with capstone) and recompute the
+ * effective address of its memory operand.  Timer samples skid by one
+ * instruction most of the time, so the instruction *before* the sampled
+ * one is preferred (see memop.c).
+ *
+ * This is operand decoding, the memory access of one sample; ring
+ * records become events in user/record, and LBR/PEBS records are parsed
+ * in user/hw.
  */
 #ifndef SB_MEMOP_H
 #define SB_MEMOP_H
@@ -41,10 +46,10 @@ struct sb_memop {
 };
 
 /*
- * Decoder state: a capstone handle and an LRU of per-function linear
- * sweeps (instruction boundaries and direct-branch targets), keyed by
- * (struct sb_elf *, function start).  One context per thread of use; it
- * is not thread-safe.  nfuncs is the LRU capacity (0: a default of 256).
+ * Memory-access lookup state: a capstone handle and an LRU of
+ * per-function linear sweeps (instruction boundaries and direct-branch
+ * targets), keyed by (struct sb_elf *, function start).  One context per
+ * thread of use; it is not thread-safe.  nfuncs is the LRU capacity (0: a default of 256).
  * The cache keeps sb_elf pointers: call sb_memop_ctx_forget() before
  * sb_elf_close() on a binary it has seen, or a later sb_elf allocated at
  * the same address could meet stale boundaries.
@@ -60,11 +65,13 @@ void sb_memop_ctx_forget(struct sb_memop_ctx *c, const struct sb_elf *e);
  * remembered, so repeated samples of a loop only recompute the address. */
 struct sb_memop_stats {
 	uint64_t lookups, sweeps, evictions;
-	uint64_t decodes, memo_hits;
+	uint64_t decodes, memo_hits;    /* sb_memop_decode() calls; remembered IPs */
 };
 void sb_memop_ctx_stats(const struct sb_memop_ctx *c, struct sb_memop_stats *st);
 
 /*
+ * The memory access of one sample: the accessing instruction, its
+ * operand's effective address, size and direction.
  * sample_vaddr: the sampled IP in the binary's vaddrs; runtime_ip: the
  * same IP at run time (for RIP-relative operands); regs: SB_NREGS values
  * in enum sb_reg order, as they were at the sample (i.e. after the

@@ -8,6 +8,8 @@
 
 #include "elfsym.h"
 
+#include "util/search.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -249,18 +251,10 @@ int sb_maps_resolve_live(struct sb_maps *m, int pid, uint64_t addr, int *bin, ui
 
 int sb_maps_resolve(struct sb_maps *m, uint64_t addr, int *bin, uint64_t *vaddr)
 {
-	size_t lo = 0, hi = m->nmap;
+	size_t hi = SB_SEARCH_STARTS(m->map, m->nmap, start, addr);
 	const struct sb_mapping *mp;
 	struct sb_elf *e;
 
-	while (lo < hi) {       /* hi = number of mappings starting <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->map[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!hi || addr >= m->map[hi - 1].end)
 		return -1;
 	mp = &m->map[hi - 1];

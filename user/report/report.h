@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Report output: text for people, JSON for scripts (a stable contract). */
+/*
+ * Report output: text for people, JSON for scripts (a stable contract).
+ *
+ * The report is made of views, listed in order in one table
+ * (report_views.c); each report_<view>.c defines its sb_view_<name>.  The
+ * text report is every view's head lines (what was recorded), a blank
+ * line, then every view's body; the JSON report is one object with the
+ * members the views write.  A view with a listing is also shown alone,
+ * instead of the report, by `report --<name>`.  A new view is a new file
+ * and one line in the table.
+ */
 #ifndef SB_REPORT_H
 #define SB_REPORT_H
 
@@ -16,6 +26,68 @@ struct sb_report_opts {
 	int color;
 };
 
+/* What every view is given. */
+struct sb_report_ctx {
+	const struct sb_profile *p;
+	const struct sb_causes *causes;     /* the report's causes; NULL for listings */
+	const struct sb_report_opts *o;
+	const size_t *order;   /* text: sections in --sort order (NULL without sections) */
+};
+
+/* The top-level JSON object of a report, which the views fill member by
+ * member. */
+struct sb_json {
+	FILE *f;
+	size_t nmembers;
+};
+
+/* Starts a member of the object: the separator, the indent and the key;
+ * the view then writes the value. */
+void sb_json_member(struct sb_json *j, const char *name);
+
+struct sb_report_view {
+	const char *name;      /* its JSON member, and a listing's --<name> */
+	/* The full report; any of the three may be NULL. */
+	void (*head)(const struct sb_report_ctx *r, FILE *f);  /* lines of the header */
+	int (*text)(const struct sb_report_ctx *r, FILE *f);   /* a part of the body */
+	int (*json)(const struct sb_report_ctx *r, struct sb_json *j);
+	/*
+	 * `report --<name>`: the view alone, instead of the report (the first
+	 * such option in table order wins).  list_json is NULL when the text
+	 * listing is already meant for scripts: it is then given for both
+	 * formats.  list_help, required with list_text, is the option's
+	 * lines in the usage text.
+	 */
+	int (*list_text)(const struct sb_report_ctx *r, FILE *f);
+	int (*list_json)(const struct sb_report_ctx *r, struct sb_json *j);
+	const char *list_help;
+};
+
+/* The table (report_views.c), in report order. */
+extern const struct sb_report_view *const sb_report_views[];
+extern const size_t sb_report_nviews;
+
+extern const struct sb_report_view sb_view_meta;       /* report_meta.c */
+extern const struct sb_report_view sb_view_addresses;  /* report_addrs.c */
+extern const struct sb_report_view sb_view_sections;   /* report_sections.c */
+extern const struct sb_report_view sb_view_causes;     /* report_causes.c */
+extern const struct sb_report_view sb_view_waits;      /* report_waits.c */
+extern const struct sb_report_view sb_view_locks;      /* report_waits.c */
+extern const struct sb_report_view sb_view_counts;     /* report_counts.c */
+
+/* The whole report through every view (report_views.c); 0 or -1. */
+int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
+		   const struct sb_report_opts *o, FILE *f);
+int sb_report_json(const struct sb_profile *p, const struct sb_causes *c,
+		   const struct sb_report_opts *o, FILE *f);
+/* One view's listing alone, in text or JSON; 0 or -1. */
+int sb_report_list(const struct sb_report_view *v, const struct sb_profile *p,
+		   const struct sb_report_opts *o, int json, FILE *f);
+
+/* Sections in the order of the --sort key (report_sections.c); NULL
+ * without sections or on ENOMEM.  Caller frees. */
+size_t *sb_report_sections_sorted(const struct sb_profile *p, const char *sort);
+
 /* "function (file.c:LINE)", or the best there is: "function+0x1a (bin)",
  * "0x401234 (bin)". */
 void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
@@ -28,23 +100,5 @@ void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
  * "address": .. of a profile location. */
 void sb_json_str(FILE *f, const char *s);
 void sb_json_loc_fields(FILE *f, const struct sb_profile *p, int32_t loc);
-
-/* `report --counts`: each section's events with per-thread totals over its
- * stored instances (exact block counts, block samples), text or JSON. */
-int sb_report_counts(const struct sb_profile *p, int json, FILE *f);
-
-int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
-		   const struct sb_report_opts *o, FILE *out);
-int sb_report_json(const struct sb_profile *p, const struct sb_causes *c, FILE *out);
-/* The "Causes" view for the sections in order (the first top). */
-int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
-			  const size_t *order, size_t top, FILE *f);
-
-/* Sampled data addresses (report_addrs.c): a summary line for the text
- * header, an "addresses" member for JSON (nothing for profiles without
- * address counts), and the kept records as a tab-separated table. */
-void sb_report_addrs_text(const struct sb_profile *p, FILE *f);
-void sb_report_addrs_json(const struct sb_profile *p, FILE *f);
-int sb_report_addrs_table(const struct sb_profile *p, FILE *f);
 
 #endif

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sampled data addresses in the reports: one summary line (text), an
- * "addresses" object (JSON), and the kept records themselves as a table
- * (`report --addresses`) for scripts and later analyses.
+ * The "addresses" view: sampled data addresses in the reports, as one
+ * summary line in the text header, an "addresses" object (JSON), and the
+ * kept records themselves as a table (`report --addresses`) for scripts
+ * and later analyses.  Profiles recorded before address sampling existed
+ * have no counts: no line, no member.
  */
 #include <inttypes.h>
 
@@ -14,12 +16,12 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-void sb_report_addrs_text(const struct sb_profile *p, FILE *f)
+static void addrs_head(const struct sb_report_ctx *r, FILE *f)
 {
 	struct sb_addrs_counts c;
 	uint64_t mem;
 
-	if (sb_addrs_counts_read(p, &c))
+	if (sb_addrs_counts_read(r->p, &c))
 		return;     /* recorded before address sampling existed */
 	mem = c.decoded + c.undecodable;
 	fprintf(f, "  addresses: %" PRIu64 " of %" PRIu64 " samples were memory accesses: %"
@@ -29,24 +31,28 @@ void sb_report_addrs_text(const struct sb_profile *p, FILE *f)
 		c.undecodable, pct(c.undecodable, mem), c.kept, c.capacity);
 }
 
-void sb_report_addrs_json(const struct sb_profile *p, FILE *f)
+static int addrs_json(const struct sb_report_ctx *r, struct sb_json *j)
 {
 	struct sb_addrs_counts c;
 
-	if (sb_addrs_counts_read(p, &c))
-		return;
-	fprintf(f, "  \"addresses\": {\"samples\": %" PRIu64 ", \"memory_samples\": %" PRIu64
+	if (sb_addrs_counts_read(r->p, &c))
+		return 0;
+	sb_json_member(j, "addresses");
+	fprintf(j->f, "{\"samples\": %" PRIu64 ", \"memory_samples\": %" PRIu64
 		", \"decoded\": %" PRIu64 ", \"undecodable\": %" PRIu64
 		", \"undecodable_pct\": %.3f, \"no_memory_access\": %" PRIu64
 		", \"no_code\": %" PRIu64 ", \"skid_corrected\": %" PRIu64
-		", \"kept\": %" PRIu64 ", \"capacity\": %" PRIu64 "},\n",
+		", \"kept\": %" PRIu64 ", \"capacity\": %" PRIu64 "}",
 		c.samples, c.decoded + c.undecodable, c.decoded, c.undecodable,
 		pct(c.undecodable, c.decoded + c.undecodable), c.no_access, c.no_code,
 		c.skid, c.kept, c.capacity);
+	return 0;
 }
 
-int sb_report_addrs_table(const struct sb_profile *p, FILE *f)
+/* The table is for scripts in either --format. */
+static int addrs_table(const struct sb_report_ctx *r, FILE *f)
 {
+	const struct sb_profile *p = r->p;
 	char where[512];
 
 	fputs("# ts_ns\ttid\tip\taddr\tsize\taccess\tskid\tinstance\tfunction\tlocation\n", f);
@@ -62,3 +68,12 @@ int sb_report_addrs_table(const struct sb_profile *p, FILE *f)
 	}
 	return ferror(f) ? -1 : 0;
 }
+
+const struct sb_report_view sb_view_addresses = {
+	.name = "addresses",
+	.head = addrs_head,
+	.json = addrs_json,
+	.list_text = addrs_table,
+	.list_help = "      --addresses      instead of a report, the sampled data addresses kept\n"
+		     "                       in the profile, one per line (tab-separated)\n",
+};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The "Causes" view: LIME's ranked causes per section, with the source
- * lines around each one when the source is readable (LIME Figs. 6-8). */
+/* The "causes" view: LIME's ranked causes per section, with the source
+ * lines around each one when the source is readable (LIME Figs. 6-8), for
+ * the first --top sections in the table's order; JSON "causes" by score. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +30,15 @@ static void source_context(FILE *f, const char *path, unsigned line)
 	fclose(src);
 }
 
-int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
-			  const size_t *order, size_t top, FILE *f)
+static int causes_text(const struct sb_report_ctx *r, FILE *f)
 {
+	const struct sb_profile *p = r->p;
+	const struct sb_causes *c = r->causes;
 	char loc[512];
 	bool undetermined = false;
 
+	if (!p->nsections)
+		return 0;       /* the sections view said there are none */
 	fputs("Causes of imbalance (LIME: clustering, leader nodes, regression; "
 	      "per section, instances weighted by imbalance)\n", f);
 	if (!p->nvectors) {
@@ -49,8 +53,8 @@ int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 		fputs("  from LBR-sampled edge executions (--events hw): they decide "
 		      "branch/loop/call;\n  PEBS load latency their flow does not explain "
 		      "is a hardware cause\n", f);
-	for (size_t k = 0; k < p->nsections && k < top; k++) {
-		uint32_t s = (uint32_t)order[k];
+	for (size_t k = 0; k < p->nsections && k < r->o->top; k++) {
+		uint32_t s = (uint32_t)r->order[k];
 		size_t shown = 0;
 
 		sb_loc_format(p, (int32_t)p->sections[s].loc, loc, sizeof(loc));
@@ -82,3 +86,51 @@ int sb_report_causes_text(const struct sb_profile *p, const struct sb_causes *c,
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
+
+static const struct sb_causes *sort_causes;
+
+static int by_score(const void *a, const void *b)
+{
+	double x = sort_causes->c[*(const size_t *)a].score;
+	double y = sort_causes->c[*(const size_t *)b].score;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+	const struct sb_causes *c = r->causes;
+	size_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
+	FILE *f = j->f;
+	char sec[512];
+
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < c->n; i++)
+		order[i] = i;
+	sort_causes = c;
+	qsort(order, c->n, sizeof(*order), by_score);
+	sb_json_member(j, "causes");
+	fputc('[', f);
+	for (size_t k = 0; k < c->n; k++) {
+		const struct sb_cause *x = &c->c[order[k]];
+
+		sb_loc_short(p, (int32_t)p->sections[x->section].loc, sec, sizeof(sec));
+		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
+		sb_json_str(f, sec);
+		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", ", x->score,
+			sb_cause_kind_name(x->kind));
+		sb_json_loc_fields(f, p, x->loc);
+		fputc('}', f);
+	}
+	fputs(c->n ? "\n  ]" : "]", f);
+	free(order);
+	return 0;
+}
+
+const struct sb_report_view sb_view_causes = {
+	.name = "causes",
+	.text = causes_text,
+	.json = causes_json,
+};

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+/* Formatting shared by the views: locations, durations, JSON pieces. */
 #include <string.h>
 
 #include "report.h"
@@ -63,4 +64,43 @@ void sb_fmt_ns(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.0f us", (double)ns / 1e3);
 	else
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+}
+
+void sb_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void sb_json_loc_fields(FILE *f, const struct sb_profile *p, int32_t loc)
+{
+	char buf[512];
+	const struct sb_loc *l = loc >= 0 && (size_t)loc < p->nlocs ? &p->locs[loc] : NULL;
+
+	sb_loc_short(p, loc, buf, sizeof(buf));
+	fputs("\"location\": ", f);
+	sb_json_str(f, buf);
+	fputs(", \"function\": ", f);
+	if (l && l->function)
+		sb_json_str(f, l->function);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"address\": \"0x%llx\"", l ? (unsigned long long)l->addr : 0ull);
+}
+
+void sb_json_member(struct sb_json *j, const char *name)
+{
+	fputs(j->nmembers++ ? ",\n  " : "  ", j->f);
+	sb_json_str(j->f, name);
+	fputs(": ", j->f);
 }

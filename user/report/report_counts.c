@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * `scalebpf report --counts`: the per-thread event vectors LIME works on,
- * summed over each section's stored instances.  With an exact-mode
- * profile these are exact per-thread block counts, the numbers to check a
- * cause against (LIME Figs. 6-8 show them beside the code).
+ * The "counts" view, a listing shown instead of the report by `scalebpf
+ * report --counts`: the per-thread event vectors LIME works on, summed
+ * over each section's stored instances.  With an exact-mode profile these
+ * are exact per-thread block counts, the numbers to check a cause against
+ * (LIME Figs. 6-8 show them beside the code).
  *
  * JSON: {"counts": [{section, kind, location, function, address,
  *        instances, per_thread: [{tid, comm, count}]}]}, per section by
@@ -166,7 +167,8 @@ static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *t
 		fprintf(f, "  ... %zu more (--format json lists all)\n", nrows - 40);
 }
 
-int sb_report_counts(const struct sb_profile *p, int json, FILE *f)
+/* Every section's rows, as text (sections with events) or JSON entries. */
+static int each_section(const struct sb_profile *p, int json, FILE *f)
 {
 	long *row_of = malloc((p->nevents ? p->nevents : 1) * sizeof(*row_of));
 	uint32_t tids[MAX_THREADS], nt;
@@ -176,12 +178,6 @@ int sb_report_counts(const struct sb_profile *p, int json, FILE *f)
 		return -1;
 	for (size_t e = 0; e < p->nevents; e++)
 		row_of[e] = -1;
-	if (json)
-		fputs("{\n  \"counts\": [", f);
-	else
-		fprintf(f, "Per-thread event counts (block counts: %s)\n",
-			sb_profile_meta_get(p, "block_counts") ?
-			sb_profile_meta_get(p, "block_counts") : "sampled");
 	for (uint32_t s = 0; s < p->nsections && !ret; s++) {
 		struct row *rows = NULL;
 		long n = section_rows(p, s, tids, &nt, &rows, row_of);
@@ -196,8 +192,36 @@ int sb_report_counts(const struct sb_profile *p, int json, FILE *f)
 			print_text(p, s, tids, nt, rows, (size_t)n, f);
 		rows_free(rows, (size_t)n);
 	}
-	if (json)
-		fputs("\n  ]\n}\n", f);
 	free(row_of);
+	return ret;
+}
+
+static int counts_text(const struct sb_report_ctx *r, FILE *f)
+{
+	const char *bc = sb_profile_meta_get(r->p, "block_counts");
+	int ret;
+
+	fprintf(f, "Per-thread event counts (block counts: %s)\n", bc ? bc : "sampled");
+	ret = each_section(r->p, 0, f);
 	return ret || ferror(f) ? -1 : 0;
 }
+
+static int counts_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	int ret;
+
+	sb_json_member(j, "counts");
+	fputc('[', j->f);
+	ret = each_section(r->p, 1, j->f);
+	fputs("\n  ]", j->f);
+	return ret || ferror(j->f) ? -1 : 0;
+}
+
+const struct sb_report_view sb_view_counts = {
+	.name = "counts",
+	.list_text = counts_text,
+	.list_json = counts_json,
+	.list_help = "      --counts         instead of a report, each section's per-thread\n"
+		     "                       event counts (exact block counts of a `scalebpf cc`\n"
+		     "                       build, or samples per block), the vectors LIME uses\n",
+};

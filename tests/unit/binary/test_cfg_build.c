@@ -5,61 +5,24 @@
  * endbr64 and notrack jmp) and checks the CFG against objdump: block
  * starts, every edge with its kind, and back edges against a DFS of the
  * objdump-derived graph (retreating edges = back edges in the reducible
- * graphs a compiler makes from structured C).  Then stripped binaries,
- * the system libc (time, counts, pthread_barrier_wait) and the cache.
+ * graphs a compiler makes from structured C).  Then stripped binaries
+ * and the system libc (time, counts, pthread_barrier_wait).  The cache
+ * is test_cfg_build_cache.c.
  */
 #include "binary/cfg_build.h"
 #include "cfg/cfg_io.h"
-#include "cfg_compare.h"
 #include "check.h"
 #include "binary/elfsym.h"
+#include "cfg_build_test.h"
 
-#include <dirent.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
-static const char prog_src[] =
-	"volatile int sink;\n"
-	"__attribute__((noipa)) int helper(int x) { sink = x; return x * 3; }\n"
-	"__attribute__((noipa)) static int hidden_fn(int x) { sink = x; return x + 1; }\n"
-	"__attribute__((noipa)) int counted_loop(const int *a, int n)\n"
-	"{ int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n"
-	"__attribute__((noipa)) void nested_loop(int *a, int n, int m)\n"
-	"{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) a[i * m + j] += i ^ j; }\n"
-	"__attribute__((noipa)) int diamond(int x)\n"
-	"{ int r; if (x > 10) r = helper(x); else r = hidden_fn(x) - 5; return r + 1; }\n"
-	"__attribute__((noipa)) int switcher(int x)\n"
-	"{ int r; switch (x) {\n"
-	"  case 0: r = helper(1); break;     case 1: r = helper(7) + 2; break;\n"
-	"  case 2: r = hidden_fn(3); break;  case 3: r = helper(x * 5); break;\n"
-	"  case 4: r = hidden_fn(x) * 9; break; case 5: r = helper(11) - 1; break;\n"
-	"  case 6: r = 42; break;            default: r = -1; break; }\n"
-	"  return r + 3; }\n"
-	"__attribute__((noipa)) int tailer(int x)\n"
-	"{ if (x < 0) return -x; return helper(x * 2); }\n"
-	"int main(int argc, char **argv)\n"
-	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4);\n"
-	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
-
 static char dir[] = "/tmp/sb_cfgb_XXXXXX";
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static double now(void)
 {
@@ -496,117 +459,20 @@ static void test_libc(void)
 	sb_elf_close(e);
 }
 
-/* ---- cache ---- */
-
-
-static size_t count_files(const char *d)
-{
-	DIR *dp = opendir(d);
-	struct dirent *de;
-	size_t n = 0;
-
-	while (dp && (de = readdir(dp)))
-		n += de->d_name[0] != '.';
-	if (dp)
-		closedir(dp);
-	return n;
-}
-
-static void test_cache(const char *bin, const char *nobid)
-{
-	char cdir[512], file[1024], err[256];
-	struct sb_elf *e = sb_elf_open(bin, err, sizeof(err)), *e2;
-	struct sb_cfg *ref = sb_cfg_build(e, err, sizeof(err)), *g;
-	bool hit = true;
-	struct stat sbuf;
-
-	snprintf(cdir, sizeof(cdir), "%s/cache/a/b", dir);
-	snprintf(file, sizeof(file), "%s/%s.cfg", cdir, sb_elf_build_id(e));
-	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
-	CHECK(g && !hit && stat(file, &sbuf) == 0, "first call: miss, file written");
-	CHECK(stat(cdir, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "cache dir 0700");
-	sb_cfg_free(g);
-	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
-	CHECK(g && hit && same_graph(g, ref), "second call: hit, identical graph");
-	sb_cfg_free(g);
-	/* a flipped byte in the middle, then a truncated file: rebuilt */
-	CHECK(run("printf '\\377' | dd of=%s bs=1 seek=100 conv=notrunc status=none", file) == 0,
-	      "corrupt");
-	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
-	CHECK(g && !hit && same_graph(g, ref), "corrupt file: miss, rebuilt");
-	sb_cfg_free(g);
-	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
-	CHECK(g && hit && same_graph(g, ref), "corrupt file was replaced");
-	sb_cfg_free(g);
-	CHECK(truncate(file, 10) == 0, "truncate");
-	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
-	CHECK(g && !hit && same_graph(g, ref) && stat(file, &sbuf) == 0 && sbuf.st_size > 10,
-	      "truncated file: rebuilt and replaced");
-	sb_cfg_free(g);
-	CHECK(count_files(cdir) == 1, "no temporary files left");
-	/* default directories */
-	setenv("XDG_CACHE_HOME", cdir, 1);
-	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
-	snprintf(file, sizeof(file), "%s/scalebpf/cfg/%s.cfg", cdir, sb_elf_build_id(e));
-	CHECK(g && !hit && stat(file, &sbuf) == 0, "$XDG_CACHE_HOME/scalebpf/cfg");
-	sb_cfg_free(g);
-	unsetenv("XDG_CACHE_HOME");
-	snprintf(file, sizeof(file), "%s/home", dir);
-	setenv("HOME", file, 1);
-	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
-	snprintf(file, sizeof(file), "%s/home/.cache/scalebpf/cfg/%s.cfg", dir, sb_elf_build_id(e));
-	CHECK(g && !hit && stat(file, &sbuf) == 0, "$HOME/.cache/scalebpf/cfg");
-	snprintf(file, sizeof(file), "%s/home/.cache", dir);
-	CHECK(stat(file, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "created 0700");
-	sb_cfg_free(g);
-	/* no build-id: never cached */
-	snprintf(cdir, sizeof(cdir), "%s/cache2", dir);
-	e2 = sb_elf_open(nobid, err, sizeof(err));
-	CHECK(e2 && !sb_elf_build_id(e2), "binary without build-id");
-	for (int i = 0; e2 && i < 2; i++) {
-		g = sb_cfg_cached(e2, cdir, &hit, err, sizeof(err));
-		CHECK(g && !hit && g->nfuncs > 0 && !g->build_id, "no build-id: built, miss");
-		sb_cfg_free(g);
-	}
-	CHECK(count_files(cdir) == 0, "no build-id: nothing written");
-	/* a relocatable object is refused with a message */
-	snprintf(file, sizeof(file), "%s/prog.o", dir);
-	sb_elf_close(e2);
-	e2 = sb_elf_open(file, err, sizeof(err));
-	err[0] = '\0';
-	g = e2 ? sb_cfg_build(e2, err, sizeof(err)) : NULL;
-	CHECK(e2 && !g && strstr(err, "executable"), "object file refused: %s", err);
-	sb_elf_close(e2);
-	sb_cfg_free(ref);
-	sb_elf_close(e);
-}
-
 int main(void)
 {
-	char bin[256], nobid[256];
+	char bin[256];
 
 	if (!mkdtemp(dir)) {
 		CHECK(0, "mkdtemp");
 		return CHECK_DONE("test_cfg_build");
 	}
 	snprintf(bin, sizeof(bin), "%s/prog", dir);
-	snprintf(nobid, sizeof(nobid), "%s/nobid", dir);
-	{
-		char src[256];
-		FILE *o;
-
-		snprintf(src, sizeof(src), "%s/prog.c", dir);
-		o = fopen(src, "w");
-		CHECK(o && fputs(prog_src, o) >= 0 && fclose(o) == 0, "write source");
-	}
-	/* -foptimize-sibling-calls: -O1 does not make tail calls by itself */
-	CHECK(run("cd %s && gcc -O1 -g -fcf-protection=full -foptimize-sibling-calls -rdynamic "
-		  "-Wl,--build-id -o prog prog.c && gcc -O1 -c -o prog.o prog.c && "
-		  "gcc -O1 -Wl,--build-id=none -o nobid prog.c", dir) == 0, "compile");
+	CHECK(write_prog_source(dir), "write source");
+	CHECK(compile_prog(dir) == 0, "compile");
 	test_shapes(bin);
 	test_stripped(bin);
 	test_libc();
-	test_cache(bin, nobid);
 	free(oins);
 	run("rm -rf %s", dir);
 	return CHECK_DONE("test_cfg_build");

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_memop_live: the decoder on a running program, without BPF.
- * PTRACE_INTERRUPT stops of a pointer chase, a streaming loop and a
- * self-clobbering chase are decoded from the stopped child's registers
- * and checked against objdump's listing and the arrays the child prints.
- * Also prints the decoder's per-sample cost with a warm cache.
+ * test_memop_live: memory-access recovery (sb_memop_decode) on a running
+ * program, without BPF.  PTRACE_INTERRUPT stops of a pointer chase, a
+ * streaming loop and a self-clobbering chase get their memory operand's
+ * address from the stopped child's registers, checked against objdump's
+ * listing and the arrays the child prints.  Also prints the per-sample
+ * cost of the lookup with a warm cache.
  */
 #include "check.h"
 #include "binary/elfsym.h"
@@ -89,7 +90,7 @@ static const char *const live_fns[] = { "chase", "sum", "next" };
 static struct insn listing[NLIVE][MAXI];
 static int nlisting[NLIVE];
 
-/* Does the AT&T text access data memory (the decoder's definition:
+/* Does the AT&T text access data memory (sb_memop_decode's definition:
  * address arithmetic, nops, prefetches and branches do not)? */
 static bool has_mem(const char *text)
 {
@@ -115,7 +116,7 @@ struct tally {
 	int none_wrong;     /* NONE, but objdump shows an access at or before */
 	int ok_wrong;       /* OK, but the instruction claimed has no access,
 			     * or is next()'s self-clobbering load, already run */
-	uint64_t ns, ndec;  /* decoding time, warm cache */
+	uint64_t ns, ndec;  /* lookup time, warm cache */
 };
 
 /* One stop's classification against the listing. */
@@ -178,7 +179,7 @@ static void report(const char *mode, const struct tally *t)
  * What is measured: a ptrace stop lands on any instruction boundary of
  * the loop, so how many stops follow a memory access depends on the
  * loop's shape (sum's `add $8; cmp; jne` tail gives ~50% 'none', which
- * is the right answer there), not on the decoder.  So each stop's class
+ * is the right answer there), not on memop.  So each stop's class
  * is checked against objdump's listing instead: no 'none' where an access
  * is at or before the stop, no address for an instruction without one or
  * for the self-clobbering load once it ran, and >= 80% of the decoded

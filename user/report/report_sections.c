@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* The text report: where thread-time is lost, and on what. */
+/*
+ * The "sections" view: parallel sections ranked by lost thread-time, as a
+ * table sorted by the --sort key with the first --top ones in detail
+ * (per-thread busy/wait bars), and as JSON "sections" by lost_ns.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -87,6 +91,15 @@ static const struct column columns[] = {
 };
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
 
+/* The --sort key's column; the first (lost) for none or an unknown key. */
+static const struct column *sort_column_of(const char *sort)
+{
+	for (size_t c = 0; sort && c < NCOLUMNS; c++)
+		if (columns[c].compare && !strcasecmp(columns[c].name, sort))
+			return &columns[c];
+	return &columns[0];
+}
+
 static const struct column *sort_column;
 static const struct sb_profile *sort_profile;
 
@@ -98,50 +111,16 @@ static int by_column(const void *a, const void *b)
 	return c ? c : cmp_lost(&sort_profile->sections[x], &sort_profile->sections[y]);
 }
 
-static void header(const struct sb_profile *p, const struct sb_report_opts *o, FILE *f)
+size_t *sb_report_sections_sorted(const struct sb_profile *p, const char *sort)
 {
-	const char *cmd = sb_profile_meta_get(p, "command");
-	const char *dur = sb_profile_meta_get(p, "duration_ns");
-	const char *notes = sb_profile_meta_get(p, "notes");
-	char d[32];
-	unsigned long long drops = 0;
-	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
-			       "drops_lbr", "drops_load" };
-	const char *sampling = sb_profile_meta_get(p, "sampling");
-	size_t nolines;
+	size_t *order = sb_sections_ranked(p);
 
-	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
-	fprintf(f, "scalebpf report: %s\n", o->input);
-	fprintf(f, "  target:   %s (pid %s), recorded %s, %zu threads, stopped: %s\n",
-		cmd && *cmd ? cmd : sb_profile_meta_get(p, "executable"),
-		sb_profile_meta_get(p, "pid"), d, p->nthreads,
-		sb_profile_meta_get(p, "stop_reason"));
-	fprintf(f, "  machine:  %s, %s CPUs, %s; PMU: %s\n", sb_profile_meta_get(p, "kernel"),
-		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
-		sb_profile_meta_get(p, "pmu"));
-	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
-	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
-	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
-		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = sb_profile_meta_get(p, keys[i]);
-
-		drops += v ? strtoull(v, NULL, 10) : 0;
-	}
-	if (drops)
-		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
-			"low; record again with a larger --ringbuf-mb\n", drops);
-	if (notes && *notes)
-		fprintf(f, "  notes:    %s\n", notes);
-	nolines = 0;
-	for (size_t i = 0; i < p->nsections; i++)
-		nolines += !p->locs[p->sections[i].loc].line;
-	if (nolines)
-		fprintf(f, "  WARNING:  %zu of %zu sections have no source line (no debug info): "
-			"they show as addresses; rebuild the program with -g\n",
-			nolines, p->nsections);
-	sb_report_addrs_text(p, f);
-	fputc('\n', f);
+	if (!order)
+		return NULL;
+	sort_column = sort_column_of(sort);
+	sort_profile = p;
+	qsort(order, p->nsections, sizeof(*order), by_column);
+	return order;
 }
 
 static void bar(FILE *f, uint64_t busy, uint64_t wait, uint64_t scale, int width)
@@ -199,10 +178,10 @@ static void section_detail(const struct sb_profile *p, const struct sb_section *
 	fputc('\n', f);
 }
 
-static int sections(const struct sb_profile *p, const struct sb_causes *c,
-		    const struct sb_report_opts *o, FILE *f)
+static int sections_text(const struct sb_report_ctx *r, FILE *f)
 {
-	size_t *order = sb_sections_ranked(p);
+	const struct sb_profile *p = r->p;
+	const struct column *sorted_by = sort_column_of(r->o->sort);
 	char buf[512];
 
 	if (!p->nsections) {
@@ -211,16 +190,10 @@ static int sections(const struct sb_profile *p, const struct sb_causes *c,
 		      "barriers, name them with --barrier SYMBOL.\n\n", f);
 		return 0;
 	}
-	if (!order)
+	if (!r->order)
 		return -1;
-	sort_column = &columns[0];
-	for (size_t c = 0; o->sort && c < NCOLUMNS; c++)
-		if (columns[c].compare && !strcasecmp(columns[c].name, o->sort))
-			sort_column = &columns[c];
-	sort_profile = p;
-	qsort(order, p->nsections, sizeof(*order), by_column);
 	fprintf(f, "Parallel sections by %s (lost = thread-time idle at the closing sync; "
-		"imbalance = mean idle fraction, LIME)\n", sort_column->name);
+		"imbalance = mean idle fraction, LIME)\n", sorted_by->name);
 	fprintf(f, "%3s ", "#");
 	for (size_t c = 0; c < NCOLUMNS; c++)
 		fprintf(f, "%-*s ", columns[c].width, columns[c].name);
@@ -228,60 +201,48 @@ static int sections(const struct sb_profile *p, const struct sb_causes *c,
 	for (size_t k = 0; k < p->nsections; k++) {
 		fprintf(f, "%3zu ", k + 1);
 		for (size_t c = 0; c < NCOLUMNS; c++) {
-			columns[c].print(p, &p->sections[order[k]], buf, sizeof(buf));
+			columns[c].print(p, &p->sections[r->order[k]], buf, sizeof(buf));
 			fprintf(f, "%-*s ", columns[c].width, buf);
 		}
 		fputc('\n', f);
 	}
 	fputc('\n', f);
-	for (size_t k = 0; k < p->nsections && k < o->top; k++)
-		section_detail(p, &p->sections[order[k]], k + 1, f);
-	if (sb_report_causes_text(p, c, order, o->top, f)) {
-		free(order);
-		return -1;
+	for (size_t k = 0; k < p->nsections && k < r->o->top; k++)
+		section_detail(p, &p->sections[r->order[k]], k + 1, f);
+	return 0;
+}
+
+static int sections_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+	size_t *order = sb_sections_ranked(p);
+	FILE *f = j->f;
+
+	sb_json_member(j, "sections");
+	fputc('[', f);
+	for (size_t k = 0; order && k < p->nsections; k++) {
+		const struct sb_section *s = &p->sections[order[k]];
+
+		fprintf(f, "%s\n    {", k ? "," : "");
+		sb_json_loc_fields(f, p, (int32_t)s->loc);
+		fprintf(f, ", \"kind\": \"%s\", \"instances\": %llu, \"threads\": %u, "
+			"\"imbalance_pct\": %.3f, \"lost_ns\": %llu, \"per_thread\": [",
+			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
+			s->nthreads, sb_section_imbalance_pct(s), (unsigned long long)s->lost_ns);
+		for (uint32_t t = 0; t < s->nthreads; t++)
+			fprintf(f, "%s{\"tid\": %u, \"busy_ns\": %llu, \"wait_ns\": %llu}",
+				t ? ", " : "", s->per_thread[t].tid,
+				(unsigned long long)s->per_thread[t].busy_ns,
+				(unsigned long long)s->per_thread[t].wait_ns);
+		fputs("]}", f);
 	}
+	fputs(p->nsections ? "\n  ]" : "]", f);
 	free(order);
 	return 0;
 }
 
-static int waits(const struct sb_profile *p, FILE *f)
-{
-	struct sb_prim_total prims[SB_PRIM_MAX];
-	size_t np = sb_waits_by_prim(p, prims);
-	struct sb_lock_total *locks;
-	long nl = sb_locks_ranked(p, &locks);
-	char b[32], loc[512];
-
-	if (nl < 0)
-		return -1;
-	fputs("Wait time by primitive\n", f);
-	fprintf(f, "  %-16s %12s %12s\n", "primitive", "count", "wait");
-	for (size_t i = 0; i < np; i++) {
-		sb_fmt_ns(prims[i].wait_ns, b, sizeof(b));
-		fprintf(f, "  %-16s %12llu %12s\n", sb_prim_name(prims[i].prim),
-			(unsigned long long)prims[i].count, b);
-	}
-	if (!np)
-		fputs("  (no waits recorded)\n", f);
-	fputs("\nContended locks and condition variables (by wait time)\n", f);
-	fprintf(f, "  %-13s %12s %12s  %s\n", "primitive", "contentions", "wait", "call site");
-	for (long i = 0; i < nl && i < 10; i++) {
-		sb_fmt_ns(locks[i].wait_ns, b, sizeof(b));
-		sb_loc_format(p, locks[i].loc, loc, sizeof(loc));
-		fprintf(f, "  %-13s %12llu %12s  %s\n", sb_prim_name(locks[i].prim),
-			(unsigned long long)locks[i].contentions, b, loc);
-	}
-	if (!nl)
-		fputs("  (no contention recorded)\n", f);
-	free(locks);
-	return 0;
-}
-
-int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
-		   const struct sb_report_opts *o, FILE *f)
-{
-	header(p, o, f);
-	if (sections(p, c, o, f) || waits(p, f))
-		return -1;
-	return ferror(f) ? -1 : 0;
-}
+const struct sb_report_view sb_view_sections = {
+	.name = "sections",
+	.text = sections_text,
+	.json = sections_json,
+};

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* Test program shared by test_cfg_build.c and test_cfg_build_cache.c:
+ * functions of known shape, built at test time into prog (build-id,
+ * endbr64, tail calls), prog.o and nobid (no build-id). */
+#ifndef SB_TEST_CFG_BUILD_TEST_H
+#define SB_TEST_CFG_BUILD_TEST_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char prog_src[] =
+	"volatile int sink;\n"
+	"__attribute__((noipa)) int helper(int x) { sink = x; return x * 3; }\n"
+	"__attribute__((noipa)) static int hidden_fn(int x) { sink = x; return x + 1; }\n"
+	"__attribute__((noipa)) int counted_loop(const int *a, int n)\n"
+	"{ int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n"
+	"__attribute__((noipa)) void nested_loop(int *a, int n, int m)\n"
+	"{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) a[i * m + j] += i ^ j; }\n"
+	"__attribute__((noipa)) int diamond(int x)\n"
+	"{ int r; if (x > 10) r = helper(x); else r = hidden_fn(x) - 5; return r + 1; }\n"
+	"__attribute__((noipa)) int switcher(int x)\n"
+	"{ int r; switch (x) {\n"
+	"  case 0: r = helper(1); break;     case 1: r = helper(7) + 2; break;\n"
+	"  case 2: r = hidden_fn(3); break;  case 3: r = helper(x * 5); break;\n"
+	"  case 4: r = hidden_fn(x) * 9; break; case 5: r = helper(11) - 1; break;\n"
+	"  case 6: r = 42; break;            default: r = -1; break; }\n"
+	"  return r + 3; }\n"
+	"__attribute__((noipa)) int tailer(int x)\n"
+	"{ if (x < 0) return -x; return helper(x * 2); }\n"
+	"int main(int argc, char **argv)\n"
+	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4);\n"
+	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
+
+static inline int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* dir/prog.c from prog_src. */
+static inline bool write_prog_source(const char *dir)
+{
+	char src[256];
+	FILE *o;
+
+	snprintf(src, sizeof(src), "%s/prog.c", dir);
+	o = fopen(src, "w");
+	return o && fputs(prog_src, o) >= 0 && fclose(o) == 0;
+}
+
+/* dir/prog, dir/prog.o and dir/nobid; the exit status of the shell. */
+static inline int compile_prog(const char *dir)
+{
+	/* -foptimize-sibling-calls: -O1 does not make tail calls by itself */
+	return run("cd %s && gcc -O1 -g -fcf-protection=full -foptimize-sibling-calls -rdynamic "
+		   "-Wl,--build-id -o prog prog.c && gcc -O1 -c -o prog.o prog.c && "
+		   "gcc -O1 -Wl,--build-id=none -o nobid prog.c", dir);
+}
+
+#endif

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* The "meta" view: what was recorded, where and how (the text header),
+ * and all profile metadata as strings (JSON "meta"). */
+#include <stdlib.h>
+
+#include "report.h"
+
+static void meta_head(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	const char *cmd = sb_profile_meta_get(p, "command");
+	const char *dur = sb_profile_meta_get(p, "duration_ns");
+	const char *notes = sb_profile_meta_get(p, "notes");
+	char d[32];
+	unsigned long long drops = 0;
+	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
+			       "drops_lbr", "drops_load" };
+	const char *sampling = sb_profile_meta_get(p, "sampling");
+	size_t nolines;
+
+	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
+	fprintf(f, "scalebpf report: %s\n", r->o->input);
+	fprintf(f, "  target:   %s (pid %s), recorded %s, %zu threads, stopped: %s\n",
+		cmd && *cmd ? cmd : sb_profile_meta_get(p, "executable"),
+		sb_profile_meta_get(p, "pid"), d, p->nthreads,
+		sb_profile_meta_get(p, "stop_reason"));
+	fprintf(f, "  machine:  %s, %s CPUs, %s; PMU: %s\n", sb_profile_meta_get(p, "kernel"),
+		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
+		sb_profile_meta_get(p, "pmu"));
+	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
+	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
+	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
+		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = sb_profile_meta_get(p, keys[i]);
+
+		drops += v ? strtoull(v, NULL, 10) : 0;
+	}
+	if (drops)
+		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
+			"low; record again with a larger --ringbuf-mb\n", drops);
+	if (notes && *notes)
+		fprintf(f, "  notes:    %s\n", notes);
+	nolines = 0;
+	for (size_t i = 0; i < p->nsections; i++)
+		nolines += !p->locs[p->sections[i].loc].line;
+	if (nolines)
+		fprintf(f, "  WARNING:  %zu of %zu sections have no source line (no debug info): "
+			"they show as addresses; rebuild the program with -g\n",
+			nolines, p->nsections);
+}
+
+static int meta_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+
+	sb_json_member(j, "meta");
+	fputc('{', j->f);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		fputs(i ? ",\n    " : "\n    ", j->f);
+		sb_json_str(j->f, p->meta[i].key);
+		fputs(": ", j->f);
+		sb_json_str(j->f, p->meta[i].value);
+	}
+	fputs("\n  }", j->f);
+	return 0;
+}
+
+const struct sb_report_view sb_view_meta = {
+	.name = "meta",
+	.head = meta_head,
+	.json = meta_json,
+};
