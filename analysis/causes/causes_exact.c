@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * LIME input from an exact-mode profile (causes_priv.h).  Exact block
- * counts become exact edge counts (exact_flow.h), LIME's own events: the
+ * counts become exact edge counts (cfg_flow.h), LIME's own events: the
  * leader rule and the cause kinds (branch, loop, call) then work as in the
  * paper.  The same run's cpu-clock samples per block measure time; each
  * becomes a hardware event whose superior is its block's exact count, so
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/exact_flow.h"
+#include "cfg/cfg_flow.h"
 
 struct pool {
 	uint32_t nt;
@@ -103,7 +103,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 {
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
-	struct sb_exact_flow fl = { 0 };
+	struct sb_cfg_flow fl = { 0 };
 	size_t n = 0, cap, nt;
 	long *count_ev = NULL, total;
 	int ret = -ENOMEM;
@@ -113,7 +113,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 	nt = pl.nt;
 	if (!li->time || (total = pool_fill(p, g, s, by_inst, ninst_vec, &pl)) < 0)
 		goto out;
-	if (sb_exact_flow_solve(m, pl.nt, pl.known, pl.bcount, &fl))
+	if (sb_cfg_flow_solve(m, pl.nt, pl.known, pl.bcount, &fl))
 		goto out;
 	cap = pl.nsampled * 2;
 	for (size_t e = 0; e < m->nedges; e++)
@@ -158,7 +158,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 	ret = total ? 0 : -ENOENT;
 out:
 	free(count_ev);
-	sb_exact_flow_free(&fl);
+	sb_cfg_flow_free(&fl);
 	pool_free(&pl);
 	return ret;
 }

@@ -62,7 +62,7 @@ void sb_causes_pooled_free(struct sb_causes_pooled *li);
 
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
- * instances pooled per thread into EDGE events (exact_flow.h) and, for the
+ * instances pooled per thread into EDGE events (cfg_flow.h) and, for the
  * block samples, HW events whose superior is their block's exact count
  * (§3.1).  0, -ENOENT (no instance), -ENOMEM.
  */

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-double sb_section_imbalance_pct(const struct sb_section *s)
+double sb_summary_imbalance_pct(const struct sb_section *s)
 {
 	return s->capacity_ns ? 100.0 * (double)s->lost_ns / (double)s->capacity_ns : 0.0;
 }
@@ -20,7 +20,7 @@ static int by_lost(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-size_t *sb_sections_ranked(const struct sb_profile *p)
+size_t *sb_summary_sections_ranked(const struct sb_profile *p)
 {
 	size_t *order;
 
@@ -38,16 +38,16 @@ size_t *sb_sections_ranked(const struct sb_profile *p)
 
 static int by_wait(const void *a, const void *b)
 {
-	const struct sb_prim_total *x = a, *y = b;
+	const struct sb_summary_prim_total *x = a, *y = b;
 
 	if (x->wait_ns != y->wait_ns)
 		return x->wait_ns < y->wait_ns ? 1 : -1;
 	return (x->prim > y->prim) - (x->prim < y->prim);
 }
 
-size_t sb_waits_by_prim(const struct sb_profile *p, struct sb_prim_total *out)
+size_t sb_summary_waits_by_prim(const struct sb_profile *p, struct sb_summary_prim_total *out)
 {
-	struct sb_prim_total all[SB_PRIM_MAX] = { { 0, 0, 0 } };
+	struct sb_summary_prim_total all[SB_PRIM_MAX] = { { 0, 0, 0 } };
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nwaits; i++) {
@@ -68,7 +68,7 @@ size_t sb_waits_by_prim(const struct sb_profile *p, struct sb_prim_total *out)
 	return n;
 }
 
-int sb_prim_is_lock(uint32_t prim)
+int sb_summary_prim_is_lock(uint32_t prim)
 {
 	switch (prim) {
 	case SB_PRIM_MUTEX:
@@ -86,7 +86,7 @@ int sb_prim_is_lock(uint32_t prim)
 
 static int lock_by_wait(const void *a, const void *b)
 {
-	const struct sb_lock_total *x = a, *y = b;
+	const struct sb_summary_lock_total *x = a, *y = b;
 
 	if (x->wait_ns != y->wait_ns)
 		return x->wait_ns < y->wait_ns ? 1 : -1;
@@ -95,9 +95,9 @@ static int lock_by_wait(const void *a, const void *b)
 	return (x->prim > y->prim) - (x->prim < y->prim);
 }
 
-long sb_locks_ranked(const struct sb_profile *p, struct sb_lock_total **out)
+long sb_summary_locks_ranked(const struct sb_profile *p, struct sb_summary_lock_total **out)
 {
-	struct sb_lock_total *t = malloc((p->nwaits ? p->nwaits : 1) * sizeof(*t));
+	struct sb_summary_lock_total *t = malloc((p->nwaits ? p->nwaits : 1) * sizeof(*t));
 	size_t n = 0;
 
 	*out = NULL;
@@ -107,7 +107,7 @@ long sb_locks_ranked(const struct sb_profile *p, struct sb_lock_total **out)
 		const struct sb_wait *w = &p->waits[i];
 		size_t k;
 
-		if (!sb_prim_is_lock(w->prim))
+		if (!sb_summary_prim_is_lock(w->prim))
 			continue;
 		for (k = 0; k < n; k++)
 			if (t[k].loc == w->loc && t[k].prim == w->prim)

@@ -10,25 +10,25 @@
 #include "profile/profile.h"
 
 /* Duration-weighted mean imbalance of a section's instances, in %. */
-double sb_section_imbalance_pct(const struct sb_section *s);
+double sb_summary_imbalance_pct(const struct sb_section *s);
 
 /* Section indices by lost_ns descending (ties: lower index first).
  * Caller frees; NULL on ENOMEM or no sections. */
-size_t *sb_sections_ranked(const struct sb_profile *p);
+size_t *sb_summary_sections_ranked(const struct sb_profile *p);
 
-struct sb_prim_total {
+struct sb_summary_prim_total {
 	uint32_t prim;
 	uint64_t count, wait_ns;
 };
 
 /* Totals per primitive with count > 0, by wait_ns descending.  out holds
  * SB_PRIM_MAX entries; returns how many are filled. */
-size_t sb_waits_by_prim(const struct sb_profile *p, struct sb_prim_total *out);
+size_t sb_summary_waits_by_prim(const struct sb_profile *p, struct sb_summary_prim_total *out);
 
 /* True for primitives whose waits are contention on a lock or condition. */
-int sb_prim_is_lock(uint32_t prim);
+int sb_summary_prim_is_lock(uint32_t prim);
 
-struct sb_lock_total {
+struct sb_summary_lock_total {
 	int32_t loc;          /* call site, -1 unknown */
 	uint32_t prim;
 	uint64_t contentions, wait_ns;
@@ -36,6 +36,6 @@ struct sb_lock_total {
 
 /* Lock and condition waits merged by (call site, primitive), by wait_ns
  * descending.  *out is malloc'd (caller frees); returns the count or -1. */
-long sb_locks_ranked(const struct sb_profile *p, struct sb_lock_total **out);
+long sb_summary_locks_ranked(const struct sb_profile *p, struct sb_summary_lock_total **out);
 
 #endif

@@ -34,7 +34,7 @@ static int cmp_lost(const struct sb_section *a, const struct sb_section *b)
 }
 static int cmp_imb(const struct sb_section *a, const struct sb_section *b)
 {
-	return DESC(sb_section_imbalance_pct(a), sb_section_imbalance_pct(b));
+	return DESC(sb_summary_imbalance_pct(a), sb_summary_imbalance_pct(b));
 }
 static int cmp_inst(const struct sb_section *a, const struct sb_section *b)
 {
@@ -53,7 +53,7 @@ static void pr_lost(const struct sb_profile *p, const struct sb_section *s, char
 static void pr_imb(const struct sb_profile *p, const struct sb_section *s, char *b, size_t n)
 {
 	(void)p;
-	snprintf(b, n, "%.1f%%", sb_section_imbalance_pct(s));
+	snprintf(b, n, "%.1f%%", sb_summary_imbalance_pct(s));
 }
 static void pr_inst(const struct sb_profile *p, const struct sb_section *s, char *b, size_t n)
 {
@@ -113,7 +113,7 @@ static int by_column(const void *a, const void *b)
 
 size_t *sb_report_sections_sorted(const struct sb_profile *p, const char *sort)
 {
-	size_t *order = sb_sections_ranked(p);
+	size_t *order = sb_summary_sections_ranked(p);
 
 	if (!order)
 		return NULL;
@@ -148,7 +148,7 @@ static void section_detail(const struct sb_profile *p, const struct sb_section *
 	sb_loc_format(p, (int32_t)s->loc, loc, sizeof(loc));
 	fprintf(f, "#%zu %s, closed at %s: %llu instances, %u threads, imbalance %.1f%%\n",
 		rank, sb_section_kind_name(s->kind), loc, (unsigned long long)s->ninstances,
-		s->nthreads, sb_section_imbalance_pct(s));
+		s->nthreads, sb_summary_imbalance_pct(s));
 	for (uint32_t t = 0; t < s->nthreads; t++) {
 		const struct sb_thread_time *x = &s->per_thread[t];
 
@@ -215,7 +215,7 @@ static int sections_text(const struct sb_report_ctx *r, FILE *f)
 static int sections_json(const struct sb_report_ctx *r, struct sb_json *j)
 {
 	const struct sb_profile *p = r->p;
-	size_t *order = sb_sections_ranked(p);
+	size_t *order = sb_summary_sections_ranked(p);
 	FILE *f = j->f;
 
 	sb_json_member(j, "sections");
@@ -228,7 +228,7 @@ static int sections_json(const struct sb_report_ctx *r, struct sb_json *j)
 		fprintf(f, ", \"kind\": \"%s\", \"instances\": %llu, \"threads\": %u, "
 			"\"imbalance_pct\": %.3f, \"lost_ns\": %llu, \"per_thread\": [",
 			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
-			s->nthreads, sb_section_imbalance_pct(s), (unsigned long long)s->lost_ns);
+			s->nthreads, sb_summary_imbalance_pct(s), (unsigned long long)s->lost_ns);
 		for (uint32_t t = 0; t < s->nthreads; t++)
 			fprintf(f, "%s{\"tid\": %u, \"busy_ns\": %llu, \"wait_ns\": %llu}",
 				t ? ", " : "", s->per_thread[t].tid,

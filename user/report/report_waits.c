@@ -11,8 +11,8 @@
 
 static int waits_text(const struct sb_report_ctx *r, FILE *f)
 {
-	struct sb_prim_total prims[SB_PRIM_MAX];
-	size_t np = sb_waits_by_prim(r->p, prims);
+	struct sb_summary_prim_total prims[SB_PRIM_MAX];
+	size_t np = sb_summary_waits_by_prim(r->p, prims);
 	char b[32];
 
 	fputs("Wait time by primitive\n", f);
@@ -29,8 +29,8 @@ static int waits_text(const struct sb_report_ctx *r, FILE *f)
 
 static int waits_json(const struct sb_report_ctx *r, struct sb_json *j)
 {
-	struct sb_prim_total prims[SB_PRIM_MAX];
-	size_t np = sb_waits_by_prim(r->p, prims);
+	struct sb_summary_prim_total prims[SB_PRIM_MAX];
+	size_t np = sb_summary_waits_by_prim(r->p, prims);
 
 	sb_json_member(j, "waits");
 	fputc('[', j->f);
@@ -50,8 +50,8 @@ const struct sb_report_view sb_view_waits = {
 
 static int locks_text(const struct sb_report_ctx *r, FILE *f)
 {
-	struct sb_lock_total *locks;
-	long nl = sb_locks_ranked(r->p, &locks);
+	struct sb_summary_lock_total *locks;
+	long nl = sb_summary_locks_ranked(r->p, &locks);
 	char b[32], loc[512];
 
 	if (nl < 0)
@@ -72,8 +72,8 @@ static int locks_text(const struct sb_report_ctx *r, FILE *f)
 
 static int locks_json(const struct sb_report_ctx *r, struct sb_json *j)
 {
-	struct sb_lock_total *locks;
-	long nl = sb_locks_ranked(r->p, &locks);
+	struct sb_summary_lock_total *locks;
+	long nl = sb_summary_locks_ranked(r->p, &locks);
 
 	if (nl < 0)
 		return -1;

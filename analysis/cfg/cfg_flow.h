@@ -15,15 +15,15 @@
  * Flow edges are all but CALL edges.  Everything is per thread, and the
  * rules depend on the graph only, so they are decided once for all.
  */
-#ifndef SB_EXACT_FLOW_H
-#define SB_EXACT_FLOW_H
+#ifndef SB_CFG_FLOW_H
+#define SB_CFG_FLOW_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cfg.h"
 
-struct sb_exact_flow {
+struct sb_cfg_flow {
 	uint32_t nt;
 	double *block;      /* nblocks * nt, valid where block_known */
 	double *edge;       /* nedges * nt, valid where edge_known */
@@ -34,10 +34,10 @@ struct sb_exact_flow {
 /*
  * g must be finalized.  known[b] marks the blocks whose per-thread counts
  * are in counts[b * nt .. b * nt + nt).  Only functions holding a known
- * block are solved.  0 or -ENOMEM; free with sb_exact_flow_free().
+ * block are solved.  0 or -ENOMEM; free with sb_cfg_flow_free().
  */
-int sb_exact_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *known,
-			const double *counts, struct sb_exact_flow *out);
-void sb_exact_flow_free(struct sb_exact_flow *f);
+int sb_cfg_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *known,
+			const double *counts, struct sb_cfg_flow *out);
+void sb_cfg_flow_free(struct sb_cfg_flow *f);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include "cfg/cfg.h"
 #include "check.h"
-#include "cfg/exact_flow.h"
+#include "cfg/cfg_flow.h"
 
 #define NT 2
 
@@ -50,7 +50,7 @@ static struct sb_cfg *build(long *e)
 	return g;
 }
 
-static void expect_edge(const struct sb_exact_flow *f, long e, double t0, double t1,
+static void expect_edge(const struct sb_cfg_flow *f, long e, double t0, double t1,
 			const char *what)
 {
 	CHECK(e >= 0 && f->edge_known[e], "%s: edge determined", what);
@@ -76,7 +76,7 @@ static void test_padding(void)
 	struct sb_cfg *g = sb_cfg_alloc();
 	uint8_t known[6] = { 1, 0, 0, 1, 0, 0 };
 	double counts[6 * NT] = { [0] = 5, 9, [3 * NT] = 2, 7 };
-	struct sb_exact_flow f;
+	struct sb_cfg_flow f;
 	long e[6];
 
 	sb_cfg_add_func(g, "h", 0x1000, 0x1060);
@@ -91,12 +91,12 @@ static void test_padding(void)
 			if (g->edges[k].src == ed[i].s && g->edges[k].dst == ed[i].d)
 				e[i] = (long)k;
 	}
-	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve");
+	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve");
 	CHECK(f.block_known[2] && f.block[2 * NT] == 0, "padding never runs");
 	expect_edge(&f, e[1], 2, 7, "taken edge past the padding");
 	expect_edge(&f, e[2], 3, 2, "fall-through: the rest");
 	expect_edge(&f, e[5], 3, 2, "4 -> 5");
-	sb_exact_flow_free(&f);
+	sb_cfg_flow_free(&f);
 	sb_cfg_free(g);
 }
 
@@ -113,9 +113,9 @@ int main(void)
 		[5 * NT] = 80, 60,   /* body: 10 + 70 back edges, 20 + 40 */
 		[6 * NT] = 70, 40,   /* split back edge */
 	};
-	struct sb_exact_flow f;
+	struct sb_cfg_flow f;
 
-	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve");
+	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve");
 	expect_edge(&f, e[0], 3, 15, "then edge (its block's only way in)");
 	expect_edge(&f, e[1], 7, 5, "else edge (the rest of the entry's flow)");
 	expect_edge(&f, e[2], 3, 15, "then -> join");
@@ -135,14 +135,14 @@ int main(void)
 	CHECK(f.inconsistent == 0, "consistent counts");
 	CHECK(sb_cfg_ends_in_call(g, 3) && !sb_cfg_ends_in_call(g, 0), "3 ends in a call");
 	CHECK(sb_cfg_latch(g, 5) == 6, "the split back edge's block is g's latch");
-	sb_exact_flow_free(&f);
+	sb_cfg_flow_free(&f);
 
 	/* Inconsistent input (then > entry) is clamped and counted. */
 	counts[1 * NT] = 12;
-	CHECK(sb_exact_flow_solve(g, NT, known, counts, &f) == 0, "solve again");
+	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve again");
 	CHECK(f.inconsistent > 0, "a negative rest is counted");
 	CHECK(e[1] >= 0 && f.edge[e[1] * NT] == 0, "and clamped to 0");
-	sb_exact_flow_free(&f);
+	sb_cfg_flow_free(&f);
 	sb_cfg_free(g);
-	return CHECK_DONE("test_exact_flow");
+	return CHECK_DONE("test_cfg_flow");
 }

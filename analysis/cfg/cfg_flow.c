@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Exact edge counts from exact block counts: see exact_flow.h. */
-#include "exact_flow.h"
+/* Exact edge counts from exact block counts: see cfg_flow.h. */
+#include "cfg_flow.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 
 struct solver {
 	const struct sb_cfg *g;
-	struct sb_exact_flow *f;
+	struct sb_cfg_flow *f;
 	uint8_t *active;     /* per block: its function has a known block */
 	bool changed;
 };
@@ -172,8 +172,8 @@ static int zero_unreachable(struct solver *s, double *zero)
 	return 0;
 }
 
-int sb_exact_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *known,
-			const double *counts, struct sb_exact_flow *out)
+int sb_cfg_flow_solve(const struct sb_cfg *g, uint32_t nt, const uint8_t *known,
+			const double *counts, struct sb_cfg_flow *out)
 {
 	struct solver s = { .g = g, .f = out };
 	uint8_t *func_on = calloc(g->nfuncs ? g->nfuncs : 1, 1);
@@ -210,11 +210,11 @@ out:
 	free(tmp);
 	free(s.active);
 	if (ret)
-		sb_exact_flow_free(out);
+		sb_cfg_flow_free(out);
 	return ret;
 }
 
-void sb_exact_flow_free(struct sb_exact_flow *f)
+void sb_cfg_flow_free(struct sb_cfg_flow *f)
 {
 	free(f->block);
 	free(f->edge);
