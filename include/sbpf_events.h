@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Records the BPF side sends to `scalebpf record` through the ring buffer,
- * and the constants both sides share.  Every record starts with struct
- * sb_rec_hdr; the consumer switches on hdr.type and rejects unknown types
- * and sizes.  Shared by bpf/record.bpf.c (with vmlinux.h types) and user/.
+ * the map values both sides read or write, and the constants they share.
+ * Every record starts with struct sb_rec_hdr; the consumer switches on
+ * hdr.type and rejects unknown types and sizes.  Shared by bpf/record.bpf.c
+ * and bpf/hwsample.bpf.c (with vmlinux.h types) and user/.
  */
 #ifndef SBPF_EVENTS_H
 #define SBPF_EVENTS_H
@@ -142,6 +143,25 @@ struct sb_exact_batch {
 struct sb_rec_exact {
 	struct sb_rec_hdr hdr;
 	struct sb_exact_batch b;
+};
+
+/*
+ * The value of record.bpf.c's `threads` map (tid -> state), which
+ * userspace also seeds and reads (user/record/record_bpf.c).  On-CPU time
+ * is the kernel's own sum_exec_runtime, which leaves out time stolen by
+ * the hypervisor and spent in interrupts, read at every context switch;
+ * between switches it advances with the clock.
+ */
+struct sb_thread_state {
+	__u64 oncpu_total;   /* on-CPU ns at the last switch, since k0 */
+	__u64 last_in;       /* when it last went on CPU */
+	__u64 k0;            /* sum_exec_runtime when first seen */
+	__u64 fx_ts;         /* futex wait start, 0 when none */
+	__u64 fx_uaddr;
+	__u32 fx_op;
+	__u32 on_cpu;
+	__s32 sync_depth;    /* inside a probed waiting call */
+	__u32 pad;
 };
 
 #define SB_MAX_SPIN_RANGES 8
