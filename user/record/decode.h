@@ -14,6 +14,7 @@
 
 #include "probes.h"
 #include "sbpf_events.h"
+#include "sbpf_keys.h"
 #include "sections/sections.h"
 
 struct sb_maps;
@@ -28,16 +29,6 @@ struct sb_decoder {
 	uint64_t unattributed;      /* waits with no user-code call site */
 	struct sb_idmap *words;     /* stack word -> what it is (decode.c) */
 };
-
-/* A counter key for a call site on a sample's call chain, rather than
- * the sampled instruction: counted "inclusively" in the caller's block,
- * and never moved over skid. */
-#define SB_KEY_CALLSITE (1ull << 63)
-
-/* A counter key for an exact block count of a `scalebpf cc` program: the
- * return address of the block's coverage callback.  (Bits 62 and 61 tag
- * the hardware path's keys, hwagg.h.) */
-#define SB_KEY_EXACT (1ull << 60)
 
 /* The events of an exact-count batch (SB_REC_EXACT): one SB_EV_COUNT (or
  * SB_EV_COUNT_LAST) per block, keys tagged SB_KEY_EXACT, into ev[] of

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "loc_test.h"
-#include "record/decode.h"
+#include "sbpf_keys.h"
 #include "hw/hwagg.h"
 #include "hw/hwdecode.h"
 #include "binary/procmaps.h"
