@@ -88,14 +88,6 @@ void sb_hwsession_cleanup(struct sb_rec *r)
 	r->hwagg = NULL;
 }
 
-static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	sb_profile_meta_set(p, key, buf);
-}
-
 void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p)
 {
 	uint64_t c[SB_HWCNT_MAX];
@@ -108,19 +100,19 @@ void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p)
 		return;
 	sb_hw_read_counters(r->hw, c);
 	sb_hwagg_get_stats(r->hwagg, &st);
-	meta_u64(p, "drops_lbr", c[SB_HWCNT_DROP_LBR]);
-	meta_u64(p, "drops_load", c[SB_HWCNT_DROP_LOAD]);
-	meta_u64(p, "hw_lbr_samples", c[SB_HWCNT_LBR]);
-	meta_u64(p, "hw_lbr_read_errors", c[SB_HWCNT_LBR_ERR]);
-	meta_u64(p, "hw_load_samples", c[SB_HWCNT_LOAD]);
-	meta_u64(p, "hw_branches", st.branches);
-	meta_u64(p, "hw_branches_kernel", st.branches_kernel);
-	meta_u64(p, "hw_edges", st.edges);
-	meta_u64(p, "hw_edges_cross_binary", st.edges_cross_binary);
-	meta_u64(p, "hw_ranges", st.ranges);
-	meta_u64(p, "hw_ranges_inconsistent", st.ranges_bad);
-	meta_u64(p, "hw_loads_weighted", st.loads_weighted);
-	meta_u64(p, "hw_bad_records", st.bad_records);
+	sb_profile_meta_set_u64(p, "drops_lbr", c[SB_HWCNT_DROP_LBR]);
+	sb_profile_meta_set_u64(p, "drops_load", c[SB_HWCNT_DROP_LOAD]);
+	sb_profile_meta_set_u64(p, "hw_lbr_samples", c[SB_HWCNT_LBR]);
+	sb_profile_meta_set_u64(p, "hw_lbr_read_errors", c[SB_HWCNT_LBR_ERR]);
+	sb_profile_meta_set_u64(p, "hw_load_samples", c[SB_HWCNT_LOAD]);
+	sb_profile_meta_set_u64(p, "hw_branches", st.branches);
+	sb_profile_meta_set_u64(p, "hw_branches_kernel", st.branches_kernel);
+	sb_profile_meta_set_u64(p, "hw_edges", st.edges);
+	sb_profile_meta_set_u64(p, "hw_edges_cross_binary", st.edges_cross_binary);
+	sb_profile_meta_set_u64(p, "hw_ranges", st.ranges);
+	sb_profile_meta_set_u64(p, "hw_ranges_inconsistent", st.ranges_bad);
+	sb_profile_meta_set_u64(p, "hw_loads_weighted", st.loads_weighted);
+	sb_profile_meta_set_u64(p, "hw_bad_records", st.bad_records);
 	sb_hwagg_loads_summary(r->hwagg, 10, buf, sizeof(buf));
 	sb_profile_meta_set(p, "hw_loads_top", buf);
 	if (c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD])

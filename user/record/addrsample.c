@@ -134,7 +134,6 @@ int sb_addrsample_store(struct sb_addrsample *s, struct sb_profile *p,
 			long (*loc_fn)(void *ctx, uint64_t addr), void *loc_ctx)
 {
 	struct sb_addrs_counts c;
-	char buf[32];
 
 	if (sb_addrs_store(s->res, p))
 		return -1;
@@ -148,14 +147,10 @@ int sb_addrsample_store(struct sb_addrsample *s, struct sb_profile *p,
 	if (sb_addrs_assign_instances(p))
 		return -1;
 	sb_addrs_get_counts(s->res, &c);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)s->decode_ns);
-	if (sb_profile_meta_set(p, "addr_decode_ns", buf) < 0)
+	if (sb_profile_meta_set_u64(p, "addr_decode_ns", s->decode_ns) < 0 ||
+	    sb_profile_meta_set_u64(p, "addr_decode_ns_per_sample",
+				    c.samples ? s->decode_ns / c.samples : 0) < 0)
 		return -1;
-	snprintf(buf, sizeof(buf), "%llu", c.samples ?
-		 (unsigned long long)(s->decode_ns / c.samples) : 0ull);
-	if (sb_profile_meta_set(p, "addr_decode_ns_per_sample", buf) < 0)
-		return -1;
-	snprintf(buf, sizeof(buf), "%llu", s->repeats ?
-		 (unsigned long long)(s->repeat_ns / s->repeats) : 0ull);
-	return sb_profile_meta_set(p, "addr_decode_ns_per_repeat", buf) < 0 ? -1 : 0;
+	return sb_profile_meta_set_u64(p, "addr_decode_ns_per_repeat",
+				       s->repeats ? s->repeat_ns / s->repeats : 0) < 0 ? -1 : 0;
 }

@@ -432,14 +432,7 @@ static void free_thread(void *p)
 
 void sb_rec_cleanup(struct sb_rec *r)
 {
-	size_t it = 0;
-	void *v;
-
-	if (r->threads) {
-		while (sb_idmap_next(r->threads, &it, NULL, NULL, &v))
-			free_thread(v);
-		sb_idmap_free(r->threads);
-	}
+	sb_idmap_free_with(r->threads, free_thread);
 	sb_hwsession_cleanup(r);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
