@@ -171,7 +171,7 @@ struct sb_ip_range {
 };
 
 /*
- * Hardware path (bpf/hwsample.bpf.c, user/hw/hwdecode.c): records of the
+ * Hardware path (bpf/hwsample.bpf.c, user/hw/lbr_pebs.c): records of the
  * LBR and PEBS samplers, emitted into the same ring buffer.  Fixed sizes
  * keep ring-buffer reservation constant in BPF.
  */

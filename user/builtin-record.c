@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "record/decode.h"
+#include "record/records.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
 #include "hw/pmu.h"

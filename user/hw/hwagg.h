@@ -2,7 +2,7 @@
 /*
  * Hardware-path aggregation: sampled counts per taken-branch edge (LBR)
  * and sampled loads per IP with their latency and data source (PEBS),
- * fed from decoded records (hwdecode.h).  Edges and loads also reach the
+ * fed from parsed records (lbr_pebs.h).  Edges and loads also reach the
  * section builder as SB_EV_COUNT events, so they get per-thread vectors
  * per section instance like block samples; their counter keys live in
  * namespaces of their own (below), and at the end sb_hwagg_event turns a
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hwdecode.h"
+#include "lbr_pebs.h"
 #include "sbpf_keys.h"
 #include "sections/sections.h"
 

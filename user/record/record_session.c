@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "addrsample.h"
+#include "addr_sampler.h"
 #include "builtin.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
@@ -84,7 +84,7 @@ static void thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent,
 static int on_exact(struct sb_rec *r, const void *data, size_t size)
 {
 	struct sb_event evs[SB_EXACT_BATCH];
-	int n = sb_decode_exact(&r->dec, data, size, evs);
+	int n = sb_records_exact(&r->dec, data, size, evs);
 
 	for (int i = 0; i < n; i++) {
 		r->exact_counts += evs[i].dur;
@@ -142,14 +142,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 		/* The sample's time also counts for every call site it runs
 		 * under, so a branch that calls shared work more often shows. */
 		uint64_t keys[SB_SAMPLE_FRAMES];
-		size_t n = sb_decode_callsites(data, keys, SB_SAMPLE_FRAMES);
+		size_t n = sb_records_callsites(data, keys, SB_SAMPLE_FRAMES);
 
 		for (size_t i = 0; i < n; i++) {
 			ev.obj = keys[i];
 			sb_builder_add(r->builder, &ev);
 		}
 		/* Its data address, from its own registers (issue 3). */
-		sb_addrsample_add(r->addrs, data);
+		sb_addr_sampler_add(r->addrs, data);
 	}
 	return 0;
 }
@@ -353,7 +353,7 @@ int sb_rec_setup(struct sb_rec *r)
 	r->dec.plan = &r->plan;
 	r->dec.maps = r->maps;
 	r->dec.pid = r->pid;
-	if (!(r->addrs = sb_addrsample_alloc(r->maps, r->pid, 0)))
+	if (!(r->addrs = sb_addr_sampler_alloc(r->maps, r->pid, 0)))
 		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
@@ -436,8 +436,8 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_hwsession_cleanup(r);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
-	sb_addrsample_free(r->addrs);
-	sb_decoder_release(&r->dec);
+	sb_addr_sampler_free(r->addrs);
+	sb_records_release(&r->dec);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "records.h"
 #include "hw/pmu.h"
 #include "probes.h"
 #include "sections/sections.h"
@@ -18,7 +18,7 @@
 struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
-struct sb_addrsample;
+struct sb_addr_sampler;
 struct sb_hw;
 struct sb_hwagg;
 
@@ -44,7 +44,7 @@ struct sb_rec {
 	struct sb_plan plan;
 	struct sb_bpf *bpf;
 	struct sb_maps *maps;
-	struct sb_decoder dec;
+	struct sb_records dec;
 	struct sb_builder *builder;
 	struct sb_idmap *threads;    /* tid -> struct sb_thread */
 	uint64_t start_ns, end_ns;
@@ -54,7 +54,7 @@ struct sb_rec {
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
-	struct sb_addrsample *addrs; /* sampled data addresses (addrsample.h) */
+	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
 
 	/* hardware path (hwsession.c): --events, and the path taken */
 	int events_req, events;      /* enum sb_events_mode */

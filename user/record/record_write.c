@@ -6,7 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "addrsample.h"
+#include "addr_sampler.h"
 #include "builtin.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
@@ -178,7 +178,7 @@ int sb_rec_write(struct sb_rec *r)
 	if (!em || add_threads(r, p) ||
 	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_hwsession_event, &hwe) ||
 	    sb_eventmap_finish(em) ||
-	    sb_addrsample_store(r->addrs, p, sb_symbolizer_loc, sym)) {
+	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}

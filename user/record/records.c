@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "decode.h"
+#include "records.h"
 
 #include <string.h>
 #include <time.h>
@@ -73,7 +73,7 @@ static enum bin_class classify_binary(const char *path)
 
 /* Words cached as unknown may be known once the maps were re-read, by
  * anyone sharing them. */
-static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vaddr)
+static int resolve(struct sb_records *d, uint64_t addr, int *bin, uint64_t *vaddr)
 {
 	int ret = sb_maps_resolve_live(d->maps, d->pid, addr, bin, vaddr);
 
@@ -98,7 +98,7 @@ enum {
 	W_PRESENT = 1u << 30,   /* cached */
 };
 
-static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
+static uint32_t word_facts(struct sb_records *d, uint64_t w)
 {
 	void **slot;
 	uint32_t f = 0;
@@ -130,7 +130,7 @@ static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
 	return f | W_PRESENT;
 }
 
-static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
+static void scan_stack(struct sb_records *d, const struct sb_rec_wait *r,
 		       uint16_t *prim, uint64_t *site)
 {
 	bool saw_omp = false;
@@ -171,7 +171,7 @@ static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
 		*prim = saw_omp ? SB_PRIM_OMP_IDLE : SB_PRIM_OTHER;
 }
 
-static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
+static int decode_probe(struct sb_records *d, const struct sb_rec_probe *r,
 			struct sb_event *ev)
 {
 	const struct sb_probe *p;
@@ -211,7 +211,7 @@ static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
 	return 1;
 }
 
-int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
+int sb_decode_record(struct sb_records *d, const void *data, size_t size,
 		     struct sb_event *ev)
 {
 	const struct sb_rec_hdr *h = data;
@@ -286,7 +286,7 @@ bad:
 	return -1;
 }
 
-int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct sb_event *ev)
+int sb_records_exact(struct sb_records *d, const void *data, size_t size, struct sb_event *ev)
 {
 	const struct sb_rec_exact *r = data;
 	int n = 0;
@@ -312,13 +312,13 @@ int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct 
 	return n;
 }
 
-void sb_decoder_release(struct sb_decoder *d)
+void sb_records_release(struct sb_records *d)
 {
 	sb_idmap_free(d->words);
 	d->words = NULL;
 }
 
-size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
+size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
 {
 	uint32_t n = s->nframes < SB_SAMPLE_FRAMES ? s->nframes : SB_SAMPLE_FRAMES;
 	size_t k = 0;
@@ -339,7 +339,7 @@ size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t
 	return k;
 }
 
-bool sb_decode_is_runtime(const char *path)
+bool sb_records_is_runtime(const char *path)
 {
 	return classify_binary(path) != BIN_USER;
 }
