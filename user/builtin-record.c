@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "builtin.h"
-#include "record/records.h"
+#include "record/clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
 #include "hw/pmu.h"
@@ -75,14 +74,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-uint64_t sb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int parse_opts(struct sb_rec *r, int argc, char **argv)

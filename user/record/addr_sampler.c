@@ -20,13 +20,12 @@
 #include "addr_sampler.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "addrs/addrs.h"
 #include "binary/memop.h"
 #include "binary/procmaps.h"
+#include "clock.h"
 #include "profile/profile.h"
 
 struct sb_addr_sampler {
@@ -37,14 +36,6 @@ struct sb_addr_sampler {
 	struct sb_memop_ctx *memop;
 	struct sb_addrs *res;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct sb_addr_sampler *sb_addr_sampler_alloc(struct sb_maps *maps, int pid, size_t cap)
 {
@@ -93,7 +84,7 @@ static enum sb_addrs_class class_of(int status)
 
 void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs)
 {
-	uint64_t t0 = now_ns(), vaddr, regs[SB_NREGS], dt;
+	uint64_t t0 = sb_now_ns(), vaddr, regs[SB_NREGS], dt;
 	struct sb_memop_stats before, after;
 	struct sb_memop m;
 	struct sb_elf *e;
@@ -120,7 +111,7 @@ void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *
 	} else {
 		sb_addrs_count(s->res, class_of(st));
 	}
-	dt = now_ns() - t0;
+	dt = sb_now_ns() - t0;
 	s->decode_ns += dt;
 	/* The steady state: first sightings open ELF files, sweep functions
 	 * and re-read the maps, a cost per code location, not per sample. */

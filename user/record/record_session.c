@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
-#include "builtin.h"
+#include "clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
 #include "util/idmap.h"

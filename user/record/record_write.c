@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
-#include "builtin.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
