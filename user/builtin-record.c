@@ -16,7 +16,6 @@
 #include "builtin.h"
 #include "record/clock.h"
 #include "binary/elfsym.h"
-#include "hw/hwsession.h"
 #include "hw/pmu.h"
 #include "binary/procmaps.h"
 #include "record/probes.h"
@@ -281,7 +280,7 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = check_privileges(&r)))
 		return ret;
-	if ((ret = sb_hwsession_choose(&r)))   /* --events, before the target starts */
+	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
 	install_signals();
 	ret = sb_rec_setup(&r);

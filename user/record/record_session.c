@@ -102,8 +102,11 @@ static int on_record(void *ctx, const void *data, size_t size)
 	struct sb_thread *t;
 
 	r->records++;
-	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
+	if (size >= sizeof(*h) && (h->type == SB_REC_LBR || h->type == SB_REC_LOAD)) {
+		if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV)
+			r->dec.bad_records++;   /* no hardware sampler runs: not ours */
 		return 0;
+	}
 	if (size >= sizeof(*h) && h->type == SB_REC_EXACT)
 		return on_exact(r, data, size);
 	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
@@ -319,6 +322,43 @@ static void await_exec(struct sb_rec *r)
 	}
 }
 
+/* The one line --events auto prints when the hardware path cannot be
+ * taken: the profile is still made, from software samples. */
+static void events_fallback_line(const char *why)
+{
+	fprintf(stderr, "scalebpf: hardware sampling unavailable (%s): using software "
+		"sampling (cpu-clock)\n", why);
+}
+
+int sb_rec_choose_events(struct sb_rec *r)
+{
+	char msg[640];
+	int ret = sb_hwsession_alloc(&r->hw, r->events_req, msg, sizeof(msg));
+
+	if (ret < 0)
+		return sb_rec_fail(r, "%s", msg);
+	if (*msg && !r->quiet)
+		events_fallback_line(msg);
+	return 0;
+}
+
+/* After sb_bpf_prepare: the hardware samplers share its ring buffer. */
+static int start_hw(struct sb_rec *r)
+{
+	struct sb_hwsession_opts o = {
+		.pid = r->pid, .ringbuf_fd = sb_bpf_ringbuf_fd(r->bpf),
+		.ringbuf_bytes = (size_t)r->ringbuf_mb << 20, .sample_hz = r->sample_hz,
+	};
+	char msg[640];
+	int ret = sb_hwsession_start(r->hw, &o, msg, sizeof(msg));
+
+	if (ret < 0)
+		return sb_rec_fail(r, "%s", msg);
+	if (*msg && !r->quiet)
+		events_fallback_line(msg);
+	return 0;
+}
+
 int sb_rec_setup(struct sb_rec *r)
 {
 	struct sb_bpf_opts bo = { 0 };
@@ -362,7 +402,7 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
-	if ((ret = sb_hwsession_start(r)))
+	if ((ret = start_hw(r)))
 		return ret;
 	if ((ret = attach_probes(r)))
 		return ret;
@@ -417,7 +457,7 @@ void sb_rec_status(struct sb_rec *r, bool final)
 void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
-	sb_hwsession_stop(r);
+	sb_hwsession_stop(r->hw);
 	if (r->bpf)
 		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 }
@@ -433,7 +473,7 @@ static void free_thread(void *p)
 void sb_rec_cleanup(struct sb_rec *r)
 {
 	sb_idmap_free_with(r->threads, free_thread);
-	sb_hwsession_cleanup(r);
+	sb_hwsession_free(r->hw);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
 	sb_addr_sampler_free(r->addrs);
@@ -441,6 +481,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;
+	r->hw = NULL;
 	r->bpf = NULL;
 	r->builder = NULL;
 	r->addrs = NULL;

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "records.h"
-#include "hw/pmu.h"
 #include "probes.h"
 #include "sections/sections.h"
 #include "target.h"
@@ -19,8 +18,7 @@ struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
 struct sb_addr_sampler;
-struct sb_hw;
-struct sb_hwagg;
+struct sb_hwsession;
 
 struct sb_rec {
 	/* options */
@@ -35,6 +33,7 @@ struct sb_rec {
 	unsigned long ringbuf_mb;
 	char **cmd;
 	int ncmd;
+	int events_req;              /* --events: enum sb_events_mode (hw/pmu.h) */
 
 	/* state */
 	bool spawned, child_exited;
@@ -55,18 +54,16 @@ struct sb_rec {
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
 	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
-
-	/* hardware path (hwsession.c): --events, and the path taken */
-	int events_req, events;      /* enum sb_events_mode */
-	struct sb_pmu pmu;
-	char sampling[512];
-	struct sb_hw *hw;
-	struct sb_hwagg *hwagg;
+	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
 };
 
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* --events, before the target starts: detects the PMU and picks the
+ * path; 0, or the exit code after a clear message (--events hw without a
+ * PMU).  With auto and no PMU, one line says so. */
+int sb_rec_choose_events(struct sb_rec *r);
 /* Target, probe plan, BPF load/attach, thread seeding, child release. */
 int sb_rec_setup(struct sb_rec *r);
 void sb_rec_set_spin_ranges(struct sb_rec *r);

@@ -50,6 +50,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	struct utsname u;
 	char buf[4096];
 	size_t len = 0;
+	uint64_t hw_drops;
 
 	sb_builder_get_stats(r->builder, &st);
 	sb_profile_meta_set(p, "tool", "scalebpf " SB_VERSION);
@@ -131,7 +132,11 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "events_unmatched", st.unmatched);
 	sb_profile_meta_set_u64(p, "events_late", st.late_events);
 	sb_profile_meta_set(p, "notes", r->notes);
-	sb_hwsession_meta(r, p);   /* sampling path, hardware counters */
+	hw_drops = sb_hwsession_meta(r->hw, p);   /* sampling path, hardware counters */
+	if (hw_drops)
+		fprintf(stderr, "scalebpf: warning: %llu hardware samples were dropped (ring "
+			"buffer full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)hw_drops);
 }
 
 static int add_threads(struct sb_rec *r, struct sb_profile *p)
@@ -158,7 +163,8 @@ int sb_rec_write(struct sb_rec *r)
 	struct sb_symbolizer *sym = NULL;
 	struct sb_eventmap *em = NULL;
 	struct sb_eventmap_stats est;
-	struct sb_hwemit hwe = { .r = r, .p = p };
+	struct sb_hwemit hwe = { .hs = r->hw, .maps = r->maps, .block = sb_eventmap_block,
+				 .p = p };
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
