@@ -2,9 +2,10 @@
 /*
  * Records the BPF side sends to `scalebpf record` through the ring buffer,
  * the map values both sides read or write, and the constants they share.
- * Every record starts with struct sb_rec_hdr; the consumer switches on
- * hdr.type and rejects unknown types and sizes.  Shared by bpf/record.bpf.c
- * and bpf/hwsample.bpf.c (with vmlinux.h types) and user/.
+ * Every record starts with struct sb_rec_hdr; the consumer routes on
+ * hdr.type, one handler per type (user/record/record_route.c), and
+ * rejects unknown types and sizes.  Shared by bpf/record.bpf.c and
+ * bpf/hwsample.bpf.c (with vmlinux.h types) and user/.
  */
 #ifndef SBPF_EVENTS_H
 #define SBPF_EVENTS_H

@@ -47,116 +47,6 @@ static void note(void *ctx, const char *fmt, ...)
 		snprintf(r->notes + len, sizeof(r->notes) - len, "%s%s", len ? "; " : "", line);
 }
 
-static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
-{
-	void **slot = sb_idmap_slot(r->threads, tid, 0, true);
-
-	if (!slot)
-		return NULL;
-	if (!*slot) {
-		struct sb_thread *t = calloc(1, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		t->tid = tid;
-		*slot = t;
-	}
-	return *slot;
-}
-
-static void thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent,
-			uint64_t ts, const char *comm, uint16_t kind)
-{
-	struct sb_thread *t = thread_entry(r, tid);
-	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
-
-	if (!t)
-		return;
-	t->parent_tid = parent;
-	t->start_ns = ts;
-	if (comm && !t->comm)
-		t->comm = strdup(comm);
-	r->nthreads_live++;
-	sb_builder_add(r->builder, &ev);
-}
-
-/* A `scalebpf cc` program's exact counts of one segment: one event each. */
-static int on_exact(struct sb_rec *r, const void *data, size_t size)
-{
-	struct sb_event evs[SB_EXACT_BATCH];
-	int n = sb_records_exact(&r->dec, data, size, evs);
-
-	for (int i = 0; i < n; i++) {
-		r->exact_counts += evs[i].dur;
-		sb_builder_add(r->builder, &evs[i]);
-	}
-	r->exact_batches += n >= 0;
-	return 0;
-}
-
-static int on_record(void *ctx, const void *data, size_t size)
-{
-	struct sb_rec *r = ctx;
-	const struct sb_rec_hdr *h = data;
-	struct sb_event ev;
-	struct sb_thread *t;
-
-	r->records++;
-	if (size >= sizeof(*h) && (h->type == SB_REC_LBR || h->type == SB_REC_LOAD)) {
-		if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV)
-			r->dec.bad_records++;   /* no hardware sampler runs: not ours */
-		return 0;
-	}
-	if (size >= sizeof(*h) && h->type == SB_REC_EXACT)
-		return on_exact(r, data, size);
-	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
-		return 0;
-	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
-		const struct sb_rec_thread *rt = data;
-
-		if (h->type == SB_REC_THREAD_NEW) {
-			char comm[17];
-
-			memcpy(comm, rt->comm, 16);
-			comm[16] = 0;
-			thread_seen(r, h->tid, rt->parent_tid, h->ts, comm, SB_EV_THREAD_START);
-			return 0;
-		}
-		t = thread_entry(r, h->tid);
-		if (t) {
-			t->end_ns = h->ts;
-			t->oncpu_ns = rt->oncpu_ns;
-			/* The name it ends with: programs name their workers
-			 * after creating them (pthread_setname_np). */
-			char comm[17], *dup;
-
-			memcpy(comm, rt->comm, 16);
-			comm[16] = 0;
-			if (comm[0] && (dup = strdup(comm))) {
-				free(t->comm);
-				t->comm = dup;
-			}
-		}
-		if (r->nthreads_live)
-			r->nthreads_live--;
-	}
-	sb_builder_add(r->builder, &ev);
-	if (h->type == SB_REC_SAMPLE) {
-		/* The sample's time also counts for every call site it runs
-		 * under, so a branch that calls shared work more often shows. */
-		uint64_t keys[SB_SAMPLE_FRAMES];
-		size_t n = sb_records_callsites(data, keys, SB_SAMPLE_FRAMES);
-
-		for (size_t i = 0; i < n; i++) {
-			ev.obj = keys[i];
-			sb_builder_add(r->builder, &ev);
-		}
-		/* Its data address, from its own registers (issue 3). */
-		sb_addr_sampler_add(r->addrs, data);
-	}
-	return 0;
-}
-
 static void add_library(const char *path, void *ctx)
 {
 	struct sb_rec *r = ctx;
@@ -224,7 +114,7 @@ static int seed_threads(struct sb_rec *r)
 	if (r->spawned) {
 		sb_bpf_seed_thread(r->bpf, (uint32_t)r->child.pid, now,
 				   sb_target_runtime(r->pid, (uint32_t)r->child.pid));
-		thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
+		sb_rec_thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
 		return 0;
 	}
 	if (sb_target_threads(r->pid, &tids, &n)) {
@@ -236,7 +126,7 @@ static int seed_threads(struct sb_rec *r)
 
 		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
 		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
-		thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
+		sb_rec_thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
 	}
 	free(tids);
 	return 0;
@@ -406,7 +296,7 @@ int sb_rec_setup(struct sb_rec *r)
 		return ret;
 	if ((ret = attach_probes(r)))
 		return ret;
-	if (sb_bpf_start(r->bpf, on_record, r, err, sizeof(err)))
+	if (sb_bpf_start(r->bpf, sb_rec_route_record, r, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	r->start_ns = sb_now_ns();
 	r->start_realtime = (int64_t)time(NULL);

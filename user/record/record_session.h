@@ -67,6 +67,13 @@ int sb_rec_choose_events(struct sb_rec *r);
 /* Target, probe plan, BPF load/attach, thread seeding, child release. */
 int sb_rec_setup(struct sb_rec *r);
 void sb_rec_set_spin_ranges(struct sb_rec *r);
+/* The ring buffer's record callback (record_route.c): one handler per
+ * record type. */
+int sb_rec_route_record(void *ctx, const void *data, size_t size);
+/* A thread starts (SB_EV_THREAD_START) or is found running at attach
+ * (SB_EV_THREAD_SEEN): its table entry and its event. */
+void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
+			const char *comm, uint16_t kind);
 void sb_rec_status(struct sb_rec *r, bool final);
 /* Records lost to a full ring buffer, all sources (counters from BPF). */
 uint64_t sb_rec_drops(const uint64_t *counters);
