@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +14,8 @@
 
 #include "builtin.h"
 #include "record/clock.h"
-#include "binary/elfsym.h"
 #include "hw/pmu.h"
 #include "binary/procmaps.h"
-#include "record/probes.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
 #include "record/target.h"

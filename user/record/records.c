@@ -2,7 +2,6 @@
 #include "records.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "binary/elfsym.h"
 #include "util/idmap.h"
