@@ -54,7 +54,7 @@ static void probe(struct sb_rec *r, const void *data, bool enter)
 {
 	struct sb_event ev;
 
-	if (sb_records_probe(&r->dec, data, enter, &ev) > 0)
+	if (sb_records_probe(&r->recs, data, enter, &ev) > 0)
 		sb_builder_add(r->builder, &ev);
 }
 
@@ -75,7 +75,7 @@ static void on_wait(struct sb_rec *r, const void *data, size_t size)
 	struct sb_event ev;
 
 	(void)size;
-	sb_records_wait(&r->dec, data, &ev);
+	sb_records_wait(&r->recs, data, &ev);
 	sb_builder_add(r->builder, &ev);
 }
 
@@ -143,7 +143,7 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 static void on_exact(struct sb_rec *r, const void *data, size_t size)
 {
 	struct sb_event evs[SB_EXACT_BATCH];
-	int n = sb_records_exact(&r->dec, data, evs);
+	int n = sb_records_exact(&r->recs, data, evs);
 
 	(void)size;
 	for (int i = 0; i < n; i++) {
@@ -158,7 +158,7 @@ static void on_exact(struct sb_rec *r, const void *data, size_t size)
 static void on_hw(struct sb_rec *r, const void *data, size_t size)
 {
 	if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV)
-		r->dec.bad_records++;
+		r->recs.bad_records++;
 }
 
 /* size: what a record of the type measures (0: its handler checks). */
@@ -185,12 +185,12 @@ int sb_rec_route_record(void *ctx, const void *data, size_t size)
 
 	r->records++;
 	if (size < sizeof(*h) || h->type >= SB_REC_TYPE_MAX || !routes[h->type].handle) {
-		r->dec.bad_records++;   /* unknown type */
+		r->recs.bad_records++;   /* unknown type */
 		return 0;
 	}
 	rt = &routes[h->type];
 	if (rt->size && (h->size != rt->size || size < h->size)) {
-		r->dec.bad_records++;
+		r->recs.bad_records++;
 		return 0;
 	}
 	rt->handle(r, data, size);

@@ -280,9 +280,9 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
-	r->dec.plan = &r->plan;
-	r->dec.maps = r->maps;
-	r->dec.pid = r->pid;
+	r->recs.plan = &r->plan;
+	r->recs.maps = r->maps;
+	r->recs.pid = r->pid;
 	if (!(r->addrs = sb_addr_sampler_alloc(r->maps, r->pid, 0)))
 		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
@@ -367,7 +367,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
 	sb_addr_sampler_free(r->addrs);
-	sb_records_release(&r->dec);
+	sb_records_release(&r->recs);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;

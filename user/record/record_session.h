@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One recording: its target, probes, BPF side, decoder and section builder. */
+/* One recording: its target, probes, BPF side, records and section builder. */
 #ifndef SB_RECORD_SESSION_H
 #define SB_RECORD_SESSION_H
 
@@ -43,7 +43,7 @@ struct sb_rec {
 	struct sb_plan plan;
 	struct sb_bpf *bpf;
 	struct sb_maps *maps;
-	struct sb_records dec;
+	struct sb_records recs;      /* ring records -> events (records.h) */
 	struct sb_builder *builder;
 	struct sb_idmap *threads;    /* tid -> struct sb_thread */
 	uint64_t start_ns, end_ns;

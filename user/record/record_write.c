@@ -122,8 +122,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	sb_profile_meta_set_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
 	sb_profile_meta_set_u64(p, "records", r->records);
-	sb_profile_meta_set_u64(p, "bad_records", r->dec.bad_records);
-	sb_profile_meta_set_u64(p, "waits_unattributed", r->dec.unattributed);
+	sb_profile_meta_set_u64(p, "bad_records", r->recs.bad_records);
+	sb_profile_meta_set_u64(p, "waits_unattributed", r->recs.unattributed);
 
 	sb_profile_meta_set_u64(p, "instances", st.instances);
 	sb_profile_meta_set_u64(p, "instances_stored", st.stored_instances);
