@@ -26,28 +26,13 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u64 sample_period_ns = 0;
 
-/*
- * On-CPU time is the kernel's own sum_exec_runtime, which leaves out time
- * stolen by the hypervisor and spent in interrupts, read at every context
- * switch; between switches it advances with the clock.
- */
-struct thread_state {
-	__u64 oncpu_total;   /* on-CPU ns at the last switch, since k0 */
-	__u64 last_in;       /* when it last went on CPU */
-	__u64 k0;            /* sum_exec_runtime when first seen */
-	__u64 fx_ts;         /* futex wait start, 0 when none */
-	__u64 fx_uaddr;
-	__u32 fx_op;
-	__u32 on_cpu;
-	__s32 sync_depth;    /* inside a probed waiting call */
-	__u32 pad;
-};
-
+/* tid -> its on-CPU time and open waits (sbpf_events.h: userspace seeds
+ * and reads it too). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, struct thread_state);
+	__type(value, struct sb_thread_state);
 } threads SEC(".maps");
 
 struct {
@@ -71,11 +56,11 @@ static __always_inline void count(__u32 which)
 
 /* The state of a thread, created on first sight as if it went on CPU now:
  * a thread that runs when we attach is then timed from attach on. */
-static __always_inline struct thread_state *state_get(__u32 tid, __u64 now,
+static __always_inline struct sb_thread_state *state_get(__u32 tid, __u64 now,
 							struct task_struct *task)
 {
-	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	struct thread_state fresh = { .last_in = now, .on_cpu = 1 };
+	struct sb_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct sb_thread_state fresh = { .last_in = now, .on_cpu = 1 };
 
 	if (st)
 		return st;
@@ -88,7 +73,7 @@ static __always_inline struct thread_state *state_get(__u32 tid, __u64 now,
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-static __always_inline __u64 oncpu_now(const struct thread_state *st, __u64 now)
+static __always_inline __u64 oncpu_now(const struct sb_thread_state *st, __u64 now)
 {
 	return st->oncpu_total + (st->on_cpu ? now - st->last_in : 0);
 }
@@ -98,7 +83,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	__u32 tid;
 
 	if (BPF_CORE_READ(prev, tgid) == targ_tgid) {
@@ -146,7 +131,7 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 {
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	struct sb_rec_probe *r;
 
 	if (!is_target())
@@ -239,7 +224,7 @@ static __always_inline bool is_wait_cmd(__u32 cmd)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	__u64 now;
 	__u32 cmd;
 
@@ -306,7 +291,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct wait_info w = {};
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	__u64 now;
 
 	if (!is_target())
@@ -374,7 +359,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct wait_info w = {};
 	struct task_struct *task;
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	struct pt_regs *uregs;
 	__u64 ip, sp;
 	__u32 i;
@@ -441,7 +426,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u64 now = bpf_ktime_get_ns(), oncpu = 0;
-	struct thread_state *st;
+	struct sb_thread_state *st;
 	__u32 tid;
 
 	if (BPF_CORE_READ(task, tgid) != targ_tgid)

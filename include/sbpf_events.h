@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Records the BPF side sends to `scalebpf record` through the ring buffer,
- * and the constants both sides share.  Every record starts with struct
- * sb_rec_hdr; the consumer switches on hdr.type and rejects unknown types
- * and sizes.  Shared by bpf/record.bpf.c (with vmlinux.h types) and user/.
+ * the map values both sides read or write, and the constants they share.
+ * Every record starts with struct sb_rec_hdr; the consumer routes on
+ * hdr.type, one handler per type (user/record/record_route.c), and
+ * rejects unknown types and sizes.  Shared by bpf/record.bpf.c and
+ * bpf/hwsample.bpf.c (with vmlinux.h types) and user/.
  */
 #ifndef SBPF_EVENTS_H
 #define SBPF_EVENTS_H
@@ -144,6 +146,25 @@ struct sb_rec_exact {
 	struct sb_exact_batch b;
 };
 
+/*
+ * The value of record.bpf.c's `threads` map (tid -> state), which
+ * userspace also seeds and reads (user/record/record_bpf.c).  On-CPU time
+ * is the kernel's own sum_exec_runtime, which leaves out time stolen by
+ * the hypervisor and spent in interrupts, read at every context switch;
+ * between switches it advances with the clock.
+ */
+struct sb_thread_state {
+	__u64 oncpu_total;   /* on-CPU ns at the last switch, since k0 */
+	__u64 last_in;       /* when it last went on CPU */
+	__u64 k0;            /* sum_exec_runtime when first seen */
+	__u64 fx_ts;         /* futex wait start, 0 when none */
+	__u64 fx_uaddr;
+	__u32 fx_op;
+	__u32 on_cpu;
+	__s32 sync_depth;    /* inside a probed waiting call */
+	__u32 pad;
+};
+
 #define SB_MAX_SPIN_RANGES 8
 
 struct sb_ip_range {
@@ -151,7 +172,7 @@ struct sb_ip_range {
 };
 
 /*
- * Hardware path (bpf/hwsample.bpf.c, user/hw/hwdecode.c): records of the
+ * Hardware path (bpf/hwsample.bpf.c, user/hw/lbr_pebs.c): records of the
  * LBR and PEBS samplers, emitted into the same ring buffer.  Fixed sizes
  * keep ring-buffer reservation constant in BPF.
  */

@@ -6,21 +6,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "builtin.h"
-#include "record/decode.h"
-#include "binary/elfsym.h"
-#include "hw/hwsession.h"
+#include "record/clock.h"
 #include "hw/pmu.h"
 #include "binary/procmaps.h"
-#include "record/probes.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
 #include "record/target.h"
@@ -75,14 +70,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-uint64_t sb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int parse_opts(struct sb_rec *r, int argc, char **argv)
@@ -290,7 +277,7 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = check_privileges(&r)))
 		return ret;
-	if ((ret = sb_hwsession_choose(&r)))   /* --events, before the target starts */
+	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
 	install_signals();
 	ret = sb_rec_setup(&r);

@@ -3,7 +3,7 @@
  * Sampled data addresses in bounded memory (issue 3, software path).
  *
  * Every cpu-clock sample of a working thread is classified by the
- * recorder (user/record/addrsample.c): its access decoded to an address, an
+ * recorder (user/record/addr_sampler.c): its access decoded to an address, an
  * access that cannot be decoded (the load overwrote its own address
  * register, a thread-local with no fs base, a gather), no data access at
  * all, or no code known at the IP.  Each class is counted exactly; the

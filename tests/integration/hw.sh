@@ -2,7 +2,7 @@
 # the LBR/PEBS samplers cannot attach here: what runs is the fallback,
 # the refusal of --events hw, the path shown in the profile and report,
 # and the samplers' BPF programs passing the verifier (loading needs no
-# PMU).  Their decoding is unit-tested with fixtures (test_hwdecode).
+# PMU).  Their decoding is unit-tested with fixtures (test_lbr_pebs).
 
 hw_has_pmu() {
 	[ -e /sys/bus/event_source/devices/cpu ] || [ -e /sys/bus/event_source/devices/cpu_core ]

@@ -36,14 +36,9 @@ struct sb_hwagg *sb_hwagg_alloc(void)
 
 void sb_hwagg_free(struct sb_hwagg *a)
 {
-	size_t it = 0;
-	void *v;
-
 	if (!a)
 		return;
-	while (a->loads && sb_idmap_next(a->loads, &it, NULL, NULL, &v))
-		free(v);
-	sb_idmap_free(a->loads);
+	sb_idmap_free_with(a->loads, free);
 	sb_idmap_free(a->edge_ids);
 	sb_idmap_free(a->events);
 	free(a->edges);

@@ -2,7 +2,7 @@
 /*
  * Hardware-path aggregation: sampled counts per taken-branch edge (LBR)
  * and sampled loads per IP with their latency and data source (PEBS),
- * fed from decoded records (hwdecode.h).  Edges and loads also reach the
+ * fed from parsed records (lbr_pebs.h).  Edges and loads also reach the
  * section builder as SB_EV_COUNT events, so they get per-thread vectors
  * per section instance like block samples; their counter keys live in
  * namespaces of their own (below), and at the end sb_hwagg_event turns a
@@ -15,19 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hwdecode.h"
+#include "lbr_pebs.h"
+#include "sbpf_keys.h"
 #include "sections/sections.h"
 
 struct sb_maps;
 struct sb_profile;
 
-/* Counter-key namespaces next to sampled IPs (< 2^47) and call sites
- * (SB_KEY_CALLSITE, bit 63, decode.h): an edge key carries the index of
- * (from, to) in the aggregator's edge table, a load key the load's IP. */
-#define SB_KEY_EDGE (1ull << 62)
-#define SB_KEY_LOAD (1ull << 61)
-#define SB_KEY_HW_MASK (SB_KEY_EDGE | SB_KEY_LOAD)
-
+/* An edge or load key (SB_KEY_EDGE, SB_KEY_LOAD: sbpf_keys.h). */
 static inline bool sb_hwagg_is_key(uint64_t key)
 {
 	return (key & SB_KEY_HW_MASK) && !(key >> 63);

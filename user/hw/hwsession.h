@@ -1,46 +1,76 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hardware path inside a recording (--events): choosing it, starting
- * its samplers after the main BPF object, routing its records to the
- * aggregator, its profile events and metadata.  record_session.c,
- * builtin-record.c and record_write.c each call in here at one place.
+ * its samplers after the main BPF object, aggregating their records, its
+ * profile events and metadata.  It owns the PMU description, the
+ * samplers (hwsample.h) and the aggregator (hwagg.h) and is given what it
+ * needs; user/record drives it and prints what it reports: nothing here
+ * prints, errors come back as -errno with a message in the caller's
+ * buffer.
  */
 #ifndef SB_HWSESSION_H
 #define SB_HWSESSION_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct sb_rec;
+#include "sections/sections.h"
+
+struct sb_hwsession;
 struct sb_profile;
 struct sb_maps;
-struct sb_eventmap;
 struct sb_symbolizer;
 
 /* PEBS: one load sampled in this many (a prime, so loop strides do not
  * alias with it). */
 #define SB_HW_LOAD_PERIOD 20011
 
-/* Before the target starts: detect the PMU and pick the path.  0, or the
- * exit code after a clear message (--events hw without a PMU). */
-int sb_hwsession_choose(struct sb_rec *r);
-/* After sb_bpf_prepare: load and attach the hardware samplers.  With
- * --events auto a failure falls back to software with one line. */
-int sb_hwsession_start(struct sb_rec *r);
-/* True when the record belonged to the hardware path (it is consumed). */
-bool sb_hwsession_record(struct sb_rec *r, const void *data, size_t size);
-void sb_hwsession_stop(struct sb_rec *r);
-void sb_hwsession_cleanup(struct sb_rec *r);
-/* The path taken, its counters and drops, the top sampled loads. */
-void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p);
+/*
+ * Before the target starts: detects the PMU and picks the path that
+ * events_req (enum sb_events_mode) asks for.  0 with *out and msg ""; or
+ * 0 with msg saying why when auto falls back to software (the caller
+ * prints the one line); -ENODEV with msg (--events hw without a PMU), or
+ * -ENOMEM.
+ */
+int sb_hwsession_alloc(struct sb_hwsession **out, int events_req, char *msg, size_t len);
+void sb_hwsession_free(struct sb_hwsession *hs);
+
+struct sb_hwsession_opts {
+	int pid;                  /* target tgid */
+	int ringbuf_fd;           /* the main object's ring buffer, shared */
+	size_t ringbuf_bytes;
+	unsigned sample_hz;       /* LBR sampling rate (record's -F) */
+};
+
+/*
+ * After the main BPF object is loaded: on the hardware path, loads and
+ * attaches the samplers.  0 with msg "" when they run (or the path is
+ * software); 0 with msg saying why when auto falls back to software; a
+ * negative errno with msg when --events hw cannot have them, or -ENOMEM.
+ */
+int sb_hwsession_start(struct sb_hwsession *hs, const struct sb_hwsession_opts *o,
+		       char *msg, size_t len);
+
+/* A record of type SB_REC_LBR or SB_REC_LOAD: aggregated, its count
+ * events added to b.  0; -1 when malformed (counted in hw_bad_records);
+ * -ENODEV when no hardware sampler runs, so the record is not ours. */
+int sb_hwsession_record(struct sb_hwsession *hs, struct sb_builder *b, const void *data,
+			size_t size);
+/* Detaches the samplers; their counters stay readable. */
+void sb_hwsession_stop(struct sb_hwsession *hs);
+
+/* The path taken, its counters, the top sampled loads.  Returns the
+ * hardware samples dropped (ring buffer full), for the caller to warn. */
+uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p);
 
 /* An sb_event_fn for sb_builder_emit: edge and load keys become
  * SB_EVK_EDGE / SB_EVK_HW events (hwagg.c), any other key goes to
- * sb_eventmap_block. */
+ * block(em, ...), sb_eventmap_block. */
 struct sb_hwemit {
-	struct sb_rec *r;
-	struct sb_eventmap *em;
+	struct sb_hwsession *hs;
+	struct sb_maps *maps;
+	sb_event_fn block;
+	void *em;
 	struct sb_symbolizer *sym;
 	struct sb_profile *p;
 };

@@ -141,26 +141,21 @@ int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_even
 	return -1;
 }
 
-void sb_events_fallback_line(const char *why)
+int sb_events_choose(int requested, const struct sb_pmu *pmu, char *sampling, size_t slen,
+		     char *msg, size_t msglen)
 {
-	fprintf(stderr, "scalebpf: hardware sampling unavailable (%s): using software "
-		"sampling (cpu-clock)\n", why);
-}
-
-int sb_events_choose(int requested, const struct sb_pmu *pmu, bool quiet,
-		     char *sampling, size_t slen, char *err, size_t errlen)
-{
+	if (msglen)
+		msg[0] = 0;
 	snprintf(sampling, slen, "%s", SB_SAMPLING_SW);
 	if (requested == SB_EVENTS_SW)
 		return SB_EVENTS_SW;
 	if (!pmu->present) {
 		if (requested == SB_EVENTS_HW) {
-			snprintf(err, errlen, "--events hw: no hardware PMU (%s); use --events "
+			snprintf(msg, msglen, "--events hw: no hardware PMU (%s); use --events "
 				 "sw or auto", pmu->why);
 			return -1;
 		}
-		if (!quiet)
-			sb_events_fallback_line(pmu->why);
+		snprintf(msg, msglen, "%s", pmu->why);
 		snprintf(sampling, slen, "%s; no hardware PMU", SB_SAMPLING_SW);
 		return SB_EVENTS_SW;
 	}

@@ -48,15 +48,13 @@ int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_even
 		     char *ev_name, size_t namelen, char *err, size_t errlen);
 
 /*
- * --events: the path record takes.  auto without a PMU prints one line
- * and returns SB_EVENTS_SW; hw without one returns -1 with err set.
- * sampling gets the path for the profile's metadata.
+ * --events: the path record takes.  auto without a PMU returns
+ * SB_EVENTS_SW with msg saying why (record prints it in one line); hw
+ * without one returns -1 with msg the error; else msg is "".  sampling
+ * gets the path for the profile's metadata.
  */
-int sb_events_choose(int requested, const struct sb_pmu *pmu, bool quiet,
-		     char *sampling, size_t slen, char *err, size_t errlen);
-
-/* The one line auto prints when the hardware path cannot be taken. */
-void sb_events_fallback_line(const char *why);
+int sb_events_choose(int requested, const struct sb_pmu *pmu, char *sampling, size_t slen,
+		     char *msg, size_t msglen);
 
 #define SB_SAMPLING_SW "software (cpu-clock)"
 #define SB_SAMPLING_HW "hardware (LBR+PEBS) and software (cpu-clock)"

@@ -9,7 +9,7 @@
 #include "cfg/cfg.h"
 #include "binary/cfg_build.h"
 #include "cfg/cfg_io.h"
-#include "decode.h"
+#include "records.h"
 #include "binary/elfsym.h"
 #include "util/idmap.h"
 #include "binary/memop.h"
@@ -155,7 +155,7 @@ static bool runtime_frame(struct sb_eventmap *em, uint64_t ip)
 	int bin;
 
 	return !sb_maps_resolve(em->maps, ip, &bin, &vaddr) &&
-	       sb_decode_is_runtime(sb_maps_binary_path(em->maps, bin));
+	       sb_records_is_runtime(sb_maps_binary_path(em->maps, bin));
 }
 
 long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)

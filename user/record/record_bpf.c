@@ -144,17 +144,9 @@ int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_ran
 				    sizeof(*r), BPF_ANY);
 }
 
-/* Mirrors struct thread_state in bpf/record.bpf.c. */
-struct thread_state {
-	__u64 oncpu_total, last_in, k0, fx_ts, fx_uaddr;
-	__u32 fx_op, on_cpu;
-	__s32 sync_depth;
-	__u32 pad;
-};
-
 int sb_bpf_thread_oncpu(struct sb_bpf *s, uint32_t tid, uint64_t now_ns, uint64_t *oncpu)
 {
-	struct thread_state st;
+	struct sb_thread_state st;
 
 	if (bpf_map__lookup_elem(s->skel->maps.threads, &tid, sizeof(tid), &st, sizeof(st), 0))
 		return -ENOENT;
@@ -165,7 +157,7 @@ int sb_bpf_thread_oncpu(struct sb_bpf *s, uint32_t tid, uint64_t now_ns, uint64_
 int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns,
 		       uint64_t runtime_ns)
 {
-	struct thread_state st = { .last_in = now_ns, .on_cpu = 1, .k0 = runtime_ns };
+	struct sb_thread_state st = { .last_in = now_ns, .on_cpu = 1, .k0 = runtime_ns };
 
 	return bpf_map__update_elem(s->skel->maps.threads, &tid, sizeof(tid), &st,
 				    sizeof(st), BPF_NOEXIST);

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "addrsample.h"
-#include "builtin.h"
+#include "addr_sampler.h"
+#include "clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
 #include "util/idmap.h"
@@ -45,113 +45,6 @@ static void note(void *ctx, const char *fmt, ...)
 		fprintf(stderr, "scalebpf: %s\n", line);
 	if (strncmp(line, "error", 5) && len + strlen(line) + 2 < sizeof(r->notes))
 		snprintf(r->notes + len, sizeof(r->notes) - len, "%s%s", len ? "; " : "", line);
-}
-
-static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
-{
-	void **slot = sb_idmap_slot(r->threads, tid, 0, true);
-
-	if (!slot)
-		return NULL;
-	if (!*slot) {
-		struct sb_thread *t = calloc(1, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		t->tid = tid;
-		*slot = t;
-	}
-	return *slot;
-}
-
-static void thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent,
-			uint64_t ts, const char *comm, uint16_t kind)
-{
-	struct sb_thread *t = thread_entry(r, tid);
-	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
-
-	if (!t)
-		return;
-	t->parent_tid = parent;
-	t->start_ns = ts;
-	if (comm && !t->comm)
-		t->comm = strdup(comm);
-	r->nthreads_live++;
-	sb_builder_add(r->builder, &ev);
-}
-
-/* A `scalebpf cc` program's exact counts of one segment: one event each. */
-static int on_exact(struct sb_rec *r, const void *data, size_t size)
-{
-	struct sb_event evs[SB_EXACT_BATCH];
-	int n = sb_decode_exact(&r->dec, data, size, evs);
-
-	for (int i = 0; i < n; i++) {
-		r->exact_counts += evs[i].dur;
-		sb_builder_add(r->builder, &evs[i]);
-	}
-	r->exact_batches += n >= 0;
-	return 0;
-}
-
-static int on_record(void *ctx, const void *data, size_t size)
-{
-	struct sb_rec *r = ctx;
-	const struct sb_rec_hdr *h = data;
-	struct sb_event ev;
-	struct sb_thread *t;
-
-	r->records++;
-	if (sb_hwsession_record(r, data, size))   /* LBR / PEBS records */
-		return 0;
-	if (size >= sizeof(*h) && h->type == SB_REC_EXACT)
-		return on_exact(r, data, size);
-	if (sb_decode_record(&r->dec, data, size, &ev) <= 0)
-		return 0;
-	if (h->type == SB_REC_THREAD_NEW || h->type == SB_REC_THREAD_EXIT) {
-		const struct sb_rec_thread *rt = data;
-
-		if (h->type == SB_REC_THREAD_NEW) {
-			char comm[17];
-
-			memcpy(comm, rt->comm, 16);
-			comm[16] = 0;
-			thread_seen(r, h->tid, rt->parent_tid, h->ts, comm, SB_EV_THREAD_START);
-			return 0;
-		}
-		t = thread_entry(r, h->tid);
-		if (t) {
-			t->end_ns = h->ts;
-			t->oncpu_ns = rt->oncpu_ns;
-			/* The name it ends with: programs name their workers
-			 * after creating them (pthread_setname_np). */
-			char comm[17], *dup;
-
-			memcpy(comm, rt->comm, 16);
-			comm[16] = 0;
-			if (comm[0] && (dup = strdup(comm))) {
-				free(t->comm);
-				t->comm = dup;
-			}
-		}
-		if (r->nthreads_live)
-			r->nthreads_live--;
-	}
-	sb_builder_add(r->builder, &ev);
-	if (h->type == SB_REC_SAMPLE) {
-		/* The sample's time also counts for every call site it runs
-		 * under, so a branch that calls shared work more often shows. */
-		uint64_t keys[SB_SAMPLE_FRAMES];
-		size_t n = sb_decode_callsites(data, keys, SB_SAMPLE_FRAMES);
-
-		for (size_t i = 0; i < n; i++) {
-			ev.obj = keys[i];
-			sb_builder_add(r->builder, &ev);
-		}
-		/* Its data address, from its own registers (issue 3). */
-		sb_addrsample_add(r->addrs, data);
-	}
-	return 0;
 }
 
 static void add_library(const char *path, void *ctx)
@@ -221,7 +114,7 @@ static int seed_threads(struct sb_rec *r)
 	if (r->spawned) {
 		sb_bpf_seed_thread(r->bpf, (uint32_t)r->child.pid, now,
 				   sb_target_runtime(r->pid, (uint32_t)r->child.pid));
-		thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
+		sb_rec_thread_seen(r, (uint32_t)r->child.pid, 0, now, NULL, SB_EV_THREAD_START);
 		return 0;
 	}
 	if (sb_target_threads(r->pid, &tids, &n)) {
@@ -233,7 +126,7 @@ static int seed_threads(struct sb_rec *r)
 
 		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
 		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
-		thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
+		sb_rec_thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
 	}
 	free(tids);
 	return 0;
@@ -319,6 +212,43 @@ static void await_exec(struct sb_rec *r)
 	}
 }
 
+/* The one line --events auto prints when the hardware path cannot be
+ * taken: the profile is still made, from software samples. */
+static void events_fallback_line(const char *why)
+{
+	fprintf(stderr, "scalebpf: hardware sampling unavailable (%s): using software "
+		"sampling (cpu-clock)\n", why);
+}
+
+int sb_rec_choose_events(struct sb_rec *r)
+{
+	char msg[640];
+	int ret = sb_hwsession_alloc(&r->hw, r->events_req, msg, sizeof(msg));
+
+	if (ret < 0)
+		return sb_rec_fail(r, "%s", msg);
+	if (*msg && !r->quiet)
+		events_fallback_line(msg);
+	return 0;
+}
+
+/* After sb_bpf_prepare: the hardware samplers share its ring buffer. */
+static int start_hw(struct sb_rec *r)
+{
+	struct sb_hwsession_opts o = {
+		.pid = r->pid, .ringbuf_fd = sb_bpf_ringbuf_fd(r->bpf),
+		.ringbuf_bytes = (size_t)r->ringbuf_mb << 20, .sample_hz = r->sample_hz,
+	};
+	char msg[640];
+	int ret = sb_hwsession_start(r->hw, &o, msg, sizeof(msg));
+
+	if (ret < 0)
+		return sb_rec_fail(r, "%s", msg);
+	if (*msg && !r->quiet)
+		events_fallback_line(msg);
+	return 0;
+}
+
 int sb_rec_setup(struct sb_rec *r)
 {
 	struct sb_bpf_opts bo = { 0 };
@@ -350,10 +280,10 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
-	r->dec.plan = &r->plan;
-	r->dec.maps = r->maps;
-	r->dec.pid = r->pid;
-	if (!(r->addrs = sb_addrsample_alloc(r->maps, r->pid, 0)))
+	r->recs.plan = &r->plan;
+	r->recs.maps = r->maps;
+	r->recs.pid = r->pid;
+	if (!(r->addrs = sb_addr_sampler_alloc(r->maps, r->pid, 0)))
 		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
@@ -362,11 +292,11 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
-	if ((ret = sb_hwsession_start(r)))
+	if ((ret = start_hw(r)))
 		return ret;
 	if ((ret = attach_probes(r)))
 		return ret;
-	if (sb_bpf_start(r->bpf, on_record, r, err, sizeof(err)))
+	if (sb_bpf_start(r->bpf, sb_rec_route_record, r, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	r->start_ns = sb_now_ns();
 	r->start_realtime = (int64_t)time(NULL);
@@ -417,7 +347,7 @@ void sb_rec_status(struct sb_rec *r, bool final)
 void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
-	sb_hwsession_stop(r);
+	sb_hwsession_stop(r->hw);
 	if (r->bpf)
 		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 }
@@ -432,22 +362,16 @@ static void free_thread(void *p)
 
 void sb_rec_cleanup(struct sb_rec *r)
 {
-	size_t it = 0;
-	void *v;
-
-	if (r->threads) {
-		while (sb_idmap_next(r->threads, &it, NULL, NULL, &v))
-			free_thread(v);
-		sb_idmap_free(r->threads);
-	}
-	sb_hwsession_cleanup(r);
+	sb_idmap_free_with(r->threads, free_thread);
+	sb_hwsession_free(r->hw);
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
-	sb_addrsample_free(r->addrs);
-	sb_decoder_release(&r->dec);
+	sb_addr_sampler_free(r->addrs);
+	sb_records_release(&r->recs);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);
 	r->threads = NULL;
+	r->hw = NULL;
 	r->bpf = NULL;
 	r->builder = NULL;
 	r->addrs = NULL;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One recording: its target, probes, BPF side, decoder and section builder. */
+/* One recording: its target, probes, BPF side, records and section builder. */
 #ifndef SB_RECORD_SESSION_H
 #define SB_RECORD_SESSION_H
 
@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
-#include "hw/pmu.h"
+#include "records.h"
 #include "probes.h"
 #include "sections/sections.h"
 #include "target.h"
@@ -18,9 +17,8 @@
 struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
-struct sb_addrsample;
-struct sb_hw;
-struct sb_hwagg;
+struct sb_addr_sampler;
+struct sb_hwsession;
 
 struct sb_rec {
 	/* options */
@@ -35,6 +33,7 @@ struct sb_rec {
 	unsigned long ringbuf_mb;
 	char **cmd;
 	int ncmd;
+	int events_req;              /* --events: enum sb_events_mode (hw/pmu.h) */
 
 	/* state */
 	bool spawned, child_exited;
@@ -44,7 +43,7 @@ struct sb_rec {
 	struct sb_plan plan;
 	struct sb_bpf *bpf;
 	struct sb_maps *maps;
-	struct sb_decoder dec;
+	struct sb_records recs;      /* ring records -> events (records.h) */
 	struct sb_builder *builder;
 	struct sb_idmap *threads;    /* tid -> struct sb_thread */
 	uint64_t start_ns, end_ns;
@@ -54,22 +53,27 @@ struct sb_rec {
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
-	struct sb_addrsample *addrs; /* sampled data addresses (addrsample.h) */
-
-	/* hardware path (hwsession.c): --events, and the path taken */
-	int events_req, events;      /* enum sb_events_mode */
-	struct sb_pmu pmu;
-	char sampling[512];
-	struct sb_hw *hw;
-	struct sb_hwagg *hwagg;
+	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
+	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
 };
 
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* --events, before the target starts: detects the PMU and picks the
+ * path; 0, or the exit code after a clear message (--events hw without a
+ * PMU).  With auto and no PMU, one line says so. */
+int sb_rec_choose_events(struct sb_rec *r);
 /* Target, probe plan, BPF load/attach, thread seeding, child release. */
 int sb_rec_setup(struct sb_rec *r);
 void sb_rec_set_spin_ranges(struct sb_rec *r);
+/* The ring buffer's record callback (record_route.c): one handler per
+ * record type. */
+int sb_rec_route_record(void *ctx, const void *data, size_t size);
+/* A thread starts (SB_EV_THREAD_START) or is found running at attach
+ * (SB_EV_THREAD_SEEN): its table entry and its event. */
+void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
+			const char *comm, uint16_t kind);
 void sb_rec_status(struct sb_rec *r, bool final);
 /* Records lost to a full ring buffer, all sources (counters from BPF). */
 uint64_t sb_rec_drops(const uint64_t *counters);

@@ -6,8 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "addrsample.h"
-#include "builtin.h"
+#include "addr_sampler.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
@@ -15,14 +14,6 @@
 #include "eventmap.h"
 #include "hw/hwsession.h"
 #include "binary/symbolize.h"
-
-static void meta_u64(struct sb_profile *p, const char *key, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	sb_profile_meta_set(p, key, buf);
-}
 
 static void cpu_model(char *buf, size_t len)
 {
@@ -59,6 +50,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	struct utsname u;
 	char buf[4096];
 	size_t len = 0;
+	uint64_t hw_drops;
 
 	sb_builder_get_stats(r->builder, &st);
 	sb_profile_meta_set(p, "tool", "scalebpf " SB_VERSION);
@@ -69,7 +61,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	}
 	cpu_model(buf, sizeof(buf));
 	sb_profile_meta_set(p, "cpu", buf);
-	meta_u64(p, "ncpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	sb_profile_meta_set_u64(p, "ncpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
 	sb_profile_meta_set(p, "pmu", pmu_state());
 	buf[0] = 0;
 	if (r->spawned)
@@ -79,10 +71,10 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set(p, "command", r->spawned ? buf : "");
 	sb_profile_meta_set(p, "executable", r->exe);
 	sb_profile_meta_set(p, "attach", r->spawned ? "spawned" : "pid");
-	meta_u64(p, "pid", (uint64_t)r->pid);
-	meta_u64(p, "start_realtime", (uint64_t)r->start_realtime);
-	meta_u64(p, "start_ns", r->start_ns);
-	meta_u64(p, "duration_ns", r->end_ns - r->start_ns);
+	sb_profile_meta_set_u64(p, "pid", (uint64_t)r->pid);
+	sb_profile_meta_set_u64(p, "start_realtime", (uint64_t)r->start_realtime);
+	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
+	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
 		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
@@ -102,20 +94,20 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 					pr->emulated ? "" : "(single-step)");
 	}
 	sb_profile_meta_set(p, "probes", buf);
-	meta_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
-	meta_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
-	meta_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
-	meta_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
+	sb_profile_meta_set_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
+	sb_profile_meta_set_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
+	sb_profile_meta_set_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
+	sb_profile_meta_set_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
 	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
 	sb_profile_meta_set(p, "block_counts", r->plan.exact ?
 			    "exact (scalebpf cc: every block counted per thread)" :
 			    "sampled (cpu-clock samples per block measure time)");
 	if (r->plan.exact) {
-		meta_u64(p, "drops_exact", c[SB_CNT_DROP_EXACT]);
-		meta_u64(p, "exact_faults", c[SB_CNT_EXACT_FAULT]);
-		meta_u64(p, "exact_batches", r->exact_batches);
-		meta_u64(p, "exact_counts", r->exact_counts);
-		meta_u64(p, "exact_counts_unplaced", st.counts_unplaced);
+		sb_profile_meta_set_u64(p, "drops_exact", c[SB_CNT_DROP_EXACT]);
+		sb_profile_meta_set_u64(p, "exact_faults", c[SB_CNT_EXACT_FAULT]);
+		sb_profile_meta_set_u64(p, "exact_batches", r->exact_batches);
+		sb_profile_meta_set_u64(p, "exact_counts", r->exact_counts);
+		sb_profile_meta_set_u64(p, "exact_counts_unplaced", st.counts_unplaced);
 	}
 	if (r->plan.trace_mem) {
 		const char *dir = getenv("SCALEBPF_TRACE_DIR");
@@ -126,21 +118,25 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 			sb_profile_meta_set(p, "mem_traces", "SCALEBPF_TRACE_DIR of the target, "
 					    "or scalebpf-trace.PID in its working directory");
 	}
-	meta_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
-	meta_u64(p, "samples", c[SB_CNT_SAMPLES]);
-	meta_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
-	meta_u64(p, "records", r->records);
-	meta_u64(p, "bad_records", r->dec.bad_records);
-	meta_u64(p, "waits_unattributed", r->dec.unattributed);
+	sb_profile_meta_set_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
+	sb_profile_meta_set_u64(p, "samples", c[SB_CNT_SAMPLES]);
+	sb_profile_meta_set_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
+	sb_profile_meta_set_u64(p, "records", r->records);
+	sb_profile_meta_set_u64(p, "bad_records", r->recs.bad_records);
+	sb_profile_meta_set_u64(p, "waits_unattributed", r->recs.unattributed);
 
-	meta_u64(p, "instances", st.instances);
-	meta_u64(p, "instances_stored", st.stored_instances);
-	meta_u64(p, "instances_partial", st.partial_instances);
-	meta_u64(p, "instances_unfinished", st.unfinished_instances);
-	meta_u64(p, "events_unmatched", st.unmatched);
-	meta_u64(p, "events_late", st.late_events);
+	sb_profile_meta_set_u64(p, "instances", st.instances);
+	sb_profile_meta_set_u64(p, "instances_stored", st.stored_instances);
+	sb_profile_meta_set_u64(p, "instances_partial", st.partial_instances);
+	sb_profile_meta_set_u64(p, "instances_unfinished", st.unfinished_instances);
+	sb_profile_meta_set_u64(p, "events_unmatched", st.unmatched);
+	sb_profile_meta_set_u64(p, "events_late", st.late_events);
 	sb_profile_meta_set(p, "notes", r->notes);
-	sb_hwsession_meta(r, p);   /* sampling path, hardware counters */
+	hw_drops = sb_hwsession_meta(r->hw, p);   /* sampling path, hardware counters */
+	if (hw_drops)
+		fprintf(stderr, "scalebpf: warning: %llu hardware samples were dropped (ring "
+			"buffer full): raise --ringbuf-mb or lower -F\n",
+			(unsigned long long)hw_drops);
 }
 
 static int add_threads(struct sb_rec *r, struct sb_profile *p)
@@ -167,7 +163,8 @@ int sb_rec_write(struct sb_rec *r)
 	struct sb_symbolizer *sym = NULL;
 	struct sb_eventmap *em = NULL;
 	struct sb_eventmap_stats est;
-	struct sb_hwemit hwe = { .r = r, .p = p };
+	struct sb_hwemit hwe = { .hs = r->hw, .maps = r->maps, .block = sb_eventmap_block,
+				 .p = p };
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
@@ -186,25 +183,25 @@ int sb_rec_write(struct sb_rec *r)
 	if (!em || add_threads(r, p) ||
 	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_hwsession_event, &hwe) ||
 	    sb_eventmap_finish(em) ||
-	    sb_addrsample_store(r->addrs, p, sb_symbolizer_loc, sym)) {
+	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
 	sb_eventmap_get_stats(em, &est);
 	/* How many samples' accesses can be decoded to an address (issue 3). */
-	meta_u64(p, "samples_memory_access", est.samples_access);
-	meta_u64(p, "samples_no_memory_access", est.samples_none);
-	meta_u64(p, "samples_undecodable", est.samples_undecodable);
-	meta_u64(p, "samples_skid_corrected", est.samples_skid);
-	meta_u64(p, "sample_keys", est.keys);
-	meta_u64(p, "sample_keys_unmapped", est.unmapped);
+	sb_profile_meta_set_u64(p, "samples_memory_access", est.samples_access);
+	sb_profile_meta_set_u64(p, "samples_no_memory_access", est.samples_none);
+	sb_profile_meta_set_u64(p, "samples_undecodable", est.samples_undecodable);
+	sb_profile_meta_set_u64(p, "samples_skid_corrected", est.samples_skid);
+	sb_profile_meta_set_u64(p, "sample_keys", est.keys);
+	sb_profile_meta_set_u64(p, "sample_keys_unmapped", est.unmapped);
 	if (r->plan.exact) {
-		meta_u64(p, "exact_blocks", est.exact_keys);
-		meta_u64(p, "exact_blocks_unmapped", est.exact_unmapped);
-		meta_u64(p, "sample_keys_in_exact_runtime", est.exact_runtime);
+		sb_profile_meta_set_u64(p, "exact_blocks", est.exact_keys);
+		sb_profile_meta_set_u64(p, "exact_blocks_unmapped", est.exact_unmapped);
+		sb_profile_meta_set_u64(p, "sample_keys_in_exact_runtime", est.exact_runtime);
 	}
-	meta_u64(p, "cfg_binaries", est.binaries);
-	meta_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
+	sb_profile_meta_set_u64(p, "cfg_binaries", est.binaries);
+	sb_profile_meta_set_u64(p, "cfg_cache_hits", est.cfg_cache_hits);
 	if (*sb_symbolizer_nodebug(sym)) {
 		size_t len = strlen(r->notes);
 

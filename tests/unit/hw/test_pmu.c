@@ -68,14 +68,14 @@ static void test_choose(void)
 	CHECK(sb_events_parse("auto") == SB_EVENTS_AUTO && sb_events_parse("hw") == SB_EVENTS_HW &&
 	      sb_events_parse("sw") == SB_EVENTS_SW && sb_events_parse("HW") == -1 &&
 	      sb_events_parse("") == -1, "parse");
-	CHECK(sb_events_choose(SB_EVENTS_AUTO, &none, true, s, sizeof(s), err, sizeof(err)) ==
+	CHECK(sb_events_choose(SB_EVENTS_AUTO, &none, s, sizeof(s), err, sizeof(err)) ==
 	      SB_EVENTS_SW && strstr(s, "software (cpu-clock)") && strstr(s, "no hardware PMU"),
 	      "auto without a PMU: %s", s);
-	CHECK(sb_events_choose(SB_EVENTS_HW, &none, true, s, sizeof(s), err, sizeof(err)) == -1 &&
+	CHECK(sb_events_choose(SB_EVENTS_HW, &none, s, sizeof(s), err, sizeof(err)) == -1 &&
 	      strstr(err, "no hardware PMU (no cpu PMU)"), "hw without a PMU: %s", err);
-	CHECK(sb_events_choose(SB_EVENTS_SW, &cpu, true, s, sizeof(s), err, sizeof(err)) ==
+	CHECK(sb_events_choose(SB_EVENTS_SW, &cpu, s, sizeof(s), err, sizeof(err)) ==
 	      SB_EVENTS_SW && !strcmp(s, SB_SAMPLING_SW), "sw with a PMU: %s", s);
-	CHECK(sb_events_choose(SB_EVENTS_AUTO, &cpu, true, s, sizeof(s), err, sizeof(err)) ==
+	CHECK(sb_events_choose(SB_EVENTS_AUTO, &cpu, s, sizeof(s), err, sizeof(err)) ==
 	      SB_EVENTS_HW && !strcmp(s, SB_SAMPLING_HW), "auto with a PMU: %s", s);
 }
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "decode.h"
+#include "records.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "binary/elfsym.h"
 #include "util/idmap.h"
@@ -73,7 +72,7 @@ static enum bin_class classify_binary(const char *path)
 
 /* Words cached as unknown may be known once the maps were re-read, by
  * anyone sharing them. */
-static int resolve(struct sb_decoder *d, uint64_t addr, int *bin, uint64_t *vaddr)
+static int resolve(struct sb_records *d, uint64_t addr, int *bin, uint64_t *vaddr)
 {
 	int ret = sb_maps_resolve_live(d->maps, d->pid, addr, bin, vaddr);
 
@@ -98,7 +97,7 @@ enum {
 	W_PRESENT = 1u << 30,   /* cached */
 };
 
-static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
+static uint32_t word_facts(struct sb_records *d, uint64_t w)
 {
 	void **slot;
 	uint32_t f = 0;
@@ -130,7 +129,7 @@ static uint32_t word_facts(struct sb_decoder *d, uint64_t w)
 	return f | W_PRESENT;
 }
 
-static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
+static void scan_stack(struct sb_records *d, const struct sb_rec_wait *r,
 		       uint16_t *prim, uint64_t *site)
 {
 	bool saw_omp = false;
@@ -171,14 +170,23 @@ static void scan_stack(struct sb_decoder *d, const struct sb_rec_wait *r,
 		*prim = saw_omp ? SB_PRIM_OMP_IDLE : SB_PRIM_OTHER;
 }
 
-static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
-			struct sb_event *ev)
+/* Every record's event starts as its time and thread. */
+static void event_of(const struct sb_rec_hdr *h, uint16_t kind, struct sb_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = h->ts;
+	ev->tid = h->tid;
+	ev->kind = kind;
+}
+
+int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool enter,
+		     struct sb_event *ev)
 {
 	const struct sb_probe *p;
-	bool enter = r->hdr.type == SB_REC_PROBE_ENTER;
 
+	event_of(&r->hdr, 0, ev);
 	if (r->probe >= d->plan->n)
-		return -1;
+		goto bad;
 	p = &d->plan->probes[r->probe];
 	ev->oncpu = r->oncpu_ns;
 	switch (p->role) {
@@ -198,7 +206,7 @@ static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
 		ev->obj = enter ? r->ip - (p->site_vaddr - p->func_vaddr) : 0;
 		break;
 	default:
-		return -1;
+		goto bad;
 	}
 	if (enter && r->ret_addr > 1) {
 		int bin;
@@ -209,90 +217,48 @@ static int decode_probe(struct sb_decoder *d, const struct sb_rec_probe *r,
 		resolve(d, ev->site, &bin, &vaddr);
 	}
 	return 1;
-}
-
-int sb_decode_record(struct sb_decoder *d, const void *data, size_t size,
-		     struct sb_event *ev)
-{
-	const struct sb_rec_hdr *h = data;
-	static const uint16_t sizes[SB_REC_TYPE_MAX] = {
-		[SB_REC_PROBE_ENTER] = sizeof(struct sb_rec_probe),
-		[SB_REC_PROBE_EXIT] = sizeof(struct sb_rec_probe),
-		[SB_REC_WAIT] = sizeof(struct sb_rec_wait),
-		[SB_REC_THREAD_NEW] = sizeof(struct sb_rec_thread),
-		[SB_REC_THREAD_EXIT] = sizeof(struct sb_rec_thread),
-		[SB_REC_SAMPLE] = sizeof(struct sb_rec_sample),
-	};
-	int ret = -1;
-
-	memset(ev, 0, sizeof(*ev));
-	if (size < sizeof(*h) || h->type == 0 || h->type >= SB_REC_TYPE_MAX ||
-	    h->size != sizes[h->type] || size < h->size)
-		goto bad;
-	ev->ts = h->ts;
-	ev->tid = h->tid;
-	switch (h->type) {
-	case SB_REC_PROBE_ENTER:
-	case SB_REC_PROBE_EXIT:
-		ret = decode_probe(d, data, ev);
-		break;
-	case SB_REC_WAIT: {
-		const struct sb_rec_wait *w = data;
-		uint16_t prim;
-
-		scan_stack(d, w, &prim, &ev->site);
-		if (!ev->site)
-			d->unattributed++;
-		ev->kind = SB_EV_WAIT;
-		/* A sample outside any known primitive is still spinning. */
-		if (w->source == SB_WAIT_SPIN_SAMPLE && prim == SB_PRIM_OTHER)
-			prim = SB_PRIM_SPIN;
-		ev->prim = prim;
-		ev->obj = w->uaddr;
-		ev->dur = w->dur_ns;
-		ret = 1;
-		break;
-	}
-	case SB_REC_THREAD_NEW: {
-		const struct sb_rec_thread *t = data;
-
-		ev->kind = SB_EV_THREAD_START;
-		ev->obj = t->parent_tid;
-		ret = 1;
-		break;
-	}
-	case SB_REC_SAMPLE:
-		/* Per-thread sample counts by IP: nothing more while the target
-		 * runs; skid correction and blocks come at the end, once per
-		 * distinct IP (eventmap.c). */
-		ev->kind = SB_EV_COUNT;
-		ev->obj = ((const struct sb_rec_sample *)data)->ip;
-		ev->dur = 1;
-		ret = 1;
-		break;
-	case SB_REC_THREAD_EXIT: {
-		const struct sb_rec_thread *t = data;
-
-		ev->kind = SB_EV_THREAD_EXIT;
-		ev->oncpu = t->oncpu_ns;
-		ret = 1;
-		break;
-	}
-	}
-	if (ret >= 0)
-		return ret;
 bad:
 	d->bad_records++;
 	return -1;
 }
 
-int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct sb_event *ev)
+void sb_records_wait(struct sb_records *d, const struct sb_rec_wait *w, struct sb_event *ev)
 {
-	const struct sb_rec_exact *r = data;
+	uint16_t prim;
+
+	event_of(&w->hdr, SB_EV_WAIT, ev);
+	scan_stack(d, w, &prim, &ev->site);
+	if (!ev->site)
+		d->unattributed++;
+	/* A sample outside any known primitive is still spinning. */
+	if (w->source == SB_WAIT_SPIN_SAMPLE && prim == SB_PRIM_OTHER)
+		prim = SB_PRIM_SPIN;
+	ev->prim = prim;
+	ev->obj = w->uaddr;
+	ev->dur = w->dur_ns;
+}
+
+void sb_records_thread_exit(const struct sb_rec_thread *t, struct sb_event *ev)
+{
+	event_of(&t->hdr, SB_EV_THREAD_EXIT, ev);
+	ev->oncpu = t->oncpu_ns;
+}
+
+void sb_records_sample(const struct sb_rec_sample *s, struct sb_event *ev)
+{
+	/* Per-thread sample counts by IP: nothing more while the target
+	 * runs; skid correction and blocks come at the end, once per
+	 * distinct IP (eventmap.c). */
+	event_of(&s->hdr, SB_EV_COUNT, ev);
+	ev->obj = s->ip;
+	ev->dur = 1;
+}
+
+int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct sb_event *ev)
+{
 	int n = 0;
 
-	if (size < sizeof(*r) || r->hdr.type != SB_REC_EXACT || r->hdr.size != sizeof(*r) ||
-	    r->b.magic != SB_EXACT_MAGIC || r->b.n > SB_EXACT_BATCH) {
+	if (r->b.magic != SB_EXACT_MAGIC || r->b.n > SB_EXACT_BATCH) {
 		d->bad_records++;
 		return -1;
 	}
@@ -301,10 +267,8 @@ int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct 
 		 * count of zero, carries nothing. */
 		if (!r->b.pc[i] || r->b.pc[i] >= SB_KEY_EXACT || !r->b.count[i])
 			continue;
-		memset(&ev[n], 0, sizeof(ev[n]));
-		ev[n].ts = r->hdr.ts;
-		ev[n].tid = r->hdr.tid;
-		ev[n].kind = r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT;
+		event_of(&r->hdr, r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT,
+			 &ev[n]);
 		ev[n].obj = r->b.pc[i] | SB_KEY_EXACT;
 		ev[n].dur = r->b.count[i];
 		n++;
@@ -312,13 +276,13 @@ int sb_decode_exact(struct sb_decoder *d, const void *data, size_t size, struct 
 	return n;
 }
 
-void sb_decoder_release(struct sb_decoder *d)
+void sb_records_release(struct sb_records *d)
 {
 	sb_idmap_free(d->words);
 	d->words = NULL;
 }
 
-size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
+size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
 {
 	uint32_t n = s->nframes < SB_SAMPLE_FRAMES ? s->nframes : SB_SAMPLE_FRAMES;
 	size_t k = 0;
@@ -339,7 +303,7 @@ size_t sb_decode_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t
 	return k;
 }
 
-bool sb_decode_is_runtime(const char *path)
+bool sb_records_is_runtime(const char *path)
 {
 	return classify_binary(path) != BIN_USER;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * addrsample.c - sampled data addresses, decoded while recording.
+ * addr_sampler.c - sampled data addresses, decoded while recording.
  *
  * Why decode in the ring-buffer callback rather than at the end: the
  * address needs the sample's own registers (128 bytes), so decoding at
@@ -17,38 +17,29 @@
  * 4-14 us on a 2-second run where first sightings dominate: 2-7 ms in
  * all, far below 1% of a core at the default 199 Hz.
  */
-#include "addrsample.h"
+#include "addr_sampler.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "addrs/addrs.h"
 #include "binary/memop.h"
 #include "binary/procmaps.h"
+#include "clock.h"
 #include "profile/profile.h"
 
-struct sb_addrsample {
+struct sb_addr_sampler {
 	struct sb_maps *maps;
 	int pid;
-	uint64_t decode_ns;         /* time spent in sb_addrsample_add */
+	uint64_t decode_ns;         /* time spent in sb_addr_sampler_add */
 	uint64_t repeat_ns, repeats;   /* the part for IPs decoded before */
 	struct sb_memop_ctx *memop;
 	struct sb_addrs *res;
 };
 
-static uint64_t now_ns(void)
+struct sb_addr_sampler *sb_addr_sampler_alloc(struct sb_maps *maps, int pid, size_t cap)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-struct sb_addrsample *sb_addrsample_alloc(struct sb_maps *maps, int pid, size_t cap)
-{
-	struct sb_addrsample *s = calloc(1, sizeof(*s));
+	struct sb_addr_sampler *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -58,13 +49,13 @@ struct sb_addrsample *sb_addrsample_alloc(struct sb_maps *maps, int pid, size_t 
 	/* A fixed seed: the same sample stream keeps the same records. */
 	s->res = sb_addrs_alloc(cap, 0x5ca1ab1e);
 	if (!s->memop || !s->res) {
-		sb_addrsample_free(s);
+		sb_addr_sampler_free(s);
 		return NULL;
 	}
 	return s;
 }
 
-void sb_addrsample_free(struct sb_addrsample *s)
+void sb_addr_sampler_free(struct sb_addr_sampler *s)
 {
 	if (!s)
 		return;
@@ -91,9 +82,9 @@ static enum sb_addrs_class class_of(int status)
 	}
 }
 
-void sb_addrsample_add(struct sb_addrsample *s, const struct sb_rec_sample *rs)
+void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs)
 {
-	uint64_t t0 = now_ns(), vaddr, regs[SB_NREGS], dt;
+	uint64_t t0 = sb_now_ns(), vaddr, regs[SB_NREGS], dt;
 	struct sb_memop_stats before, after;
 	struct sb_memop m;
 	struct sb_elf *e;
@@ -120,7 +111,7 @@ void sb_addrsample_add(struct sb_addrsample *s, const struct sb_rec_sample *rs)
 	} else {
 		sb_addrs_count(s->res, class_of(st));
 	}
-	dt = now_ns() - t0;
+	dt = sb_now_ns() - t0;
 	s->decode_ns += dt;
 	/* The steady state: first sightings open ELF files, sweep functions
 	 * and re-read the maps, a cost per code location, not per sample. */
@@ -130,11 +121,10 @@ void sb_addrsample_add(struct sb_addrsample *s, const struct sb_rec_sample *rs)
 	}
 }
 
-int sb_addrsample_store(struct sb_addrsample *s, struct sb_profile *p,
+int sb_addr_sampler_store(struct sb_addr_sampler *s, struct sb_profile *p,
 			long (*loc_fn)(void *ctx, uint64_t addr), void *loc_ctx)
 {
 	struct sb_addrs_counts c;
-	char buf[32];
 
 	if (sb_addrs_store(s->res, p))
 		return -1;
@@ -148,14 +138,10 @@ int sb_addrsample_store(struct sb_addrsample *s, struct sb_profile *p,
 	if (sb_addrs_assign_instances(p))
 		return -1;
 	sb_addrs_get_counts(s->res, &c);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)s->decode_ns);
-	if (sb_profile_meta_set(p, "addr_decode_ns", buf) < 0)
+	if (sb_profile_meta_set_u64(p, "addr_decode_ns", s->decode_ns) < 0 ||
+	    sb_profile_meta_set_u64(p, "addr_decode_ns_per_sample",
+				    c.samples ? s->decode_ns / c.samples : 0) < 0)
 		return -1;
-	snprintf(buf, sizeof(buf), "%llu", c.samples ?
-		 (unsigned long long)(s->decode_ns / c.samples) : 0ull);
-	if (sb_profile_meta_set(p, "addr_decode_ns_per_sample", buf) < 0)
-		return -1;
-	snprintf(buf, sizeof(buf), "%llu", s->repeats ?
-		 (unsigned long long)(s->repeat_ns / s->repeats) : 0ull);
-	return sb_profile_meta_set(p, "addr_decode_ns_per_repeat", buf) < 0 ? -1 : 0;
+	return sb_profile_meta_set_u64(p, "addr_decode_ns_per_repeat",
+				       s->repeats ? s->repeat_ns / s->repeats : 0) < 0 ? -1 : 0;
 }

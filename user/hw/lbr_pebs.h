@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hardware-path records -> branches and loads.  Pure functions, no
- * libbpf: records of bpf/hwsample.bpf.c (struct sb_rec_lbr, sb_rec_load)
- * and raw perf_event samples (the kernel's PERF_RECORD_SAMPLE layout,
- * turned into the same records so one decoder serves both) are checked
- * and decoded here.  This machine kind has no PMU, so the unit tests feed
+ * LBR and PEBS sample parsing: hardware-path records -> branches and
+ * loads.  Pure functions, no libbpf: records of bpf/hwsample.bpf.c
+ * (struct sb_rec_lbr, sb_rec_load) and raw perf_event samples (the
+ * kernel's PERF_RECORD_SAMPLE layout, turned into the same records so one
+ * parser serves both) are checked and unpacked here.  This machine kind has no PMU, so the unit tests feed
  * fixtures built to the ABI through exactly these functions.
  */
-#ifndef SB_HWDECODE_H
-#define SB_HWDECODE_H
+#ifndef SB_LBR_PEBS_H
+#define SB_LBR_PEBS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "hwdecode.h"
+#include "lbr_pebs.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The hardware path's decoding (user/hw/hwdecode.c) and aggregation
+ * The hardware path's LBR/PEBS parsing (user/hw/lbr_pebs.c) and aggregation
  * (user/hw/hwagg.c), fed with fixture bytes from tests/unit/hw/fixtures/.
  * No PMU exists on the machines this runs on, so the fixtures are
  * constructed to the record layouts and the kernel's PERF_RECORD_SAMPLE
@@ -16,9 +16,9 @@
 
 #include "check.h"
 #include "loc_test.h"
-#include "record/decode.h"
+#include "sbpf_keys.h"
 #include "hw/hwagg.h"
-#include "hw/hwdecode.h"
+#include "hw/lbr_pebs.h"
 #include "binary/procmaps.h"
 #include "profile/profile.h"
 
@@ -391,7 +391,7 @@ static void test_events(void)
 	CHECK(edge_src(1) + edge_dst(1) == 11, "keep the functions");
 	/* The profile keeps both kinds through its file format. */
 	if (e1 >= 0 && e3 >= 0) {
-		char path[] = "/tmp/sb_hwdecode.XXXXXX", err[256];
+		char path[] = "/tmp/sb_lbr_pebs.XXXXXX", err[256];
 		struct sb_profile *q = NULL;
 		int fd = mkstemp(path);
 
@@ -506,5 +506,5 @@ int main(void)
 	sb_hwagg_free(a);
 	test_events();
 	test_builder();
-	return CHECK_DONE("test_hwdecode");
+	return CHECK_DONE("test_lbr_pebs");
 }

@@ -5,8 +5,8 @@
  * and skid correction) into a data address, classified and counted, and
  * the decoded ones go into the bounded reservoir of analysis/addrs/addrs.h.
  */
-#ifndef SB_ADDRSAMPLE_H
-#define SB_ADDRSAMPLE_H
+#ifndef SB_ADDR_SAMPLER_H
+#define SB_ADDR_SAMPLER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,21 +15,21 @@
 
 struct sb_maps;
 struct sb_profile;
-struct sb_addrsample;
+struct sb_addr_sampler;
 
 /* maps: the target's mappings (refreshed here, rate-limited, when a
  * sampled IP is not mapped yet); cap 0: the default reservoir size. */
-struct sb_addrsample *sb_addrsample_alloc(struct sb_maps *maps, int pid, size_t cap);
-void sb_addrsample_free(struct sb_addrsample *s);
+struct sb_addr_sampler *sb_addr_sampler_alloc(struct sb_maps *maps, int pid, size_t cap);
+void sb_addr_sampler_free(struct sb_addr_sampler *s);
 
-void sb_addrsample_add(struct sb_addrsample *s, const struct sb_rec_sample *rs);
+void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs);
 
 /*
  * Into the profile, after the sections are emitted: the kept records
  * (their IPs symbolized with loc_fn, their instances assigned), the
  * addr_* counts, and the decoding cost.  0, or -1 on ENOMEM.
  */
-int sb_addrsample_store(struct sb_addrsample *s, struct sb_profile *p,
+int sb_addr_sampler_store(struct sb_addr_sampler *s, struct sb_profile *p,
 			long (*loc_fn)(void *ctx, uint64_t addr), void *loc_ctx);
 
 #endif

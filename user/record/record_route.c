@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring buffer's consumer.  A record's type is looked at once, here:
+ * one table routes it to one handler per type (retsnoop's style) after
+ * checking the size that type must have.  Handlers turn records into
+ * section-builder events (records.h) and keep the thread table; the
+ * hardware path's records go to hw/hwsession.h, each sample's data
+ * address to addr_sampler.h.
+ */
+#include "record_session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr_sampler.h"
+#include "hw/hwsession.h"
+#include "util/idmap.h"
+
+static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
+{
+	void **slot = sb_idmap_slot(r->threads, tid, 0, true);
+
+	if (!slot)
+		return NULL;
+	if (!*slot) {
+		struct sb_thread *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		t->tid = tid;
+		*slot = t;
+	}
+	return *slot;
+}
+
+void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
+			const char *comm, uint16_t kind)
+{
+	struct sb_thread *t = thread_entry(r, tid);
+	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
+
+	if (!t)
+		return;
+	t->parent_tid = parent;
+	t->start_ns = ts;
+	if (comm && !t->comm)
+		t->comm = strdup(comm);
+	r->nthreads_live++;
+	sb_builder_add(r->builder, &ev);
+}
+
+static void probe(struct sb_rec *r, const void *data, bool enter)
+{
+	struct sb_event ev;
+
+	if (sb_records_probe(&r->recs, data, enter, &ev) > 0)
+		sb_builder_add(r->builder, &ev);
+}
+
+static void on_probe_enter(struct sb_rec *r, const void *data, size_t size)
+{
+	(void)size;
+	probe(r, data, true);
+}
+
+static void on_probe_exit(struct sb_rec *r, const void *data, size_t size)
+{
+	(void)size;
+	probe(r, data, false);
+}
+
+static void on_wait(struct sb_rec *r, const void *data, size_t size)
+{
+	struct sb_event ev;
+
+	(void)size;
+	sb_records_wait(&r->recs, data, &ev);
+	sb_builder_add(r->builder, &ev);
+}
+
+static void on_thread_new(struct sb_rec *r, const void *data, size_t size)
+{
+	const struct sb_rec_thread *rt = data;
+	char comm[17];
+
+	(void)size;
+	memcpy(comm, rt->comm, 16);
+	comm[16] = 0;
+	sb_rec_thread_seen(r, rt->hdr.tid, rt->parent_tid, rt->hdr.ts, comm,
+			   SB_EV_THREAD_START);
+}
+
+static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
+{
+	const struct sb_rec_thread *rt = data;
+	struct sb_thread *t = thread_entry(r, rt->hdr.tid);
+	struct sb_event ev;
+
+	(void)size;
+	if (t) {
+		/* The name it ends with: programs name their workers after
+		 * creating them (pthread_setname_np). */
+		char comm[17], *dup;
+
+		t->end_ns = rt->hdr.ts;
+		t->oncpu_ns = rt->oncpu_ns;
+		memcpy(comm, rt->comm, 16);
+		comm[16] = 0;
+		if (comm[0] && (dup = strdup(comm))) {
+			free(t->comm);
+			t->comm = dup;
+		}
+	}
+	if (r->nthreads_live)
+		r->nthreads_live--;
+	sb_records_thread_exit(rt, &ev);
+	sb_builder_add(r->builder, &ev);
+}
+
+static void on_sample(struct sb_rec *r, const void *data, size_t size)
+{
+	const struct sb_rec_sample *s = data;
+	uint64_t keys[SB_SAMPLE_FRAMES];
+	struct sb_event ev;
+	size_t n;
+
+	(void)size;
+	sb_records_sample(s, &ev);
+	sb_builder_add(r->builder, &ev);
+	/* The sample's time also counts for every call site it runs under,
+	 * so a branch that calls shared work more often shows. */
+	n = sb_records_callsites(s, keys, SB_SAMPLE_FRAMES);
+	for (size_t i = 0; i < n; i++) {
+		ev.obj = keys[i];
+		sb_builder_add(r->builder, &ev);
+	}
+	/* Its data address, from its own registers (issue 3). */
+	sb_addr_sampler_add(r->addrs, s);
+}
+
+/* A `scalebpf cc` program's exact counts of one segment: one event each. */
+static void on_exact(struct sb_rec *r, const void *data, size_t size)
+{
+	struct sb_event evs[SB_EXACT_BATCH];
+	int n = sb_records_exact(&r->recs, data, evs);
+
+	(void)size;
+	for (int i = 0; i < n; i++) {
+		r->exact_counts += evs[i].dur;
+		sb_builder_add(r->builder, &evs[i]);
+	}
+	r->exact_batches += n >= 0;
+}
+
+/* LBR and PEBS records: hwagg.c checks them (malformed ones count in
+ * hw_bad_records); with no hardware sampler running they are not ours. */
+static void on_hw(struct sb_rec *r, const void *data, size_t size)
+{
+	if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV)
+		r->recs.bad_records++;
+}
+
+/* size: what a record of the type measures (0: its handler checks). */
+static const struct route {
+	uint16_t size;
+	void (*handle)(struct sb_rec *r, const void *data, size_t size);
+} routes[SB_REC_TYPE_MAX] = {
+	[SB_REC_PROBE_ENTER] = { sizeof(struct sb_rec_probe), on_probe_enter },
+	[SB_REC_PROBE_EXIT] = { sizeof(struct sb_rec_probe), on_probe_exit },
+	[SB_REC_WAIT] = { sizeof(struct sb_rec_wait), on_wait },
+	[SB_REC_THREAD_NEW] = { sizeof(struct sb_rec_thread), on_thread_new },
+	[SB_REC_THREAD_EXIT] = { sizeof(struct sb_rec_thread), on_thread_exit },
+	[SB_REC_SAMPLE] = { sizeof(struct sb_rec_sample), on_sample },
+	[SB_REC_LBR] = { 0, on_hw },
+	[SB_REC_LOAD] = { 0, on_hw },
+	[SB_REC_EXACT] = { sizeof(struct sb_rec_exact), on_exact },
+};
+
+int sb_rec_route_record(void *ctx, const void *data, size_t size)
+{
+	struct sb_rec *r = ctx;
+	const struct sb_rec_hdr *h = data;
+	const struct route *rt;
+
+	r->records++;
+	if (size < sizeof(*h) || h->type >= SB_REC_TYPE_MAX || !routes[h->type].handle) {
+		r->recs.bad_records++;   /* unknown type */
+		return 0;
+	}
+	rt = &routes[h->type];
+	if (rt->size && (h->size != rt->size || size < h->size)) {
+		r->recs.bad_records++;
+		return 0;
+	}
+	rt->handle(r, data, size);
+	return 0;
+}
