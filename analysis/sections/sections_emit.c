@@ -42,14 +42,14 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
 		      uint64_t obj, uint64_t dur)
 {
 	void **slot = sb_idmap_slot(b->waits, (site << 5) | prim, obj, true);
-	struct bwait *w;
+	struct sb_sect_wait *w;
 
 	if (!slot) {
 		b->err = SB_ERR_NOMEM;
 		return;
 	}
 	if (!*slot) {
-		*slot = calloc(1, sizeof(struct bwait));
+		*slot = calloc(1, sizeof(struct sb_sect_wait));
 		if (!*slot) {
 			b->err = SB_ERR_NOMEM;
 			return;
@@ -63,10 +63,10 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
 	w->wait += dur;
 }
 
-static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
+static struct sb_sect_section *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
 {
 	void **slot = sb_idmap_slot(b->sections, (site << 5) | kind, 0, true);
-	struct bsection *s;
+	struct sb_sect_section *s;
 
 	if (!slot || (!*slot && !sb_sect_grow((void **)&b->secorder, sizeof(*b->secorder),
 				      b->nsec + 1, &b->capsec))) {
@@ -89,7 +89,7 @@ static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_
 }
 
 /* The site most arrivals used: threads may reach one barrier from several. */
-static uint64_t majority_site(const struct inst *in)
+static uint64_t majority_site(const struct sb_sect_inst *in)
 {
 	uint64_t best = 0;
 	uint32_t best_n = 0;
@@ -114,7 +114,7 @@ static int cmp_tid(const void *x, const void *y)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
-static void section_account(struct sb_builder *b, struct bsection *s,
+static void section_account(struct sb_builder *b, struct sb_sect_section *s,
 			    const struct sb_thread_time *pt, uint32_t n,
 			    uint64_t start, uint64_t end, struct sb_counts *const *counts)
 {
@@ -148,7 +148,7 @@ static void section_account(struct sb_builder *b, struct bsection *s,
 	}
 	s->capacity += (uint64_t)n * maxbusy;
 	if (s->stored < b->max_instances) {
-		struct stored *st;
+		struct sb_sect_stored *st;
 
 		if (!sb_sect_grow((void **)&b->stored, sizeof(*b->stored), b->nstored + 1,
 			  &b->capstored)) {
@@ -179,7 +179,7 @@ static void section_account(struct sb_builder *b, struct bsection *s,
 	s->ninst++;
 }
 
-static void inst_unlink(struct sb_builder *b, struct inst *in)
+static void inst_unlink(struct sb_builder *b, struct sb_sect_inst *in)
 {
 	if (in->prev)
 		in->prev->next = in->next;
@@ -189,12 +189,12 @@ static void inst_unlink(struct sb_builder *b, struct inst *in)
 		in->next->prev = in->prev;
 }
 
-void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
+void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t site_hint)
 {
 	struct sb_thread_time *pt;
 	struct sb_counts **counts;
 	uint64_t start = UINT64_MAX, end = 0, site;
-	struct bsection *s;
+	struct sb_sect_section *s;
 
 	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
 		if (in->partial)
@@ -207,7 +207,7 @@ void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
 		goto out;
 	}
 	for (uint32_t i = 0; i < in->n; i++) {
-		const struct arrival *a = &in->a[i];
+		const struct sb_sect_arrival *a = &in->a[i];
 
 		pt[i].tid = a->tid;
 		pt[i].busy_ns = a->busy;
@@ -249,7 +249,7 @@ out:
 
 void sb_sect_section_free(void *p)
 {
-	struct bsection *s = p;
+	struct sb_sect_section *s = p;
 
 	if (s)
 		free(s->pt);
@@ -267,7 +267,7 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
  * An instance's vectors: keys become events, keys of one event (several
  * sampled IPs in one block) are summed, one sb_vector per event.
  */
-static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_profile *p,
+static int emit_vectors(const struct sb_sect_stored *st, uint32_t instance, struct sb_profile *p,
 			sb_event_fn event_of, void *ctx)
 {
 	const struct sb_vecset *v = &st->vec;
@@ -318,7 +318,7 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
 	void *v;
 
 	for (size_t i = 0; i < b->nsec; i++) {
-		struct bsection *s = b->secorder[i];
+		struct sb_sect_section *s = b->secorder[i];
 		struct sb_section out = {
 			.kind = s->kind, .ninstances = s->ninst, .nthreads = s->npt,
 			.per_thread = s->pt, .lost_ns = s->lost, .capacity_ns = s->capacity,
@@ -333,7 +333,7 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
 			return SB_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < b->nstored; i++) {
-		const struct stored *st = &b->stored[i];
+		const struct sb_sect_stored *st = &b->stored[i];
 		struct sb_instance out = {
 			.seq = st->seq, .start_ns = st->start, .end_ns = st->end,
 			.nthreads = st->n, .per_thread = st->pt,
@@ -348,7 +348,7 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
 			return SB_ERR_NOMEM;
 	}
 	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {
-		const struct bwait *w = v;
+		const struct sb_sect_wait *w = v;
 		struct sb_wait out = {
 			.prim = w->prim, .object = w->obj, .count = w->count,
 			.wait_ns = w->wait,
