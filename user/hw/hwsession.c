@@ -4,14 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record/eventmap.h"
 #include "hwagg.h"
 #include "hwsample.h"
 #include "pmu.h"
 #include "profile/profile.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
-#include "binary/symbolize.h"
 
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
 
@@ -127,14 +125,4 @@ void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p)
 		fprintf(stderr, "scalebpf: warning: %llu hardware samples were dropped (ring "
 			"buffer full): raise --ringbuf-mb or lower -F\n",
 			(unsigned long long)(c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD]));
-}
-
-long sb_hwsession_event(void *ctx, uint64_t key, uint64_t weight)
-{
-	struct sb_hwemit *x = ctx;
-
-	if (x->r->hwagg && sb_hwagg_is_key(key))
-		return sb_hwagg_event(x->r->hwagg, x->r->maps, x->p, sb_symbolizer_loc, x->sym,
-				      key);
-	return sb_eventmap_block(x->em, key, weight);
 }

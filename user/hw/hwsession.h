@@ -2,8 +2,9 @@
 /*
  * The hardware path inside a recording (--events): choosing it, starting
  * its samplers after the main BPF object, routing its records to the
- * aggregator, its profile events and metadata.  record_session.c,
- * builtin-record.c and record_write.c each call in here at one place.
+ * aggregator, its metadata.  record_session.c, builtin-record.c and
+ * record_write.c each call in here at one place (the events of its
+ * counter keys come from hwagg.c, asked by record_write.c).
  */
 #ifndef SB_HWSESSION_H
 #define SB_HWSESSION_H
@@ -14,9 +15,6 @@
 
 struct sb_rec;
 struct sb_profile;
-struct sb_maps;
-struct sb_eventmap;
-struct sb_symbolizer;
 
 /* PEBS: one load sampled in this many (a prime, so loop strides do not
  * alias with it). */
@@ -34,16 +32,5 @@ void sb_hwsession_stop(struct sb_rec *r);
 void sb_hwsession_cleanup(struct sb_rec *r);
 /* The path taken, its counters and drops, the top sampled loads. */
 void sb_hwsession_meta(struct sb_rec *r, struct sb_profile *p);
-
-/* An sb_event_fn for sb_builder_emit: edge and load keys become
- * SB_EVK_EDGE / SB_EVK_HW events (hwagg.c), any other key goes to
- * sb_eventmap_block. */
-struct sb_hwemit {
-	struct sb_rec *r;
-	struct sb_eventmap *em;
-	struct sb_symbolizer *sym;
-	struct sb_profile *p;
-};
-long sb_hwsession_event(void *ctx, uint64_t key, uint64_t weight);
 
 #endif

@@ -60,7 +60,7 @@ static void test_barrier_ratio(void)
 	for (size_t i = 0; i < n; i++)
 		CHECK(sb_builder_add(b, &evs[i]) == 0, "add %zu", i);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 3, "instances %llu", (unsigned long long)st.instances);
 	CHECK(st.stored_instances == 2, "stored limited to 2: %llu",
@@ -119,7 +119,7 @@ static void test_omp_region(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	CHECK(p->nsections == 2, "sections %zu", p->nsections);
 	sb = find_section(p, SB_SECT_OMP_BARRIER);
 	sr = find_section(p, SB_SECT_OMP_REGION);
@@ -171,7 +171,7 @@ static void test_join_and_partial(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.partial_instances == 1, "partial %llu", (unsigned long long)st.partial_instances);
 	CHECK(st.unmatched == 1, "unmatched exit %llu", (unsigned long long)st.unmatched);
@@ -221,10 +221,8 @@ static void test_unfinished(void)
 }
 
 /* Keys 0x10 and 0x11 are one event (two IPs of one block); 0x99 is dropped. */
-static long event_of(void *ctx, uint64_t key, uint64_t weight)
+static long event_of(uint64_t key)
 {
-	(void)ctx;
-	(void)weight;
 	return key == 0x10 || key == 0x11 ? 0 : key == 0x20 ? 1 : -1;
 }
 
@@ -266,7 +264,7 @@ static void test_vectors(void)
 	CHECK(sb_builder_finish(b) == 0, "finish");
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, event_of) == 0, "emit");
 	CHECK(p->ninstances == 2, "two instances: %zu", p->ninstances);
 	/* instance 0: event 0 = {tid5: 3+4, tid6: 0}, event 1 = {0, 2};
 	 * instance 1: event 0 = {0, 8}.  Columns by tid: 5, 6. */
@@ -330,7 +328,7 @@ static void test_count_last(void)
 	      (unsigned long long)st.counts_unplaced);
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, event_of) == 0, "emit");
 	CHECK(p->ninstances == 1, "one region instance: %zu", p->ninstances);
 	for (size_t i = 0; p->ninstances == 1 && i < p->nvectors; i++) {
 		const struct sb_vector *v = &p->vectors[i];
