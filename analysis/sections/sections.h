@@ -88,9 +88,9 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
 
 /*
  * Moving the result into a profile takes two phases, so that call sites
- * and counter keys are named in bulk by the caller (user/ symbolizes and
- * builds CFGs binary by binary) instead of one at a time from inside the
- * walk:
+ * and counter keys are named in bulk by the caller (the recorder decodes
+ * keys and loads CFGs binary by binary) instead of one at a time from
+ * inside the walk:
  *
  *   sb_builder_keys()   lists what needs a name: the distinct call sites
  *                       and the distinct counter keys of the stored
