@@ -10,7 +10,7 @@
 #include "evqueue.h"
 
 
-static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
+static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
 {
 	void **slot = sb_idmap_slot(b->threads, tid, 0, true);
 
@@ -19,7 +19,7 @@ static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
 		return NULL;
 	}
 	if (!*slot) {
-		struct bthread *t = calloc(1, sizeof(*t));
+		struct sb_sect_thread *t = calloc(1, sizeof(*t));
 
 		if (!t) {
 			b->err = SB_ERR_NOMEM;
@@ -31,9 +31,9 @@ static struct bthread *thread_get(struct sb_builder *b, uint32_t tid)
 	return *slot;
 }
 
-static struct inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
+static struct sb_sect_inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
 {
-	struct inst *in = calloc(1, sizeof(*in));
+	struct sb_sect_inst *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		b->err = SB_ERR_NOMEM;
@@ -48,11 +48,11 @@ static struct inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
 	return in;
 }
 
-static void inst_arrive(struct sb_builder *b, struct inst *in, struct bthread *t,
+static void inst_arrive(struct sb_builder *b, struct sb_sect_inst *in, struct sb_sect_thread *t,
 			uint64_t site, uint64_t ts, uint64_t oncpu)
 {
 	size_t cap = in->cap;
-	struct arrival *a;
+	struct sb_sect_arrival *a;
 
 	if (!sb_sect_grow((void **)&in->a, sizeof(*in->a), in->n + 1, &cap)) {
 		b->err = SB_ERR_NOMEM;
@@ -73,10 +73,10 @@ static void inst_arrive(struct sb_builder *b, struct inst *in, struct bthread *t
 }
 
 /* Marks t departed from in; returns true when everyone has left. */
-static bool inst_depart(struct sb_builder *b, struct inst *in, uint32_t tid, uint64_t ts)
+static bool inst_depart(struct sb_builder *b, struct sb_sect_inst *in, uint32_t tid, uint64_t ts)
 {
 	for (uint32_t i = 0; i < in->n; i++) {
-		struct arrival *a = &in->a[i];
+		struct sb_sect_arrival *a = &in->a[i];
 
 		if (a->tid != tid || a->departed)
 			continue;
@@ -91,7 +91,7 @@ static bool inst_depart(struct sb_builder *b, struct inst *in, uint32_t tid, uin
 	return in->ndeparted == in->n;
 }
 
-static void seg_restart(struct bthread *t, uint64_t ts, uint64_t oncpu)
+static void seg_restart(struct sb_sect_thread *t, uint64_t ts, uint64_t oncpu)
 {
 	/* Counted while waiting at the sync: not work of any segment. */
 	sb_counts_free(t->seg_counts);
@@ -101,7 +101,7 @@ static void seg_restart(struct bthread *t, uint64_t ts, uint64_t oncpu)
 	t->seg_oncpu = oncpu;
 }
 
-static uint64_t barrier_key(struct sb_builder *b, const struct bthread *t,
+static uint64_t barrier_key(struct sb_builder *b, const struct sb_sect_thread *t,
 			    const struct sb_event *ev)
 {
 	(void)b;
@@ -109,12 +109,12 @@ static uint64_t barrier_key(struct sb_builder *b, const struct bthread *t,
 	return ev->prim == SB_PRIM_OMP_BARRIER ? t->region : ev->obj;
 }
 
-static void barrier_arrive(struct sb_builder *b, struct bthread *t,
+static void barrier_arrive(struct sb_builder *b, struct sb_sect_thread *t,
 			   const struct sb_event *ev)
 {
 	uint64_t obj = barrier_key(b, t, ev);
 	void **slot = sb_idmap_slot(b->syncobjs, ev->prim, obj, true);
-	struct inst *cur;
+	struct sb_sect_inst *cur;
 	bool again = false;
 
 	if (!slot) {
@@ -137,10 +137,10 @@ static void barrier_arrive(struct sb_builder *b, struct bthread *t,
 	t->pending = cur;
 }
 
-static void barrier_depart(struct sb_builder *b, struct bthread *t,
+static void barrier_depart(struct sb_builder *b, struct sb_sect_thread *t,
 			   const struct sb_event *ev)
 {
-	struct inst *in = t->pending;
+	struct sb_sect_inst *in = t->pending;
 	void **slot;
 
 	if (!in) {
@@ -157,18 +157,18 @@ static void barrier_depart(struct sb_builder *b, struct bthread *t,
 	sb_sect_finalize(b, in, 0);
 }
 
-static struct region *region_find(struct sb_builder *b, uint64_t id)
+static struct sb_sect_region *region_find(struct sb_builder *b, uint64_t id)
 {
-	for (struct region *r = b->regions; r; r = r->next)
+	for (struct sb_sect_region *r = b->regions; r; r = r->next)
 		if (r->id == id)
 			return r;
 	return NULL;
 }
 
-static void on_task(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+static void on_task(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev,
 		    bool enter)
 {
-	struct region *r;
+	struct sb_sect_region *r;
 
 	if (enter) {
 		for (r = b->regions; r && r->fn != ev->obj; r = r->next)
@@ -190,10 +190,10 @@ static void on_task(struct sb_builder *b, struct bthread *t, const struct sb_eve
 	t->seg_valid = false;   /* idle in the runtime until its next task */
 }
 
-static void on_region(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+static void on_region(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev,
 		      bool enter)
 {
-	struct region *r, **pp;
+	struct sb_sect_region *r, **pp;
 
 	if (enter) {
 		r = calloc(1, sizeof(*r));
@@ -227,11 +227,11 @@ static void on_region(struct sb_builder *b, struct bthread *t, const struct sb_e
 }
 
 /* A thread's exit is its arrival at its creator's join. */
-static void on_thread_exit(struct sb_builder *b, struct bthread *t,
+static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 			   const struct sb_event *ev)
 {
-	struct bthread *parent;
-	struct inst *in;
+	struct sb_sect_thread *parent;
+	struct sb_sect_inst *in;
 	void **slot;
 
 	if (!t->parent)
@@ -259,11 +259,11 @@ static void on_thread_exit(struct sb_builder *b, struct bthread *t,
 	sb_sect_finalize(b, in, parent->join_site);
 }
 
-static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_event *ev,
+static void on_sync(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev,
 		    bool enter)
 {
 	if (enter) {
-		if (t->nsync < SYNC_STACK) {
+		if (t->nsync < SB_SYNC_STACK) {
 			t->sync[t->nsync].prim = ev->prim;
 			t->sync[t->nsync].site = ev->site;
 			t->sync[t->nsync].obj = ev->obj;
@@ -281,7 +281,7 @@ static void on_sync(struct sb_builder *b, struct bthread *t, const struct sb_eve
 		return;
 	}
 	t->nsync--;
-	if (t->nsync < SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
+	if (t->nsync < SB_SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
 		sb_sect_wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
 			 ev->ts - t->sync[t->nsync].ts);
 		seg_restart(t, ev->ts, ev->oncpu);
@@ -300,11 +300,11 @@ static int counts_add(struct sb_counts **c, uint64_t key, uint64_t n)
 /* Counts of the segment the thread's latest arrival closed, while its
  * instance is still open (the team waits for everyone at a region's end,
  * so a task's counts flushed as it returns find it open). */
-static void count_last(struct sb_builder *b, struct bthread *t, const struct sb_event *ev)
+static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev)
 {
-	struct arrival *best = NULL;
+	struct sb_sect_arrival *best = NULL;
 
-	for (struct inst *in = b->live; in; in = in->next)
+	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		for (uint32_t i = 0; i < in->n; i++)
 			if (in->a[i].tid == t->tid && in->a[i].arrive <= ev->ts &&
 			    (!best || in->a[i].arrive > best->arrive))
@@ -319,14 +319,14 @@ static void count_last(struct sb_builder *b, struct bthread *t, const struct sb_
 
 static void process(struct sb_builder *b, const struct sb_event *ev)
 {
-	struct bthread *t = thread_get(b, ev->tid);
+	struct sb_sect_thread *t = thread_get(b, ev->tid);
 
 	if (!t)
 		return;
 	b->st.events++;
 	switch (ev->kind) {
 	case SB_EV_THREAD_START: {
-		struct bthread *parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
+		struct sb_sect_thread *parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
 
 		t->parent = (uint32_t)ev->obj;
 		if (parent)
@@ -399,7 +399,7 @@ static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
 
 static void thread_free(void *p)
 {
-	struct bthread *t = p;
+	struct sb_sect_thread *t = p;
 
 	if (t)
 		sb_counts_free(t->seg_counts);
@@ -412,7 +412,7 @@ void sb_builder_free(struct sb_builder *b)
 		return;
 	sb_evqueue_free(b->queue);
 	while (b->live) {
-		struct inst *in = b->live;
+		struct sb_sect_inst *in = b->live;
 
 		b->live = in->next;
 		for (uint32_t i = 0; i < in->n; i++)
@@ -425,7 +425,7 @@ void sb_builder_free(struct sb_builder *b)
 	free_map_values(b->sections, sb_sect_section_free);
 	free_map_values(b->waits, free);
 	while (b->regions) {
-		struct region *r = b->regions;
+		struct sb_sect_region *r = b->regions;
 
 		b->regions = r->next;
 		free(r);
@@ -459,7 +459,7 @@ int sb_builder_finish(struct sb_builder *b)
 {
 	sb_builder_flush(b, UINT64_MAX);
 	/* Still open: threads stopped mid-barrier or mid-region at detach. */
-	for (struct inst *in = b->live; in; in = in->next)
+	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;
 	return b->err;
 }

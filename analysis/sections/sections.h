@@ -71,6 +71,7 @@ struct sb_builder_stats {
 };
 
 struct sb_builder;
+struct sb_idmap;
 
 /* max_instances: instances kept in full per section (aggregates count all). */
 struct sb_builder *sb_builder_alloc(uint64_t max_instances);
@@ -86,16 +87,51 @@ int sb_builder_finish(struct sb_builder *b);
 void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st);
 
 /*
- * Moves sections, instances, waits and vectors into p.  loc_of maps a
- * call site to an index in p->locs (it must always return a valid index
- * for sections; -1 is accepted for waits).  event_of maps a counter key
- * to an index in p->events, or -1 to drop it; keys mapping to the same
- * event are summed.  event_of may be NULL: no vectors.
+ * Moving the result into a profile takes two phases, so that call sites
+ * and counter keys are named in bulk by the caller (the recorder decodes
+ * keys and loads CFGs binary by binary) instead of one at a time from
+ * inside the walk:
+ *
+ *   sb_builder_keys()   lists what needs a name: the distinct call sites
+ *                       and the distinct counter keys of the stored
+ *                       instances, with their total weight;
+ *   the caller          fills in each site's location and each key's event;
+ *   sb_builder_emit()   writes sections, instances, vectors and waits from
+ *                       that table.
+ *
+ * Everything is listed in the order the write walks it, first seen first
+ * (sections' sites; per stored instance, its keys ascending; waits'
+ * sites): naming them in that order (sites[0..nsection_sites), keys,
+ * then the remaining sites) adds locations and events to the profile in
+ * a stable order.
  */
-typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
-/* weight: the key's count in the instance, all threads together. */
-typedef long (*sb_event_fn)(void *ctx, uint64_t key, uint64_t weight);
-int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *loc_ctx, sb_event_fn event_of, void *event_ctx);
+struct sb_sect_key {
+	uint64_t key;
+	uint64_t weight;      /* its counts, every stored instance and thread together */
+	uint32_t instances;   /* stored instances that counted it */
+	int32_t event;        /* the caller's answer: index in p->events, -1 (the
+			       * default) drops it; keys of one event are summed */
+};
+
+struct sb_sect_table {
+	uint64_t *sites;          /* distinct call sites, first seen */
+	int32_t *locs;            /* the caller's answer per site: index in
+				   * p->locs; a section's must be valid, a
+				   * wait's may be -1 (the default) */
+	size_t nsites;
+	size_t nsection_sites;    /* sites[0..nsection_sites): the sections';
+				   * after them the waits' (site 0 is not one) */
+	struct sb_sect_key *keys; /* distinct counter keys, first seen */
+	size_t nkeys;
+	struct sb_idmap *index;   /* private: site or key -> its position + 1 */
+};
+
+/* After sb_builder_finish.  0 or SB_ERR_NOMEM; free t either way. */
+int sb_builder_keys(const struct sb_builder *b, struct sb_sect_table *t);
+void sb_sect_table_free(struct sb_sect_table *t);
+/* Moves sections, instances, waits and vectors into p, named by t (from
+ * sb_builder_keys of the same builder).  0 or SB_ERR_NOMEM (also for a
+ * section without a location). */
+int sb_builder_emit(struct sb_builder *b, struct sb_profile *p, const struct sb_sect_table *t);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The section builder's output side: sections, stored instances with
- * their vectors, waits, and moving them into a profile. */
+ * their vectors, waits, and moving them into a profile in two phases
+ * (sections.h): the keys the caller names, then the write. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,14 +43,14 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
 		      uint64_t obj, uint64_t dur)
 {
 	void **slot = sb_idmap_slot(b->waits, (site << 5) | prim, obj, true);
-	struct bwait *w;
+	struct sb_sect_wait *w;
 
 	if (!slot) {
 		b->err = SB_ERR_NOMEM;
 		return;
 	}
 	if (!*slot) {
-		*slot = calloc(1, sizeof(struct bwait));
+		*slot = calloc(1, sizeof(struct sb_sect_wait));
 		if (!*slot) {
 			b->err = SB_ERR_NOMEM;
 			return;
@@ -63,10 +64,10 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
 	w->wait += dur;
 }
 
-static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
+static struct sb_sect_section *section_get(struct sb_builder *b, uint16_t kind, uint64_t site)
 {
 	void **slot = sb_idmap_slot(b->sections, (site << 5) | kind, 0, true);
-	struct bsection *s;
+	struct sb_sect_section *s;
 
 	if (!slot || (!*slot && !sb_sect_grow((void **)&b->secorder, sizeof(*b->secorder),
 				      b->nsec + 1, &b->capsec))) {
@@ -89,7 +90,7 @@ static struct bsection *section_get(struct sb_builder *b, uint16_t kind, uint64_
 }
 
 /* The site most arrivals used: threads may reach one barrier from several. */
-static uint64_t majority_site(const struct inst *in)
+static uint64_t majority_site(const struct sb_sect_inst *in)
 {
 	uint64_t best = 0;
 	uint32_t best_n = 0;
@@ -114,7 +115,7 @@ static int cmp_tid(const void *x, const void *y)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
-static void section_account(struct sb_builder *b, struct bsection *s,
+static void section_account(struct sb_builder *b, struct sb_sect_section *s,
 			    const struct sb_thread_time *pt, uint32_t n,
 			    uint64_t start, uint64_t end, struct sb_counts *const *counts)
 {
@@ -148,7 +149,7 @@ static void section_account(struct sb_builder *b, struct bsection *s,
 	}
 	s->capacity += (uint64_t)n * maxbusy;
 	if (s->stored < b->max_instances) {
-		struct stored *st;
+		struct sb_sect_stored *st;
 
 		if (!sb_sect_grow((void **)&b->stored, sizeof(*b->stored), b->nstored + 1,
 			  &b->capstored)) {
@@ -179,7 +180,7 @@ static void section_account(struct sb_builder *b, struct bsection *s,
 	s->ninst++;
 }
 
-static void inst_unlink(struct sb_builder *b, struct inst *in)
+static void inst_unlink(struct sb_builder *b, struct sb_sect_inst *in)
 {
 	if (in->prev)
 		in->prev->next = in->next;
@@ -189,12 +190,12 @@ static void inst_unlink(struct sb_builder *b, struct inst *in)
 		in->next->prev = in->prev;
 }
 
-void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
+void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t site_hint)
 {
 	struct sb_thread_time *pt;
 	struct sb_counts **counts;
 	uint64_t start = UINT64_MAX, end = 0, site;
-	struct bsection *s;
+	struct sb_sect_section *s;
 
 	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
 		if (in->partial)
@@ -207,7 +208,7 @@ void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint)
 		goto out;
 	}
 	for (uint32_t i = 0; i < in->n; i++) {
-		const struct arrival *a = &in->a[i];
+		const struct sb_sect_arrival *a = &in->a[i];
 
 		pt[i].tid = a->tid;
 		pt[i].busy_ns = a->busy;
@@ -249,7 +250,7 @@ out:
 
 void sb_sect_section_free(void *p)
 {
-	struct bsection *s = p;
+	struct sb_sect_section *s = p;
 
 	if (s)
 		free(s->pt);
@@ -263,12 +264,123 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
 	st->late_events = sb_evqueue_late(b->queue);
 }
 
+/* ---- the keys phase: what the caller names ---- */
+
+enum { NS_SITE, NS_KEY };   /* the table index's second key */
+
+static long table_find(const struct sb_sect_table *t, uint64_t v, uint64_t ns)
+{
+	void **slot = sb_idmap_slot(t->index, v, ns, false);
+
+	return slot && *slot ? (long)(uintptr_t)*slot - 1 : -1;
+}
+
+static int table_site(struct sb_sect_table *t, size_t *cap, uint64_t site)
+{
+	void **slot = sb_idmap_slot(t->index, site, NS_SITE, true);
+
+	if (!slot)
+		return SB_ERR_NOMEM;
+	if (*slot)
+		return 0;
+	if (!sb_sect_grow((void **)&t->sites, sizeof(*t->sites), t->nsites + 1, cap))
+		return SB_ERR_NOMEM;
+	t->sites[t->nsites++] = site;
+	*slot = (void *)(uintptr_t)t->nsites;
+	return 0;
+}
+
+/* Once per stored instance that counted key, with its counts there. */
+static int table_key(struct sb_sect_table *t, size_t *cap, uint64_t key, uint64_t weight)
+{
+	void **slot = sb_idmap_slot(t->index, key, NS_KEY, true);
+	struct sb_sect_key *k;
+
+	if (!slot)
+		return SB_ERR_NOMEM;
+	if (!*slot) {
+		if (!sb_sect_grow((void **)&t->keys, sizeof(*t->keys), t->nkeys + 1, cap))
+			return SB_ERR_NOMEM;
+		k = &t->keys[t->nkeys++];
+		memset(k, 0, sizeof(*k));
+		k->key = key;
+		k->event = -1;
+		*slot = (void *)(uintptr_t)t->nkeys;
+	}
+	k = &t->keys[(uintptr_t)*slot - 1];
+	k->weight += weight;
+	k->instances++;
+	return 0;
+}
+
+/* Key k's counts in an instance, all threads together. */
+static uint64_t row_weight(const struct sb_vecset *v, uint32_t k)
+{
+	uint64_t w = 0;
+
+	for (uint32_t t = 0; t < v->nthreads; t++)
+		w += v->counts[(size_t)k * v->nthreads + t];
+	return w;
+}
+
+int sb_builder_keys(const struct sb_builder *b, struct sb_sect_table *t)
+{
+	size_t capsites = 0, capkeys = 0, it = 0;
+	void *v;
+
+	memset(t, 0, sizeof(*t));
+	if (!(t->index = sb_idmap_alloc()))
+		return SB_ERR_NOMEM;
+	/* The order sb_builder_emit walks them in. */
+	for (size_t i = 0; i < b->nsec; i++)
+		if (table_site(t, &capsites, b->secorder[i]->site))
+			return SB_ERR_NOMEM;
+	t->nsection_sites = t->nsites;
+	for (size_t i = 0; i < b->nstored; i++) {
+		const struct sb_vecset *vs = &b->stored[i].vec;
+
+		for (uint32_t k = 0; k < vs->nkeys; k++)
+			if (table_key(t, &capkeys, vs->keys[k], row_weight(vs, k)))
+				return SB_ERR_NOMEM;
+	}
+	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {
+		const struct sb_sect_wait *w = v;
+
+		if (w->site && table_site(t, &capsites, w->site))
+			return SB_ERR_NOMEM;
+	}
+	t->locs = malloc((t->nsites ? t->nsites : 1) * sizeof(*t->locs));
+	if (!t->locs)
+		return SB_ERR_NOMEM;
+	for (size_t i = 0; i < t->nsites; i++)
+		t->locs[i] = -1;
+	return 0;
+}
+
+void sb_sect_table_free(struct sb_sect_table *t)
+{
+	free(t->sites);
+	free(t->locs);
+	free(t->keys);
+	sb_idmap_free(t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- the write phase ---- */
+
+static long site_loc(const struct sb_sect_table *t, uint64_t site)
+{
+	long i = table_find(t, site, NS_SITE);
+
+	return i < 0 ? -1 : t->locs[i];
+}
+
 /*
  * An instance's vectors: keys become events, keys of one event (several
  * sampled IPs in one block) are summed, one sb_vector per event.
  */
-static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_profile *p,
-			sb_event_fn event_of, void *ctx)
+static int emit_vectors(const struct sb_sect_stored *st, uint32_t instance,
+			struct sb_profile *p, const struct sb_sect_table *tab)
 {
 	const struct sb_vecset *v = &st->vec;
 	long *ev = malloc((v->nkeys ? v->nkeys : 1) * sizeof(*ev));
@@ -278,11 +390,9 @@ static int emit_vectors(const struct stored *st, uint32_t instance, struct sb_pr
 	if (!ev || !sum)
 		goto out;
 	for (uint32_t k = 0; k < v->nkeys; k++) {
-		uint64_t w = 0;
+		long i = table_find(tab, v->keys[k], NS_KEY);
 
-		for (uint32_t t = 0; t < v->nthreads; t++)
-			w += v->counts[(size_t)k * v->nthreads + t];
-		ev[k] = event_of(ctx, v->keys[k], w);
+		ev[k] = i < 0 ? -1 : tab->keys[i].event;
 	}
 	for (uint32_t k = 0; k < v->nkeys; k++) {
 		struct sb_vector out = { .instance = instance, .nthreads = v->nthreads,
@@ -310,20 +420,19 @@ out:
 	return ret;
 }
 
-int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *ctx, sb_event_fn event_of, void *event_ctx)
+int sb_builder_emit(struct sb_builder *b, struct sb_profile *p, const struct sb_sect_table *t)
 {
 	size_t base = p->nsections;
 	size_t it = 0;
 	void *v;
 
 	for (size_t i = 0; i < b->nsec; i++) {
-		struct bsection *s = b->secorder[i];
+		struct sb_sect_section *s = b->secorder[i];
 		struct sb_section out = {
 			.kind = s->kind, .ninstances = s->ninst, .nthreads = s->npt,
 			.per_thread = s->pt, .lost_ns = s->lost, .capacity_ns = s->capacity,
 		};
-		long loc = loc_of(ctx, s->site);
+		long loc = site_loc(t, s->site);
 
 		if (loc < 0)
 			return SB_ERR_NOMEM;
@@ -333,28 +442,26 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p,
 			return SB_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < b->nstored; i++) {
-		const struct stored *st = &b->stored[i];
+		const struct sb_sect_stored *st = &b->stored[i];
 		struct sb_instance out = {
 			.seq = st->seq, .start_ns = st->start, .end_ns = st->end,
 			.nthreads = st->n, .per_thread = st->pt,
 		};
-
 		long idx;
 
 		out.section = (uint32_t)(base + st->sec->index);
 		idx = sb_profile_add_instance(p, &out);
-		if (idx < 0 ||
-		    (event_of && emit_vectors(st, (uint32_t)idx, p, event_of, event_ctx)))
+		if (idx < 0 || emit_vectors(st, (uint32_t)idx, p, t))
 			return SB_ERR_NOMEM;
 	}
 	while (sb_idmap_next(b->waits, &it, NULL, NULL, &v)) {
-		const struct bwait *w = v;
+		const struct sb_sect_wait *w = v;
 		struct sb_wait out = {
 			.prim = w->prim, .object = w->obj, .count = w->count,
 			.wait_ns = w->wait,
 		};
 
-		out.loc = w->site ? (int32_t)loc_of(ctx, w->site) : -1;
+		out.loc = w->site ? (int32_t)site_loc(t, w->site) : -1;
 		if (sb_profile_add_wait(p, &out) < 0)
 			return SB_ERR_NOMEM;
 	}

@@ -9,12 +9,12 @@
 #include "sections.h"
 #include "vectors.h"
 
-#define SYNC_STACK 8
+#define SB_SYNC_STACK 8
 
 struct sb_idmap;
 struct sb_evqueue;
 
-struct arrival {
+struct sb_sect_arrival {
 	uint32_t tid;
 	bool departed;
 	uint64_t site, seg_start, arrive, depart, busy;
@@ -22,36 +22,36 @@ struct arrival {
 };
 
 /* One dynamic instance in the making. */
-struct inst {
-	struct inst *prev, *next;   /* the builder's live list owns instances */
+struct sb_sect_inst {
+	struct sb_sect_inst *prev, *next;   /* the builder's live list owns instances */
 	uint16_t prim;
 	uint64_t obj;
 	bool partial;          /* some thread's segment began before recording */
 	uint32_t n, cap, ndeparted;
-	struct arrival *a;
+	struct sb_sect_arrival *a;
 };
 
-struct region {
+struct sb_sect_region {
 	uint64_t id, fn, site;
 	uint32_t master;
-	struct inst *end;
-	struct region *next;
+	struct sb_sect_inst *end;
+	struct sb_sect_region *next;
 };
 
-struct bthread {
+struct sb_sect_thread {
 	uint32_t tid, parent;
 	bool seg_valid;
 	uint64_t seg_ts, seg_oncpu;
-	struct inst *pending;        /* instance it arrived in, not departed */
+	struct sb_sect_inst *pending;        /* instance it arrived in, not departed */
 	uint64_t region;             /* id of the region whose task it runs */
 	uint64_t join_site;          /* last pthread_join call site */
 	struct sb_counts *seg_counts; /* counts of the current segment */
 	uint32_t live_children;
 	int nsync;
-	struct { uint16_t prim; uint64_t site, obj, ts; } sync[SYNC_STACK];
+	struct { uint16_t prim; uint64_t site, obj, ts; } sync[SB_SYNC_STACK];
 };
 
-struct bsection {
+struct sb_sect_section {
 	size_t index;          /* creation order = index among emitted sections */
 	uint16_t kind;
 	uint64_t site;
@@ -60,15 +60,15 @@ struct bsection {
 	struct sb_thread_time *pt;
 };
 
-struct stored {
-	struct bsection *sec;
+struct sb_sect_stored {
+	struct sb_sect_section *sec;
 	uint64_t seq, start, end;
 	uint32_t n;
 	struct sb_thread_time *pt;
 	struct sb_vecset vec;        /* columns in pt order */
 };
 
-struct bwait {
+struct sb_sect_wait {
 	uint16_t prim;
 	uint64_t site, obj, count, wait;
 };
@@ -80,12 +80,12 @@ struct sb_builder {
 	struct sb_idmap *syncobjs;   /* (prim, obj) -> current inst */
 	struct sb_idmap *sections;   /* (kind, site) -> bsection */
 	struct sb_idmap *waits;      /* (prim|site, obj) -> bwait */
-	struct region *regions;      /* active, most recent first */
-	struct inst *live;           /* every instance not yet finalized */
+	struct sb_sect_region *regions;      /* active, most recent first */
+	struct sb_sect_inst *live;           /* every instance not yet finalized */
 	uint64_t next_region;
-	struct stored *stored;
+	struct sb_sect_stored *stored;
 	size_t nstored, capstored;
-	struct bsection **secorder;  /* creation order, for stable output */
+	struct sb_sect_section **secorder;  /* creation order, for stable output */
 	size_t nsec, capsec;
 	struct sb_builder_stats st;
 	int err;
@@ -96,7 +96,7 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
 		      uint64_t obj, uint64_t dur);
 /* Accounts a finished instance to its section (site_hint when no arrival
  * named a site), stores it within the limit and frees it. */
-void sb_sect_finalize(struct sb_builder *b, struct inst *in, uint64_t site_hint);
+void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t site_hint);
 void sb_sect_section_free(void *p);
 
 #endif

@@ -241,8 +241,8 @@ void sb_hwagg_loads_summary(const struct sb_hwagg *a, size_t n, char *buf, size_
 }
 
 /* A runtime address -> (profile loc, binary vaddr); -1 if unmapped. */
-static long locate(struct sb_maps *maps, sb_loc_fn loc_of, void *loc_ctx, uint64_t addr,
-		   int *bin, uint64_t *vaddr)
+static long locate(struct sb_maps *maps, long (*loc_of)(void *ctx, uint64_t addr),
+		   void *loc_ctx, uint64_t addr, int *bin, uint64_t *vaddr)
 {
 	if (sb_maps_resolve(maps, addr, bin, vaddr))
 		return -1;
@@ -250,7 +250,8 @@ static long locate(struct sb_maps *maps, sb_loc_fn loc_of, void *loc_ctx, uint64
 }
 
 long sb_hwagg_event(struct sb_hwagg *a, struct sb_maps *maps, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *loc_ctx, uint64_t key)
+		    long (*loc_of)(void *ctx, uint64_t addr), void *loc_ctx, uint64_t key,
+		    uint32_t instances)
 {
 	struct sb_event_def d = { .loc2 = -1, .loc_hot = -1 };
 	void **slot = sb_idmap_slot(a->events, key, 0, true);
@@ -269,7 +270,7 @@ long sb_hwagg_event(struct sb_hwagg *a, struct sb_maps *maps, struct sb_profile 
 		    (loc2 = locate(maps, loc_of, loc_ctx, e->to, &bin2, &d.vaddr2)) < 0)
 			return -1;
 		if (bin != bin2) {
-			a->st.edges_cross_binary++;
+			a->st.edges_cross_binary += instances;
 			return -1;
 		}
 		d.kind = SB_EVK_EDGE;

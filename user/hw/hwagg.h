@@ -49,7 +49,8 @@ struct sb_hwagg_stats {
 	uint64_t loads, loads_weighted;
 	uint64_t bad_records;             /* malformed: type, size, counts */
 	uint64_t edges, load_ips;         /* distinct */
-	uint64_t edges_cross_binary;      /* not mapped to a profile event */
+	uint64_t edges_cross_binary;      /* not mapped to a profile event; once
+					   * per stored instance that sampled it */
 	uint64_t nomem;
 };
 
@@ -82,9 +83,13 @@ void sb_hwagg_loads_summary(const struct sb_hwagg *a, size_t n, char *buf, size_
  * its target (the last instruction of the source block and the start of
  * the destination block, as binary addresses); a load is SB_EVK_HW at
  * its instruction.  -1 when the addresses are in no mapped binary or an
- * edge crosses binaries (a call into a library).
+ * edge crosses binaries (a call into a library).  loc_of names a runtime
+ * address as a profile location (sb_symbolizer_loc); instances: the
+ * stored section instances that counted the key (sb_sect_key), how much
+ * a cross-binary edge adds to edges_cross_binary.
  */
 long sb_hwagg_event(struct sb_hwagg *a, struct sb_maps *maps, struct sb_profile *p,
-		    sb_loc_fn loc_of, void *loc_ctx, uint64_t key);
+		    long (*loc_of)(void *ctx, uint64_t addr), void *loc_ctx, uint64_t key,
+		    uint32_t instances);
 
 #endif

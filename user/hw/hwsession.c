@@ -10,7 +10,6 @@
 #include "hwsample.h"
 #include "pmu.h"
 #include "profile/profile.h"
-#include "binary/symbolize.h"
 
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
 
@@ -139,11 +138,7 @@ uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p)
 	return c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD];
 }
 
-long sb_hwsession_event(void *ctx, uint64_t key, uint64_t weight)
+struct sb_hwagg *sb_hwsession_agg(const struct sb_hwsession *hs)
 {
-	struct sb_hwemit *x = ctx;
-
-	if (x->hs && x->hs->agg && sb_hwagg_is_key(key))
-		return sb_hwagg_event(x->hs->agg, x->maps, x->p, sb_symbolizer_loc, x->sym, key);
-	return x->block(x->em, key, weight);
+	return hs ? hs->agg : NULL;
 }

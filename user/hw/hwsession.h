@@ -2,11 +2,11 @@
 /*
  * The hardware path inside a recording (--events): choosing it, starting
  * its samplers after the main BPF object, aggregating their records, its
- * profile events and metadata.  It owns the PMU description, the
- * samplers (hwsample.h) and the aggregator (hwagg.h) and is given what it
- * needs; user/record drives it and prints what it reports: nothing here
- * prints, errors come back as -errno with a message in the caller's
- * buffer.
+ * metadata.  It owns the PMU description, the samplers (hwsample.h) and
+ * the aggregator (hwagg.h) and is given what it needs; user/record drives
+ * it and prints what it reports: nothing here prints, errors come back as
+ * -errno with a message in the caller's buffer.  The events of its
+ * counter keys come from hwagg.c, asked by record_write.c.
  */
 #ifndef SB_HWSESSION_H
 #define SB_HWSESSION_H
@@ -16,10 +16,9 @@
 
 #include "sections/sections.h"
 
+struct sb_hwagg;
 struct sb_hwsession;
 struct sb_profile;
-struct sb_maps;
-struct sb_symbolizer;
 
 /* PEBS: one load sampled in this many (a prime, so loop strides do not
  * alias with it). */
@@ -63,17 +62,8 @@ void sb_hwsession_stop(struct sb_hwsession *hs);
  * hardware samples dropped (ring buffer full), for the caller to warn. */
 uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p);
 
-/* An sb_event_fn for sb_builder_emit: edge and load keys become
- * SB_EVK_EDGE / SB_EVK_HW events (hwagg.c), any other key goes to
- * block(em, ...), sb_eventmap_block. */
-struct sb_hwemit {
-	struct sb_hwsession *hs;
-	struct sb_maps *maps;
-	sb_event_fn block;
-	void *em;
-	struct sb_symbolizer *sym;
-	struct sb_profile *p;
-};
-long sb_hwsession_event(void *ctx, uint64_t key, uint64_t weight);
+/* The aggregator of the LBR edges and PEBS loads, which names their keys'
+ * events (hwagg.h); NULL on the software path or for a NULL session. */
+struct sb_hwagg *sb_hwsession_agg(const struct sb_hwsession *hs);
 
 #endif

@@ -25,13 +25,32 @@ struct bincfg {
 	uint64_t exact_base;      /* runtime address - vaddr */
 };
 
+/*
+ * What a key's code says, found before any of its profile events: for
+ * every key binary by binary (sb_eventmap_prepare), or for one key when
+ * it is first asked for.
+ */
+struct keycode {
+	uint64_t ip;      /* its instruction: the sample's skid-corrected, the
+			   * call, or the exact block's callback call */
+	int status;       /* enum sb_memop_status of ip (samples) */
+	bool moved;       /* skid-corrected */
+	bool runtime;     /* a call site in a runtime's frame: no event */
+	int bin;          /* maps binary of ip, -1: in none */
+	uint64_t vaddr;   /* ip in bin */
+};
+
 struct sb_eventmap {
 	struct sb_maps *maps;
 	struct sb_symbolizer *sym;
 	struct sb_profile *p;
-	struct sb_idmap *cfgs;    /* maps binary -> struct bincfg */
+	struct sb_idmap *loaded;  /* maps binary -> struct bincfg, owned */
+	struct sb_idmap *cfgs;    /* the same, entered as keys first use them: the
+				   * order their CFGs and exact blocks go out in */
 	struct sb_idmap *events;  /* (maps binary, block) -> event index + 1 */
 	struct sb_idmap *ips;     /* runtime IP -> struct ipw */
+	struct sb_idmap *prepared; /* key -> index in codes + 1 */
+	struct keycode *codes;
 	struct sb_memop_ctx *memop;
 	struct sb_eventmap_stats st;
 };
@@ -56,44 +75,47 @@ struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer
 	em->maps = maps;
 	em->sym = sym;
 	em->p = p;
+	em->loaded = sb_idmap_alloc();
 	em->cfgs = sb_idmap_alloc();
 	em->events = sb_idmap_alloc();
 	em->ips = sb_idmap_alloc();
+	em->prepared = sb_idmap_alloc();
 	em->memop = sb_memop_ctx_new(256);
-	if (!em->cfgs || !em->events || !em->ips || !em->memop) {
+	if (!em->loaded || !em->cfgs || !em->events || !em->ips || !em->prepared ||
+	    !em->memop) {
 		sb_eventmap_free(em);
 		return NULL;
 	}
 	return em;
 }
 
+static void bincfg_free(void *v)
+{
+	struct bincfg *bc = v;
+
+	sb_cfg_free(bc->cfg);
+	free(bc->exact_funcs);
+	free(bc);
+}
+
 void sb_eventmap_free(struct sb_eventmap *em)
 {
-	size_t it = 0;
-	void *v;
-
 	if (!em)
 		return;
-	while (em->cfgs && sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
-		struct bincfg *bc = v;
-
-		sb_cfg_free(bc->cfg);
-		free(bc->exact_funcs);
-		free(bc);
-	}
+	sb_idmap_free_with(em->loaded, bincfg_free);
 	sb_idmap_free(em->cfgs);
+	sb_idmap_free(em->prepared);
+	free(em->codes);
 	sb_idmap_free(em->events);
-	it = 0;
-	while (em->ips && sb_idmap_next(em->ips, &it, NULL, NULL, &v))
-		free(v);
-	sb_idmap_free(em->ips);
+	sb_idmap_free_with(em->ips, free);
 	sb_memop_ctx_free(em->memop);
 	free(em);
 }
 
-static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
+/* The CFG of maps binary bin, loaded on first use. */
+static struct bincfg *cfg_load(struct sb_eventmap *em, int bin)
 {
-	void **slot = sb_idmap_slot(em->cfgs, (uint64_t)bin, 0, true);
+	void **slot = sb_idmap_slot(em->loaded, (uint64_t)bin, 0, true);
 	struct bincfg *bc;
 	struct sb_elf *e;
 	char err[256];
@@ -117,8 +139,20 @@ static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
 	return bc;
 }
 
-static long block_event(struct sb_eventmap *em, uint64_t ip);
-static long exact_event(struct sb_eventmap *em, uint64_t ip);
+/* The same, entered in em->cfgs when a key first uses it. */
+static struct bincfg *cfg_of(struct sb_eventmap *em, int bin)
+{
+	void **slot = sb_idmap_slot(em->cfgs, (uint64_t)bin, 0, true);
+
+	if (!slot)
+		return NULL;
+	if (!*slot && !(*slot = cfg_load(em, bin)))
+		sb_idmap_remove(em->cfgs, (uint64_t)bin, 0);
+	return *slot;
+}
+
+static long block_event(struct sb_eventmap *em, const struct keycode *kc);
+static long exact_event(struct sb_eventmap *em, const struct keycode *kc);
 
 /*
  * A timer sample lands just after the instruction that stalled (skid,
@@ -149,53 +183,124 @@ static uint64_t skid_correct(struct sb_eventmap *em, uint64_t ip, int *status, b
 	return ip;
 }
 
-static bool runtime_frame(struct sb_eventmap *em, uint64_t ip)
+/* A key's code, from the key alone (no profile events). */
+static void code_find(struct sb_eventmap *em, uint64_t key, struct keycode *kc)
 {
-	uint64_t vaddr;
-	int bin;
-
-	return !sb_maps_resolve(em->maps, ip, &bin, &vaddr) &&
-	       sb_records_is_runtime(sb_maps_binary_path(em->maps, bin));
+	memset(kc, 0, sizeof(*kc));
+	if (key & SB_KEY_EXACT) {
+		/* inside the call to the callback, ending the block */
+		kc->ip = (key & ~SB_KEY_EXACT) - 1;
+	} else if (key & SB_KEY_CALLSITE) {   /* a caller's call instruction */
+		kc->ip = key & ~SB_KEY_CALLSITE;
+		kc->status = SB_MEMOP_NONE;
+	} else {
+		kc->ip = skid_correct(em, key, &kc->status, &kc->moved);
+	}
+	if (sb_maps_resolve(em->maps, kc->ip, &kc->bin, &kc->vaddr)) {
+		kc->bin = -1;
+		kc->vaddr = 0;
+	}
+	/* A runtime's frames (start_thread, gomp_thread_start) are on every
+	 * stack: their inclusive counts are time itself. */
+	kc->runtime = (key & SB_KEY_CALLSITE) && kc->bin >= 0 &&
+		      sb_records_is_runtime(sb_maps_binary_path(em->maps, kc->bin));
 }
 
-long sb_eventmap_block(void *ctx, uint64_t ip, uint64_t weight)
+/* The key's instruction, or the address its code is found at. */
+static uint64_t key_addr(uint64_t key)
 {
-	struct sb_eventmap *em = ctx;
+	if (key & SB_KEY_EXACT)
+		return (key & ~SB_KEY_EXACT) - 1;
+	return key & ~SB_KEY_CALLSITE;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+	uint64_t kx = *(const uint64_t *)x, ky = *(const uint64_t *)y;
+	uint64_t a = key_addr(kx), b = key_addr(ky);
+
+	if (a != b)
+		return a > b ? 1 : -1;
+	return (kx > ky) - (kx < ky);
+}
+
+int sb_eventmap_prepare(struct sb_eventmap *em, const uint64_t *keys, size_t n)
+{
+	uint64_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	struct keycode *codes = calloc(n ? n : 1, sizeof(*codes));
+	size_t ncodes = 0;
+
+	if (em->codes) {
+		free(sorted);
+		free(codes);
+		return -EINVAL;
+	}
+	if (!sorted || !codes) {
+		free(sorted);
+		free(codes);
+		return -ENOMEM;
+	}
+	/* By address: a binary's keys come together, its code decoded and
+	 * its CFG loaded in one stretch.  Its events come later, in the
+	 * callers' order, which the profile's order follows. */
+	memcpy(sorted, keys, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), by_addr);
+	em->codes = codes;
+	for (size_t i = 0; i < n; i++) {
+		void **slot = sb_idmap_slot(em->prepared, sorted[i], 0, true);
+		struct keycode *kc = &codes[ncodes];
+
+		if (!slot) {
+			free(sorted);
+			return -ENOMEM;
+		}
+		if (*slot)
+			continue;
+		code_find(em, sorted[i], kc);
+		/* Every key in a binary uses its CFG (block_event, exact_event)
+		 * but the runtime's call sites, which have no event. */
+		if (kc->bin >= 0 && !kc->runtime && !cfg_load(em, kc->bin)) {
+			free(sorted);
+			return -ENOMEM;
+		}
+		*slot = (void *)(uintptr_t)++ncodes;
+	}
+	free(sorted);
+	return 0;
+}
+
+long sb_eventmap_block(struct sb_eventmap *em, uint64_t ip, uint64_t weight)
+{
 	void **slot = sb_idmap_slot(em->ips, ip, 0, true);
+	void **prep;
+	struct keycode kc;
 	struct ipw *w;
 
 	if (!slot)
 		return -1;
-	if (ip & SB_KEY_EXACT) {
-		if (!*slot) {
-			if (!(w = calloc(1, sizeof(*w))))
-				return -1;
-			/* inside the call to the callback, ending the block */
-			w->event = exact_event(em, (ip & ~SB_KEY_EXACT) - 1);
-			w->exact = true;
-			*slot = w;
-		}
-		return ((struct ipw *)*slot)->event;
-	}
 	if (!*slot) {
 		if (!(w = calloc(1, sizeof(*w))))
 			return -1;
-		if (ip & SB_KEY_CALLSITE) {   /* a caller's call instruction */
-			w->ip = ip & ~SB_KEY_CALLSITE;
-			w->status = SB_MEMOP_NONE;
-			w->callsite = true;
-		} else {
-			w->ip = skid_correct(em, ip, &w->status, &w->moved);
-		}
-		/* A runtime's frames (start_thread, gomp_thread_start) are on
-		 * every stack: their inclusive counts are time itself. */
-		if (w->callsite && runtime_frame(em, w->ip))
-			w->event = -1;
+		prep = sb_idmap_slot(em->prepared, ip, 0, false);
+		if (prep && *prep)
+			kc = em->codes[(uintptr_t)*prep - 1];
 		else
-			w->event = block_event(em, w->ip);
+			code_find(em, ip, &kc);
+		if (ip & SB_KEY_EXACT) {
+			w->event = exact_event(em, &kc);
+			w->exact = true;
+		} else {
+			w->ip = kc.ip;
+			w->status = kc.status;
+			w->moved = kc.moved;
+			w->callsite = ip & SB_KEY_CALLSITE;
+			w->event = kc.runtime ? -1 : block_event(em, &kc);
+		}
 		*slot = w;
 	}
 	w = *slot;
+	if (w->exact)
+		return w->event;
 	w->weight += weight;
 	if (w->callsite)
 		return w->event;   /* the sample was counted at its own IP */
@@ -265,16 +370,16 @@ static bool exact_runtime(const struct sb_cfg *g, long blk)
 	return false;
 }
 
-static long block_event(struct sb_eventmap *em, uint64_t ip)
+static long block_event(struct sb_eventmap *em, const struct keycode *kc)
 {
+	uint64_t base = kc->ip - kc->vaddr;
+	int bin = kc->bin;
 	struct bincfg *bc;
-	uint64_t vaddr;
 	long blk, idx, pred;
-	int bin;
 
 	em->st.keys++;
-	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
-	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+	if (bin < 0 || !(bc = cfg_of(em, bin)) || !bc->cfg ||
+	    (blk = sb_cfg_block_at(bc->cfg, kc->vaddr)) < 0) {
 		em->st.unmapped++;
 		return -1;
 	}
@@ -282,38 +387,38 @@ static long block_event(struct sb_eventmap *em, uint64_t ip)
 		em->st.exact_runtime++;
 		return -1;
 	}
-	idx = event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_SAMPLES);
+	idx = event_of_block(em, bin, bc, blk, base, SB_EVK_BLOCK_SAMPLES);
 	/* A block entered only through one conditional branch: the causes
 	 * view shows that branch, so name it too, even if it has no samples
 	 * of its own (it has no vector then). */
 	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
-	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, base, SB_EVK_BLOCK_SAMPLES) < 0)
 		return -1;
 	/* Likewise a loop's latch, where a loop cause is shown. */
 	pred = idx >= 0 ? sb_cfg_latch(bc->cfg, (uint32_t)blk) : -1;
-	if (pred >= 0 && event_of_block(em, bin, bc, pred, ip - vaddr, SB_EVK_BLOCK_SAMPLES) < 0)
+	if (pred >= 0 && event_of_block(em, bin, bc, pred, base, SB_EVK_BLOCK_SAMPLES) < 0)
 		return -1;
 	return idx;
 }
 
-static long exact_event(struct sb_eventmap *em, uint64_t ip)
+static long exact_event(struct sb_eventmap *em, const struct keycode *kc)
 {
+	uint64_t base = kc->ip - kc->vaddr;
+	int bin = kc->bin;
 	struct bincfg *bc;
-	uint64_t vaddr;
 	long blk;
-	int bin;
 
 	em->st.exact_keys++;
-	if (sb_maps_resolve(em->maps, ip, &bin, &vaddr) || !(bc = cfg_of(em, bin)) ||
-	    !bc->cfg || (blk = sb_cfg_block_at(bc->cfg, vaddr)) < 0) {
+	if (bin < 0 || !(bc = cfg_of(em, bin)) || !bc->cfg ||
+	    (blk = sb_cfg_block_at(bc->cfg, kc->vaddr)) < 0) {
 		em->st.exact_unmapped++;
 		return -1;
 	}
-	bc->exact_base = ip - vaddr;
+	bc->exact_base = base;
 	if (!bc->exact_funcs && !(bc->exact_funcs = calloc(bc->cfg->nfuncs + 1, 1)))
 		return -1;
 	bc->exact_funcs[bc->cfg->blocks[blk].func] = 1;
-	return event_of_block(em, bin, bc, blk, ip - vaddr, SB_EVK_BLOCK_COUNT);
+	return event_of_block(em, bin, bc, blk, base, SB_EVK_BLOCK_COUNT);
 }
 
 /*

@@ -8,6 +8,7 @@
 #ifndef SB_EVENTMAP_H
 #define SB_EVENTMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sb_maps;
@@ -19,12 +20,22 @@ struct sb_eventmap *sb_eventmap_alloc(struct sb_maps *maps, struct sb_symbolizer
 				      struct sb_profile *p);
 void sb_eventmap_free(struct sb_eventmap *em);
 
-/* An sb_event_fn for sb_builder_emit: the event of a sampled IP, or -1
- * (no mapping, no CFG, not inside any block: counted as unmapped);
- * weight (its samples) elects each block's hottest instruction.  Keys
- * tagged SB_KEY_EXACT are exact counts of the block holding the coverage
- * callback's call: SB_EVK_BLOCK_COUNT events. */
-long sb_eventmap_block(void *em, uint64_t ip, uint64_t weight);
+/*
+ * Optional, once, before sb_eventmap_block: decodes the instructions of
+ * the n keys that will be asked for (skid correction, call sites in a
+ * runtime) and loads their binaries' CFGs, in address order so that each
+ * binary is done in one stretch.  Nothing enters the profile here: its
+ * events and locations follow the order of the sb_eventmap_block calls.
+ * 0, -ENOMEM, or -EINVAL when called again.
+ */
+int sb_eventmap_prepare(struct sb_eventmap *em, const uint64_t *keys, size_t n);
+
+/* The event of a sampled IP, or -1 (no mapping, no CFG, not inside any
+ * block: counted as unmapped), created on its first call; weight (its
+ * samples, summed over the calls) elects each block's hottest
+ * instruction.  Keys tagged SB_KEY_EXACT are exact counts of the block
+ * holding the coverage callback's call: SB_EVK_BLOCK_COUNT events. */
+long sb_eventmap_block(struct sb_eventmap *em, uint64_t ip, uint64_t weight);
 
 /* Names each block event's hottest instruction and adds the CFGs of the
  * binaries that have events.  0 or -ENOMEM. */

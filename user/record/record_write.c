@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The end of a recording: a self-describing, self-contained profile. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,10 @@
 #include "record_bpf.h"
 #include "record_session.h"
 #include "eventmap.h"
+#include "hw/hwagg.h"
 #include "hw/hwsession.h"
 #include "binary/symbolize.h"
+#include "sections/sections.h"
 
 static void cpu_model(char *buf, size_t len)
 {
@@ -157,14 +161,80 @@ static int add_threads(struct sb_rec *r, struct sb_profile *p)
 	return 0;
 }
 
+static void name_sites(struct sb_sect_table *t, size_t from, size_t to,
+		       struct sb_symbolizer *sym)
+{
+	for (size_t i = from; i < to; i++)
+		t->locs[i] = (int32_t)sb_symbolizer_loc(sym, t->sites[i]);
+}
+
+/*
+ * The events of the counter keys, in the table's order: edge and load
+ * keys (LBR, PEBS) through hwagg.c, the others through the eventmap,
+ * which first decodes all of its keys binary by binary.  0 or -ENOMEM.
+ */
+static int name_keys(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym,
+		     struct sb_eventmap *em, struct sb_sect_table *t)
+{
+	struct sb_hwagg *agg = sb_hwsession_agg(r->hw);
+	size_t n = t->nkeys ? t->nkeys : 1, nrest = 0;
+	bool *hw = calloc(n, sizeof(*hw));
+	uint64_t *rest = malloc(n * sizeof(*rest));
+	int ret = -ENOMEM;
+
+	if (!hw || !rest)
+		goto out;
+	for (size_t i = 0; i < t->nkeys; i++) {   /* which side names the key */
+		hw[i] = agg && sb_hwagg_is_key(t->keys[i].key);
+		if (!hw[i])
+			rest[nrest++] = t->keys[i].key;
+	}
+	if (sb_eventmap_prepare(em, rest, nrest))
+		goto out;
+	for (size_t i = 0; i < t->nkeys; i++) {
+		struct sb_sect_key *k = &t->keys[i];
+
+		k->event = (int32_t)(hw[i] ?
+			sb_hwagg_event(agg, r->maps, p, sb_symbolizer_loc, sym, k->key,
+				       k->instances) :
+			sb_eventmap_block(em, k->key, k->weight));
+	}
+	ret = 0;
+out:
+	free(hw);
+	free(rest);
+	return ret;
+}
+
+/* The builder's sections, instances, vectors and waits: their call sites
+ * and counter keys named in the builder's first-seen order (the order
+ * the profile's locations and events follow), then written. */
+static int add_sections(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym,
+			struct sb_eventmap *em)
+{
+	struct sb_sect_table t;
+	int ret = -1;
+
+	if (sb_builder_keys(r->builder, &t))
+		goto out;
+	name_sites(&t, 0, t.nsection_sites, sym);
+	if (name_keys(r, p, sym, em, &t))
+		goto out;
+	name_sites(&t, t.nsection_sites, t.nsites, sym);
+	if (sb_builder_emit(r->builder, p, &t))
+		goto out;
+	ret = 0;
+out:
+	sb_sect_table_free(&t);
+	return ret;
+}
+
 int sb_rec_write(struct sb_rec *r)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_symbolizer *sym = NULL;
 	struct sb_eventmap *em = NULL;
 	struct sb_eventmap_stats est;
-	struct sb_hwemit hwe = { .hs = r->hw, .maps = r->maps, .block = sb_eventmap_block,
-				 .p = p };
 	uint64_t c[SB_CNT_MAX];
 	char err[512];
 	int ret = 1;
@@ -178,10 +248,8 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
-	hwe.em = em;   /* LBR edge and PEBS load keys go to hwagg.c, the rest to em */
-	hwe.sym = sym;
 	if (!em || add_threads(r, p) ||
-	    sb_builder_emit(r->builder, p, sb_symbolizer_loc, sym, sb_hwsession_event, &hwe) ||
+	    add_sections(r, p, sym, em) ||
 	    sb_eventmap_finish(em) ||
 	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");

@@ -364,7 +364,7 @@ static void test_events(void)
 	}
 	loc_profile = p;
 	sb_profile_add_binary(p, "self", NULL);
-	e1 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, to));
+	e1 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, to), 1);
 	CHECK(e1 >= 0 && p->events[e1].kind == SB_EVK_EDGE, "edge event %ld", e1);
 	if (e1 >= 0) {
 		const struct sb_event_def *d = &p->events[e1];
@@ -375,15 +375,15 @@ static void test_events(void)
 		      "edge vaddrs %llx -> %llx", (unsigned long long)d->vaddr,
 		      (unsigned long long)d->vaddr2);
 	}
-	e2 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, to));
+	e2 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, to), 1);
 	CHECK(e2 == e1 && p->nevents == 1, "one event per key");
-	e3 = sb_hwagg_event(a, m, p, fake_loc, NULL, SB_KEY_LOAD | to);
+	e3 = sb_hwagg_event(a, m, p, fake_loc, NULL, SB_KEY_LOAD | to, 1);
 	CHECK(e3 >= 0 && e3 != e1 && p->events[e3].kind == SB_EVK_HW &&
 	      p->events[e3].vaddr == p->events[e1].vaddr2, "load event");
 	/* A call into libc crosses binaries; address 16 is in none. */
-	e4 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, libc));
+	e4 = sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, from, libc), 1);
 	CHECK(e4 == -1, "cross-binary edge mapped");
-	CHECK(sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, 16, to)) == -1,
+	CHECK(sb_hwagg_event(a, m, p, fake_loc, NULL, sb_hwagg_edge_key(a, 16, to), 1) == -1,
 	      "unmapped edge mapped");
 	sb_hwagg_get_stats(a, &st);
 	CHECK(st.edges_cross_binary == 1 && p->nevents == 2, "cross %llu events %zu",
@@ -415,12 +415,10 @@ out:
 /* LBR records through the section builder: their edges must come out as
  * per-thread vectors of the instance they were sampled in. */
 static struct sb_hwagg *vec_agg;
-static long vec_event(void *ctx, uint64_t key, uint64_t weight)
+static long vec_event(uint64_t key)
 {
 	const struct sb_hw_edge *e = sb_hwagg_edge(vec_agg, key);
 
-	(void)ctx;
-	(void)weight;
 	/* event 0: the loop's back edge; event 1: the jump out of it */
 	if (!sb_hwagg_is_key(key) || !e)
 		return -1;
@@ -469,7 +467,7 @@ static void test_builder(void)
 	CHECK(sb_builder_finish(b) == 0, "finish");
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, vec_event, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, vec_event) == 0, "emit");
 	CHECK(p->ninstances == 1, "instances %zu", p->ninstances);
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *x = &p->vectors[v];

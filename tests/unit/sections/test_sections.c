@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The section builder against constructed timelines with known answers. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +61,7 @@ static void test_barrier_ratio(void)
 	for (size_t i = 0; i < n; i++)
 		CHECK(sb_builder_add(b, &evs[i]) == 0, "add %zu", i);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 3, "instances %llu", (unsigned long long)st.instances);
 	CHECK(st.stored_instances == 2, "stored limited to 2: %llu",
@@ -119,7 +120,7 @@ static void test_omp_region(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	CHECK(p->nsections == 2, "sections %zu", p->nsections);
 	sb = find_section(p, SB_SECT_OMP_BARRIER);
 	sr = find_section(p, SB_SECT_OMP_REGION);
@@ -171,7 +172,7 @@ static void test_join_and_partial(void)
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 		sb_builder_add(b, &e[i]);
 	CHECK(sb_builder_finish(b) == 0, "finish");
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, NULL, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.partial_instances == 1, "partial %llu", (unsigned long long)st.partial_instances);
 	CHECK(st.unmatched == 1, "unmatched exit %llu", (unsigned long long)st.unmatched);
@@ -221,10 +222,8 @@ static void test_unfinished(void)
 }
 
 /* Keys 0x10 and 0x11 are one event (two IPs of one block); 0x99 is dropped. */
-static long event_of(void *ctx, uint64_t key, uint64_t weight)
+static long event_of(uint64_t key)
 {
-	(void)ctx;
-	(void)weight;
 	return key == 0x10 || key == 0x11 ? 0 : key == 0x20 ? 1 : -1;
 }
 
@@ -266,7 +265,7 @@ static void test_vectors(void)
 	CHECK(sb_builder_finish(b) == 0, "finish");
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, event_of) == 0, "emit");
 	CHECK(p->ninstances == 2, "two instances: %zu", p->ninstances);
 	/* instance 0: event 0 = {tid5: 3+4, tid6: 0}, event 1 = {0, 2};
 	 * instance 1: event 0 = {0, 8}.  Columns by tid: 5, 6. */
@@ -330,7 +329,7 @@ static void test_count_last(void)
 	      (unsigned long long)st.counts_unplaced);
 	sb_profile_add_event(p, &d);
 	sb_profile_add_event(p, &d);
-	CHECK(sb_builder_emit(b, p, test_loc_of, p, event_of, NULL) == 0, "emit");
+	CHECK(test_emit(b, p, event_of) == 0, "emit");
 	CHECK(p->ninstances == 1, "one region instance: %zu", p->ninstances);
 	for (size_t i = 0; p->ninstances == 1 && i < p->nvectors; i++) {
 		const struct sb_vector *v = &p->vectors[i];
@@ -351,8 +350,88 @@ static void test_count_last(void)
 	sb_builder_free(b);
 }
 
+/*
+ * The keys phase lists what the caller names, first seen first: the
+ * sections' sites, then per stored instance its keys (ascending), then
+ * the waits' sites not listed yet (site 0 is none); a key's weight and
+ * instance count add up over the stored instances.
+ */
+static void test_keys(void)
+{
+	struct sb_builder *b = sb_builder_alloc(10);
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_event e[] = {
+		ev(1, 5, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(2, 6, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(10, 5, SB_EV_COUNT, 0, 0, 0x30, 0),
+		ev(11, 6, SB_EV_COUNT, 0, 0, 0x20, 0),
+		ev(12, 5, SB_EV_COUNT, 0, 0, 0x20, 0),
+		ev(20, 5, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 5),
+		ev(21, 6, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 5),
+		ev(22, 6, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5),
+		ev(23, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 5),
+		/* second instance: 0x10 is new, 0x20 seen again */
+		ev(30, 6, SB_EV_COUNT, 0, 0, 0x20, 0),
+		ev(31, 6, SB_EV_COUNT, 0, 0, 0x10, 0),
+		ev(40, 5, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 6),
+		ev(41, 6, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x1, 0x2, 9),
+		ev(42, 6, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 9),
+		ev(43, 5, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0, 6),
+		ev(50, 5, SB_EV_WAIT, SB_PRIM_MUTEX, 0x777, 0xabc, 0),
+		ev(51, 5, SB_EV_WAIT, SB_PRIM_MUTEX, 0, 0xabd, 0),
+	};
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = -1,
+				  .loc2 = -1, .loc_hot = -1 };
+	struct sb_sect_table t;
+	bool unnamed = true;
+
+	e[2].dur = 1;
+	e[3].dur = 2;
+	e[4].dur = 3;
+	e[9].dur = 4;
+	e[10].dur = 7;
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(sb_builder_keys(b, &t) == 0, "keys");
+	CHECK(t.nsites == 2 && t.nsection_sites == 1 && t.sites[0] == 0x1 &&
+	      t.sites[1] == 0x777, "sites: %zu, %zu of sections", t.nsites, t.nsection_sites);
+	CHECK(t.nkeys == 3, "keys %zu", t.nkeys);
+	if (t.nkeys == 3) {
+		CHECK(t.keys[0].key == 0x20 && t.keys[1].key == 0x30 && t.keys[2].key == 0x10,
+		      "first seen: %llx %llx %llx", (unsigned long long)t.keys[0].key,
+		      (unsigned long long)t.keys[1].key, (unsigned long long)t.keys[2].key);
+		CHECK(t.keys[0].weight == 2 + 3 + 4 && t.keys[1].weight == 1 &&
+		      t.keys[2].weight == 7, "total weights");
+		CHECK(t.keys[0].instances == 2 && t.keys[1].instances == 1 &&
+		      t.keys[2].instances == 1, "instances");
+	}
+	for (size_t i = 0; i < t.nsites; i++)
+		unnamed &= t.locs[i] == -1;
+	for (size_t i = 0; i < t.nkeys; i++)
+		unnamed &= t.keys[i].event == -1;
+	CHECK(unnamed, "nothing named before the caller names it");
+	/* Named: only 0x20 has an event; the mutex waits' sites as given. */
+	for (size_t i = 0; i < t.nsites; i++)
+		t.locs[i] = (int32_t)test_loc_of(p, t.sites[i]);
+	if (t.nkeys == 3)
+		t.keys[0].event = (int32_t)sb_profile_add_event(p, &d);
+	CHECK(sb_builder_emit(b, p, &t) == 0, "emit");
+	CHECK(p->nvectors == 2 && p->vectors[0].event == 0 && p->vectors[1].event == 0,
+	      "one vector per instance: %zu", p->nvectors);
+	for (size_t i = 0; i < p->nwaits; i++)
+		if (p->waits[i].prim == SB_PRIM_MUTEX)
+			CHECK(p->waits[i].object == 0xabc ? p->waits[i].loc >= 0 &&
+			      p->locs[p->waits[i].loc].addr == 0x777 : p->waits[i].loc == -1,
+			      "mutex wait at %llx", (unsigned long long)p->waits[i].object);
+	sb_sect_table_free(&t);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
+	test_keys();
 	test_vectors();
 	test_count_last();
 	test_barrier_ratio();
