@@ -5,8 +5,8 @@
  * other namespaces.  Here because two layers make keys and neither may
  * include the other's headers: user/record (call sites, exact counts)
  * and user/hw (LBR edges, PEBS loads).  At the end of a recording every
- * key goes to its profile event by these bits (sb_hwsession_event, then
- * sb_eventmap_block).  Userspace only: BPF never sees a key.
+ * key goes to its profile event by these bits (user/record/record_write.c:
+ * edges and loads to sb_hwagg_event, the rest to sb_eventmap_block).  Userspace only: BPF never sees a key.
  */
 #ifndef SBPF_KEYS_H
 #define SBPF_KEYS_H

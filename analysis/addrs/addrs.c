@@ -44,21 +44,16 @@ void sb_addrs_free(struct sb_addrs *r)
 	free(r);
 }
 
-/* A fixed seed gives the same kept set on the same stream, so a
- * recording's reservoir can be reproduced in tests. */
-static uint64_t next_rand(struct sb_addrs *r)
-{
-	return sb_rng_next(&r->rng);
-}
-
 /* Uniform in [0, bound): rejection removes the modulo bias, which would
- * otherwise favour low slots once bound nears 2^64 / cap. */
+ * otherwise favour low slots once bound nears 2^64 / cap.  The fixed seed
+ * gives the same kept set on the same stream, so a recording's reservoir
+ * can be reproduced in tests. */
 static uint64_t uniform(struct sb_addrs *r, uint64_t bound)
 {
 	uint64_t lim = UINT64_MAX - UINT64_MAX % bound, x;
 
 	do
-		x = next_rand(r);
+		x = sb_rng_next(&r->rng);
 	while (x >= lim);
 	return x % bound;
 }

@@ -99,8 +99,10 @@ void sb_idmap_free_with(struct sb_idmap *m, void (*free_value)(void *))
 	size_t it = 0;
 	void *v;
 
+	/* A slot created for a value whose allocation then failed is NULL. */
 	while (m && sb_idmap_next(m, &it, NULL, NULL, &v))
-		free_value(v);
+		if (v)
+			free_value(v);
 	sb_idmap_free(m);
 }
 

@@ -11,7 +11,8 @@ struct sb_idmap;
 
 struct sb_idmap *sb_idmap_alloc(void);
 void sb_idmap_free(struct sb_idmap *m);
-/* Frees every value with free_value, then the map; NULL is a no-op. */
+/* Frees every non-NULL value with free_value, then the map; a NULL map
+ * is a no-op. */
 void sb_idmap_free_with(struct sb_idmap *m, void (*free_value)(void *));
 /* The value slot of (k1, k2).  With create, a missing key gets a NULL
  * slot; without, NULL is returned for it.  NULL also on ENOMEM. */

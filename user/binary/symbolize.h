@@ -15,9 +15,12 @@ struct sb_symbolizer;
 
 struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profile *p);
 void sb_symbolizer_free(struct sb_symbolizer *s);
+/* A location callback: the index of addr's location in a profile, or -1. */
+typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
+
 /* The index of addr's location in the profile (added on first use), or
- * -1 on ENOMEM.  s is a struct sb_symbolizer: the function serves as a
- * location callback (sb_hwagg_event, sb_addrsample_store). */
+ * -1 on ENOMEM.  s is a struct sb_symbolizer: the function is an
+ * sb_loc_fn (sb_hwagg_event, sb_addr_sampler_store). */
 long sb_symbolizer_loc(void *s, uint64_t addr);
 /* Binaries that had no debug information, comma separated ("" if none). */
 const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s);

@@ -241,7 +241,7 @@ void sb_hwagg_loads_summary(const struct sb_hwagg *a, size_t n, char *buf, size_
 }
 
 /* A runtime address -> (profile loc, binary vaddr); -1 if unmapped. */
-static long locate(struct sb_maps *maps, long (*loc_of)(void *ctx, uint64_t addr),
+static long locate(struct sb_maps *maps, sb_loc_fn loc_of,
 		   void *loc_ctx, uint64_t addr, int *bin, uint64_t *vaddr)
 {
 	if (sb_maps_resolve(maps, addr, bin, vaddr))
@@ -250,7 +250,7 @@ static long locate(struct sb_maps *maps, long (*loc_of)(void *ctx, uint64_t addr
 }
 
 long sb_hwagg_event(struct sb_hwagg *a, struct sb_maps *maps, struct sb_profile *p,
-		    long (*loc_of)(void *ctx, uint64_t addr), void *loc_ctx, uint64_t key,
+		    sb_loc_fn loc_of, void *loc_ctx, uint64_t key,
 		    uint32_t instances)
 {
 	struct sb_event_def d = { .loc2 = -1, .loc_hot = -1 };

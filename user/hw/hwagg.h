@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "binary/symbolize.h"
 #include "lbr_pebs.h"
 #include "sbpf_keys.h"
 #include "sections/sections.h"
@@ -89,7 +90,7 @@ void sb_hwagg_loads_summary(const struct sb_hwagg *a, size_t n, char *buf, size_
  * a cross-binary edge adds to edges_cross_binary.
  */
 long sb_hwagg_event(struct sb_hwagg *a, struct sb_maps *maps, struct sb_profile *p,
-		    long (*loc_of)(void *ctx, uint64_t addr), void *loc_ctx, uint64_t key,
+		    sb_loc_fn loc_of, void *loc_ctx, uint64_t key,
 		    uint32_t instances);
 
 #endif

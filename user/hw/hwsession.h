@@ -14,8 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sections/sections.h"
-
+struct sb_builder;
 struct sb_hwagg;
 struct sb_hwsession;
 struct sb_profile;
@@ -32,6 +31,8 @@ struct sb_profile;
  * -ENOMEM.
  */
 int sb_hwsession_alloc(struct sb_hwsession **out, int events_req, char *msg, size_t len);
+/* start and meta take the session alloc made; record, stop, agg and free
+ * also accept NULL (no session). */
 void sb_hwsession_free(struct sb_hwsession *hs);
 
 struct sb_hwsession_opts {

@@ -122,7 +122,7 @@ void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *
 }
 
 int sb_addr_sampler_store(struct sb_addr_sampler *s, struct sb_profile *p,
-			long (*loc_fn)(void *ctx, uint64_t addr), void *loc_ctx)
+			sb_loc_fn loc_fn, void *loc_ctx)
 {
 	struct sb_addrs_counts c;
 

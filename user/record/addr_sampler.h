@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "binary/symbolize.h"
 #include "sbpf_events.h"
 
 struct sb_maps;
@@ -30,6 +31,6 @@ void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *
  * addr_* counts, and the decoding cost.  0, or -1 on ENOMEM.
  */
 int sb_addr_sampler_store(struct sb_addr_sampler *s, struct sb_profile *p,
-			long (*loc_fn)(void *ctx, uint64_t addr), void *loc_ctx);
+			sb_loc_fn loc_fn, void *loc_ctx);
 
 #endif

@@ -34,7 +34,8 @@ int sb_eventmap_prepare(struct sb_eventmap *em, const uint64_t *keys, size_t n);
  * block: counted as unmapped), created on its first call; weight (its
  * samples, summed over the calls) elects each block's hottest
  * instruction.  Keys tagged SB_KEY_EXACT are exact counts of the block
- * holding the coverage callback's call: SB_EVK_BLOCK_COUNT events. */
+ * holding the coverage callback's call: SB_EVK_BLOCK_COUNT events.  A key
+ * that sb_eventmap_prepare was not given is decoded here, on its own. */
 long sb_eventmap_block(struct sb_eventmap *em, uint64_t ip, uint64_t weight);
 
 /* Names each block event's hottest instruction and adds the CFGs of the

@@ -177,31 +177,27 @@ static int name_keys(struct sb_rec *r, struct sb_profile *p, struct sb_symbolize
 		     struct sb_eventmap *em, struct sb_sect_table *t)
 {
 	struct sb_hwagg *agg = sb_hwsession_agg(r->hw);
-	size_t n = t->nkeys ? t->nkeys : 1, nrest = 0;
-	bool *hw = calloc(n, sizeof(*hw));
-	uint64_t *rest = malloc(n * sizeof(*rest));
+	uint64_t *rest = malloc((t->nkeys ? t->nkeys : 1) * sizeof(*rest));
+	size_t nrest = 0;
 	int ret = -ENOMEM;
 
-	if (!hw || !rest)
-		goto out;
-	for (size_t i = 0; i < t->nkeys; i++) {   /* which side names the key */
-		hw[i] = agg && sb_hwagg_is_key(t->keys[i].key);
-		if (!hw[i])
+	if (!rest)
+		return ret;
+	for (size_t i = 0; i < t->nkeys; i++)   /* the eventmap's keys, decoded first */
+		if (!(agg && sb_hwagg_is_key(t->keys[i].key)))
 			rest[nrest++] = t->keys[i].key;
-	}
 	if (sb_eventmap_prepare(em, rest, nrest))
 		goto out;
 	for (size_t i = 0; i < t->nkeys; i++) {
 		struct sb_sect_key *k = &t->keys[i];
 
-		k->event = (int32_t)(hw[i] ?
+		k->event = (int32_t)(agg && sb_hwagg_is_key(k->key) ?
 			sb_hwagg_event(agg, r->maps, p, sb_symbolizer_loc, sym, k->key,
 				       k->instances) :
 			sb_eventmap_block(em, k->key, k->weight));
 	}
 	ret = 0;
 out:
-	free(hw);
 	free(rest);
 	return ret;
 }
