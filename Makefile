@@ -16,7 +16,8 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
 
 LIBS_ANALYSIS := -lgsl -lgslcblas -lm
-LIBS_ELF      := -ldw -lelf -lcapstone -lz
+# -lstdc++: __cxa_demangle, for C++ function names (user/binary/demangle.c)
+LIBS_ELF      := -ldw -lelf -lcapstone -lz -lstdc++
 LIBS_BPF      := -lbpf
 LIBS_PFM      := -lpfm
 

@@ -6,9 +6,11 @@ set -e
 # libclang-rt-14-dev: clang's ASan/UBSan runtimes for the sanitizer builds of
 # clang-built workloads; only a Recommends of clang, so --no-install-recommends
 # below would leave it out.
+# g++: the C++ test workloads (tests/workloads/*.cc); libstdc++-12-dev:
+# -lstdc++ for __cxa_demangle (C++ names), also a dependency of clang-14.
 PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
 libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
-libclang-rt-14-dev"
+libclang-rt-14-dev g++ libstdc++-12-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

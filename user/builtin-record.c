@@ -37,8 +37,14 @@ static const char record_usage[] =
 "                         exits or SIGINT/SIGTERM)\n"
 "  -b, --barrier SYMBOL   a function of the target that is a barrier (e.g. a\n"
 "                         mutex+condvar barrier as in SPLASH-2/PARSEC);\n"
-"                         repeatable\n"
+"                         repeatable.  A C++ function may be named as written\n"
+"                         (f, ns::f, Class::method, f(int)) or mangled; a\n"
+"                         plain name matches in every namespace and class, and\n"
+"                         when several functions match (overloads, scopes) all\n"
+"                         are probed; each symbol probed is printed\n"
 "      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
+"                         (in C++: the function or its class is so named, not\n"
+"                         its parameter types; constructors never)\n"
 "  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
 "                         code samples (LIME causes) and spin waits; default\n"
 "                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
@@ -63,6 +69,7 @@ static const char record_usage[] =
 "  OMP_NUM_THREADS=8 scalebpf record -- ./omp_app\n"
 "  scalebpf record -p 4242 --duration 10\n"
 "  scalebpf record --barrier my_barrier -- ./splash_lu -p4\n"
+"  scalebpf record --barrier parsec::parsec_barrier_wait -- ./streamcluster ...\n"
 "then: scalebpf report -i run.sbp\n";
 
 static volatile sig_atomic_t stop_signal;

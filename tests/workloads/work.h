@@ -191,7 +191,7 @@ static __attribute__((unused)) void sb_run_threads(unsigned long n,
 						   void *(*fn)(void *),
 						   void *args, size_t elem_size)
 {
-	pthread_t *tids = sb_calloc(n, sizeof(*tids));
+	pthread_t *tids = (pthread_t *)sb_calloc(n, sizeof(*tids));
 
 	for (unsigned long i = 0; i < n; i++) {
 		void *arg = args ? (char *)args + i * elem_size : NULL;

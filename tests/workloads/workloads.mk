@@ -36,7 +36,19 @@ WL_LIBOMP_SO  := $(if $(WL_HAVE_CLANG),$(realpath $(firstword $(wildcard \
 WL_LIBOMP_PROGS := $(if $(WL_LIBOMP_SO),$(if $(filter omp_imbalance,$(WL_OMP_PROGS)),\
 			omp_imbalance_libomp))
 
-WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS)
+# Every tests/workloads/<name>.cc is a C++ program, built as users build
+# one (-O2, no frame-pointer flags) with g++ as $(BUILD)/workloads/<name>
+# and, when clang++ exists, as $(BUILD)/workloads/<name>_clang.
+WL_CXX        ?= g++
+WL_CLANGXX    ?= clang++
+WL_CXXFLAGS   ?= -O2 -g -pthread -Wall -Wextra -Werror
+WL_CXX_SRCS   := $(wildcard $(WL_SRCDIR)/*.cc)
+WL_CXX_PROGS  := $(patsubst $(WL_SRCDIR)/%.cc,%,$(WL_CXX_SRCS))
+WL_HAVE_CLANGXX := $(shell command -v $(WL_CLANGXX) 2>/dev/null)
+WL_CLANGXX_PROGS := $(if $(WL_HAVE_CLANGXX),$(addsuffix _clang,$(WL_CXX_PROGS)))
+
+WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) \
+	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS)
 WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
 WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
 
@@ -51,6 +63,14 @@ $(addprefix $(WL_OUTDIR)/,$(WL_PTHREAD_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c
 $(addprefix $(WL_OUTDIR)/,$(WL_OMP_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
 	@mkdir -p $(@D)
 	$(WL_CC) $(WL_CFLAGS) -fopenmp $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_CXX_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.cc $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CXX) $(WL_CXXFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_CLANGXX_PROGS)): $(WL_OUTDIR)/%_clang: $(WL_SRCDIR)/%.cc $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANGXX) $(WL_CXXFLAGS) $< -o $@
 
 # clang adds -L and -rpath for its own libomp directory; the explicit
 # rpath covers a libomp.so found elsewhere.

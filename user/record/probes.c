@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary/demangle.h"
 #include "binary/elfsym.h"
 #include "profile/profile.h"
 
@@ -274,25 +275,61 @@ struct auto_ctx {
 	int added, err;
 };
 
+/*
+ * Whether a function symbol is a barrier by its own name.  A C++ symbol
+ * is judged by its demangled name, the function and its class or
+ * namespace ("threads::Barrier::Wait"), never by the parameter types its
+ * mangled name spells: pgain(long, Points*, parsec_barrier*) does the
+ * work between barriers, and probing it as one would hide every sample
+ * of that work (samples inside a probed waiting call are the call's).
+ * Constructors, destructors and f.cold parts (jumped into, not called:
+ * a return probe there would corrupt the stack) never are.
+ */
+static bool barrier_candidate(const char *name, char **shown)
+{
+	struct sb_cxx_name n;
+	char *d;
+	bool yes;
+
+	*shown = NULL;
+	if (strstr(name, ".cold"))
+		return false;
+	if (!strncmp(name, "pthread_", 8) || !strncmp(name, "GOMP_", 5))
+		return false;
+	if (strncmp(name, "_Z", 2) || !(d = sb_demangle(name)))
+		return barrier_like(name);
+	yes = !sb_cxx_name_parse(d, &n) && !sb_cxx_is_ctor_dtor(n.qual) &&
+	      barrier_like(sb_cxx_last_components(n.qual, 2));
+	if (yes)
+		*shown = d;
+	else
+		free(d);
+	return yes;
+}
+
 static void on_barrier_candidate(const char *name, uint64_t vaddr, uint64_t size, void *arg)
 {
 	struct auto_ctx *c = arg;
+	char *shown;
 	int r;
 
-	if (!barrier_like(name) || !strncmp(name, "pthread_", 8) || !strncmp(name, "GOMP_", 5))
+	if (!barrier_candidate(name, &shown))
 		return;
 	r = add_probe(c->pl, c->e, name, vaddr, size, SB_ROLE_SYNC, SB_PRIM_USER_BARRIER, 0);
 	if (r < 0) {
 		c->err = r;
-		return;
-	}
-	if (r > 0) {
+	} else if (r > 0) {
 		c->pl->probes[c->pl->n - 1].fixed_obj = true;
 		c->added++;
-		if (c->msg)
+		if (c->msg && shown)
+			c->msg(c->mctx, "user barrier detected: %s (%s; built from mutex + "
+			       "condition variable; --no-auto-barrier to ignore, --barrier to "
+			       "choose)", shown, name);
+		else if (c->msg)
 			c->msg(c->mctx, "user barrier detected: %s (built from mutex + condition "
 			       "variable; --no-auto-barrier to ignore, --barrier to choose)", name);
 	}
+	free(shown);
 }
 
 /* A program built by `scalebpf cc` hands its exact block counts to this
@@ -332,6 +369,69 @@ static int add_exact(struct sb_plan *pl, struct sb_elf *e)
 	return r;
 }
 
+struct named_ctx {
+	struct sb_plan *pl;
+	struct sb_elf *e;
+	const char *want;
+	sb_plan_msg_fn msg;
+	void *mctx;
+	int added, err;
+};
+
+static int add_barrier_probe(struct sb_plan *pl, struct sb_elf *e, const char *sym,
+			     uint64_t vaddr, uint64_t size)
+{
+	int r = add_probe(pl, e, sym, vaddr, size, SB_ROLE_SYNC, SB_PRIM_USER_BARRIER, 0);
+
+	if (r > 0)   /* 0: probed already, or not file-backed */
+		pl->probes[pl->n - 1].fixed_obj = true;
+	return r;
+}
+
+static void on_named_cxx(const char *sym, const char *demangled, uint64_t vaddr,
+			 uint64_t size, void *arg)
+{
+	struct named_ctx *c = arg;
+	int r = add_barrier_probe(c->pl, c->e, sym, vaddr, size);
+
+	if (r < 0)
+		c->err = r;
+	c->added += r > 0;
+	if (c->msg)
+		c->msg(c->mctx, "--barrier %s: probing %s (%s)", c->want, sym, demangled);
+}
+
+/*
+ * A --barrier name: the symbol of that exact name (a C function, or a
+ * mangled C++ name as nm prints it), else every C++ function that the
+ * name names as written ("f", "ns::f", "Class::method", "f(int)"): all
+ * overloads and scopes that match are probed, one line each.
+ */
+static int add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *want,
+			     sb_plan_msg_fn msg, void *ctx)
+{
+	struct named_ctx c = { .pl = pl, .e = e, .want = want, .msg = msg, .mctx = ctx };
+	uint64_t vaddr, size;
+	int n;
+
+	if (!sb_elf_func_by_name(e, want, &vaddr, &size) && vaddr)
+		return add_barrier_probe(pl, e, want, vaddr, size);
+	n = sb_elf_cxx_funcs(e, want, on_named_cxx, &c);
+	if (c.err < 0)
+		return c.err;
+	if (n > 1 && msg)
+		msg(ctx, "--barrier %s: %d functions match (overloads or scopes): all are "
+		    "probed; name one to choose (e.g. ns::f or f(int))", want, n);
+	if (!n) {
+		if (msg)
+			msg(ctx, "error: --barrier %s: no such function in %s%s", want,
+			    sb_elf_path(e), sb_elf_has_symtab(e) ? "" :
+			    " (the binary is stripped)");
+		return -ENOENT;
+	}
+	return c.added;
+}
+
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx)
@@ -362,20 +462,8 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 		goto out;
 	added += oc.added;
 	for (size_t i = 0; i < nbarriers; i++) {
-		uint64_t vaddr, size;
-
-		if (sb_elf_func_by_name(e, barriers[i], &vaddr, &size) || !vaddr) {
-			if (msg)
-				msg(ctx, "error: --barrier %s: no such function in %s%s", barriers[i],
-				    path, sb_elf_has_symtab(e) ? "" : " (the binary is stripped)");
-			r = -ENOENT;
+		if ((r = add_named_barrier(pl, e, barriers[i], msg, ctx)) < 0)
 			goto out;
-		}
-		r = add_probe(pl, e, barriers[i], vaddr, size, SB_ROLE_SYNC,
-			      SB_PRIM_USER_BARRIER, 0);
-		if (r < 0)
-			goto out;
-		pl->probes[pl->n - 1].fixed_obj = true;
 		added += r;
 	}
 	if (!nbarriers && auto_barrier && sb_elf_has_symtab(e)) {
