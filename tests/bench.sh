@@ -25,6 +25,8 @@
 #   BENCH_EXACT_UNITS    exact mode: lime_owner sb_work units [200]
 #   BENCH_EXACT_ACCESSES exact mode: lime_cache loads per iteration, 4 threads
 #                        (working sets 16 KiB to 8 MiB) [2000000]
+#   BENCH_CG_ROWS        omp_cg matrix rows               [100000]
+#   BENCH_CG_OUTER       omp_cg outer iterations (25 CG steps each) [20]
 # The defaults give ~1-2 s per plain run on the 2-core development VM
 # (one sb_work unit ~= 1.3 us): mutex_loop ~1.4 s; barrier_loop ~1.5 s at
 # ~10,000 barriers per second per thread (35 units ~= 45 us of work plus
@@ -48,6 +50,8 @@ ADDR_PASSES=${BENCH_ADDR_PASSES:-12}
 EXACT_ITERS=${BENCH_EXACT_ITERS:-400}
 EXACT_UNITS=${BENCH_EXACT_UNITS:-200}
 EXACT_ACCESSES=${BENCH_EXACT_ACCESSES:-2000000}
+CG_ROWS=${BENCH_CG_ROWS:-100000}
+CG_OUTER=${BENCH_CG_OUTER:-20}
 THREADS=2
 BENCH_RECORDED=""
 
@@ -60,7 +64,7 @@ case $PAIRS in
 '' | *[!0-9]* | 0) die "BENCH_PAIRS must be a positive integer" ;;
 esac
 [ -x "$SCALEBPF" ] || die "$SCALEBPF not found or not executable (run make first)"
-for w in mutex_loop barrier_loop omp_regions addr_mix; do
+for w in mutex_loop barrier_loop omp_regions addr_mix omp_cg; do
 	[ -x "$WORKLOADS/$w" ] || die "$WORKLOADS/$w not found (run make workloads)"
 done
 
@@ -77,7 +81,8 @@ trap 'cleanup; exit 143' TERM
 # sets $elapsed to the workload's own wall time in ns (it writes it to
 # $SB_WALL_FILE at exit: the recorder's start-up and teardown are not
 # overhead on the target) and $total to the whole command's; exits the
-# script if it fails.
+# script if it fails; $after is the time from the workload's exit to the
+# command's.
 run_timed() {
 	rm -f "$tmpdir/wall"
 	t0=$(date +%s%N)
@@ -91,7 +96,10 @@ run_timed() {
 		exit 1
 	fi
 	[ -s "$tmpdir/wall" ] || die "the workload did not report its wall time: $*"
-	elapsed=$(cat "$tmpdir/wall")
+	elapsed=$(sed -n 1p "$tmpdir/wall")
+	exited=$(sed -n 2p "$tmpdir/wall")
+	[ -n "$exited" ] || die "the workload did not report its exit time (make workloads): $*"
+	after=$((t1 - exited))   # from the workload's exit
 }
 
 # median NS... : prints the median in seconds
@@ -206,6 +214,51 @@ printf '%-14s %10s %13s %8s %9s  %-10s %s %s\n' \
 cat "$tmpdir/results"
 echo "(informational: a ratio above its goal does not fail the benchmark;"
 echo " spread = (max - min) / median of the runs: run-to-run noise)"
+
+# After the target exits: what recording still takes (detach the probes,
+# resolve sites and samples, write the profile) on an OpenMP code with
+# many regions (omp_cg: a dozen outlined functions, ~2,600 region
+# instances), with the uprobes as uprobe_multi links (the default where
+# the kernel has them, Linux >= 6.6) against the classic per-probe
+# perf-event uprobes (SCALEBPF_NO_UPROBE_MULTI=1: the path of older
+# kernels, whose detaching is serialized in the kernel, ~50-90 ms a probe
+# here), interleaved.
+echo "bench: after exit: OMP_NUM_THREADS=$THREADS $WORKLOADS/omp_cg $CG_ROWS $CG_OUTER" >&2
+multi="" classic="" runs="" i=1
+while [ "$i" -le "$PAIRS" ]; do
+	for mode in multi classic; do
+		rm -f "$tmpdir/cg.sbp"
+		noenv=""
+		[ "$mode" = classic ] && noenv="SCALEBPF_NO_UPROBE_MULTI=1"
+		# shellcheck disable=SC2086 # $noenv is one assignment or none
+		run_timed env OMP_NUM_THREADS="$THREADS" $noenv "$SCALEBPF" record -q \
+			-o "$tmpdir/cg.sbp" -- "$WORKLOADS/omp_cg" "$CG_ROWS" "$CG_OUTER"
+		if [ "$mode" = multi ]; then
+			multi="$multi $after"
+			runs="$runs $elapsed"
+			links=$("$SCALEBPF" report -i "$tmpdir/cg.sbp" --format json |
+				sed -n 's/.*"uprobe_links": *"\([^"]*\)".*/\1/p' | head -n 1)
+		else
+			classic="$classic $after"
+		fi
+	done
+	echo "bench:   pair $i/$PAIRS: after exit $(secs "${multi##* }") s" \
+		"(${links:-?}), $(secs "${classic##* }") s (perf-event uprobes)" >&2
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+am=$(median $multi)
+# shellcheck disable=SC2086
+ac=$(median $classic)
+# shellcheck disable=SC2086
+ar=$(median $runs)
+echo
+echo "after the target exits (omp_cg: median of $PAIRS; detach, resolve, write the profile)"
+awk -v m="$am" -v c="$ac" -v r="$ar" -v l="${links:-?}" 'BEGIN {
+	printf "  uprobes as %s: %.3f s (%.1f%% of the recorded run, %.3f s)\n",
+	       l, m, (r > 0 ? m / r * 100 : 0), r
+	printf "  per-probe perf-event uprobes: %.3f s (%.1fx)\n", c, (m > 0 ? c / m : 0)
+}'
 
 # LIME analysis cost on a synthetic instance (goal: under 2 s here).
 echo

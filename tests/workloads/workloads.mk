@@ -47,7 +47,12 @@ WL_CXX_PROGS  := $(patsubst $(WL_SRCDIR)/%.cc,%,$(WL_CXX_SRCS))
 WL_HAVE_CLANGXX := $(shell command -v $(WL_CLANGXX) 2>/dev/null)
 WL_CLANGXX_PROGS := $(if $(WL_HAVE_CLANGXX),$(addsuffix _clang,$(WL_CXX_PROGS)))
 
-WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) \
+# omp_cg: built as users build such codes (-O2, no frame-pointer flags),
+# with libm; its own rule below.
+WL_OMP_PROGS := $(filter-out omp_cg,$(WL_OMP_PROGS))
+WL_OWN_PROGS := $(if $(wildcard $(WL_SRCDIR)/omp_cg.c),omp_cg)
+
+WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) $(WL_OWN_PROGS) \
 	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS)
 WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
 WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
@@ -112,3 +117,7 @@ $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_OMP)): $(WL_OUTDIR)/exact/%: $(WL_SRC
 	@mkdir -p $(@D)
 	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -fopenmp=libomp $< -o $@ \
 		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
+
+$(WL_OUTDIR)/omp_cg: $(WL_SRCDIR)/omp_cg.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) -O2 -g -pthread -Wall -Wextra -Werror -fopenmp $< -o $@ -lm

@@ -15,30 +15,112 @@
 
 #include "record.skel.h"
 
+/* An attachment: a libbpf link, or the fd of a uprobe_multi link. */
+struct link {
+	struct bpf_link *l;
+	int fd;
+};
+
 struct sb_bpf {
 	struct record_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
+	struct link *links;
 	unsigned nlinks, caplinks, nprobes;
 	int *perf_fds;
 	int ncpus;
+	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
 };
 
-static int add_link(struct sb_bpf *s, struct bpf_link *l)
+static void link_destroy(struct link *k)
 {
+	if (k->l)
+		bpf_link__destroy(k->l);
+	else if (k->fd >= 0)
+		close(k->fd);
+}
+
+static int add_link(struct sb_bpf *s, struct bpf_link *l, int fd)
+{
+	struct link k = { .l = l, .fd = fd };
+
 	if (s->nlinks == s->caplinks) {
 		unsigned ncap = s->caplinks ? s->caplinks * 2 : 32;
-		struct bpf_link **n = realloc(s->links, ncap * sizeof(*n));
+		struct link *n = realloc(s->links, ncap * sizeof(*n));
 
 		if (!n) {
-			bpf_link__destroy(l);
+			link_destroy(&k);
 			return -ENOMEM;
 		}
 		s->links = n;
 		s->caplinks = ncap;
 	}
-	s->links[s->nlinks++] = l;
+	s->links[s->nlinks++] = k;
 	return 0;
+}
+
+/*
+ * uprobe_multi links (Linux >= 6.6), made with the raw syscall: libbpf
+ * 1.1 and the 6.1 UAPI headers of Debian 12 know nothing of them.  The
+ * layout is that of union bpf_attr's link_create.uprobe_multi.
+ */
+#define SB_TRACE_UPROBE_MULTI ((enum bpf_attach_type)48)
+#define SB_F_UPROBE_MULTI_RETURN 1u
+
+struct uprobe_multi_attr {
+	__u32 prog_fd, target_fd, attach_type, flags;
+	__u64 path, offsets, ref_ctr_offsets, cookies;
+	__u32 cnt, flags2, pid;
+};
+
+static int uprobe_multi_link(int prog_fd, const char *path, uint64_t offset, bool retprobe,
+			     uint64_t cookie, uint32_t pid)
+{
+	struct uprobe_multi_attr a;
+	__u64 off = offset, ck = cookie;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (__u32)prog_fd;
+	a.attach_type = SB_TRACE_UPROBE_MULTI;
+	a.path = (__u64)(uintptr_t)path;
+	a.offsets = (__u64)(uintptr_t)&off;
+	a.cookies = (__u64)(uintptr_t)&ck;
+	a.cnt = 1;
+	a.flags2 = retprobe ? SB_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid;
+	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/*
+ * Whether this kernel has uprobe_multi links (the probe libbpf >= 1.3
+ * makes: a link on a directory fails with EBADF only where the link type
+ * exists).  They matter at the end: detaching a classic perf-event
+ * uprobe waits for tracepoint grace periods under the kernel's global
+ * event_mutex, ~50-90 ms per probe one after another whatever the number
+ * of threads (seconds for OpenMP codes with dozens of outlined
+ * functions); uprobe_multi links detach without that lock, so the
+ * waits of the threads in sb_bpf_stop overlap.  SCALEBPF_NO_UPROBE_MULTI
+ * takes the classic path (tests/bench.sh compares the two).
+ */
+static bool uprobe_multi_works(void)
+{
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
+	int prog, link, e;
+
+	if (getenv("SCALEBPF_NO_UPROBE_MULTI"))
+		return false;
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
+	if (prog < 0)
+		return false;
+	link = uprobe_multi_link(prog, "/", 0, false, 0, 0);
+	e = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link < 0 && e == EBADF;
 }
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -75,6 +157,15 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
+	s->multi = uprobe_multi_works();
+	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
+		bpf_program__set_expected_attach_type(s->skel->progs.probe_enter,
+						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.probe_exit,
+						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.exact_batch,
+						      SB_TRACE_UPROBE_MULTI);
+	}
 	ret = record_bpf__load(s->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
@@ -115,14 +206,20 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
 					    : s->skel->progs.probe_enter;
+	uint32_t pid = s->skel->rodata->targ_tgid;
+	struct bpf_link *l = NULL;
+	int fd = -1;
 
 	if (exact)
 		prog = s->skel->progs.exact_batch;
-	struct bpf_link *l;
-
-	l = bpf_program__attach_uprobe_opts(prog, s->skel->rodata->targ_tgid, path,
-					    (size_t)offset, &uo);
-	if (!l) {
+	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
+		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
+				       pid == 0 ? (uint32_t)getpid() :
+				       pid == (uint32_t)-1 ? 0 : pid);
+	else
+		l = bpf_program__attach_uprobe_opts(prog, s->skel->rodata->targ_tgid, path,
+						    (size_t)offset, &uo);
+	if (!l && fd < 0) {
 		int e = errno;
 
 		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
@@ -131,7 +228,7 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 		return -e;
 	}
 	s->nprobes++;
-	return add_link(s, l);
+	return add_link(s, l, fd);
 }
 
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
@@ -182,7 +279,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 				 bpf_program__name(tps[i]), strerror(-ret));
 			return ret;
 		}
-		if ((ret = add_link(s, l)))
+		if ((ret = add_link(s, l, -1)))
 			return ret;
 	}
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
@@ -198,7 +295,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 			return ret;
 		}
 		s->perf_fds[cpu] = -1;   /* the link owns and closes it */
-		if ((ret = add_link(s, l)))
+		if ((ret = add_link(s, l, -1)))
 			return ret;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
@@ -245,7 +342,7 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
 }
 
 struct destroyer {
-	struct bpf_link **links;
+	struct link *links;
 	unsigned n;
 };
 
@@ -254,14 +351,15 @@ static void *destroy_links(void *arg)
 	struct destroyer *d = arg;
 
 	for (unsigned i = 0; i < d->n; i++)
-		bpf_link__destroy(d->links[i]);
+		link_destroy(&d->links[i]);
 	return NULL;
 }
 
 /*
- * Detaching a uprobe waits for an RCU grace period (~100 ms here), one
- * after another: dozens of probes would take seconds.  Detach from
- * several threads so the waits overlap.
+ * Detaching a uprobe waits for RCU grace periods (~50-100 ms here):
+ * dozens of probes would take seconds one after another.  Detach from
+ * several threads so the waits overlap (fully with uprobe_multi links;
+ * classic perf-event uprobes serialize in the kernel, uprobe_multi_works).
  */
 void sb_bpf_stop(struct sb_bpf *s)
 {
@@ -292,6 +390,11 @@ void sb_bpf_stop(struct sb_bpf *s)
 unsigned sb_bpf_nprobes(const struct sb_bpf *s)
 {
 	return s->nprobes;
+}
+
+const char *sb_bpf_uprobe_links(const struct sb_bpf *s)
+{
+	return s->multi ? "uprobe_multi" : "perf_event";
 }
 
 int sb_bpf_ringbuf_fd(struct sb_bpf *s)

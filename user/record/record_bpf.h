@@ -49,6 +49,9 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
 void sb_bpf_stop(struct sb_bpf *s);
 void sb_bpf_finish(struct sb_bpf *s);
 unsigned sb_bpf_nprobes(const struct sb_bpf *s);
+/* How uprobes are attached: "uprobe_multi" links (Linux >= 6.6, detached
+ * together) or "perf_event" (one perf event each; slow to detach). */
+const char *sb_bpf_uprobe_links(const struct sb_bpf *s);
 /* The ring buffer's map fd, shared with the hardware samplers (hwsample.c). */
 int sb_bpf_ringbuf_fd(struct sb_bpf *s);
 

@@ -98,6 +98,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 					pr->emulated ? "" : "(single-step)");
 	}
 	sb_profile_meta_set(p, "probes", buf);
+	sb_profile_meta_set(p, "uprobe_links", sb_bpf_uprobe_links(r->bpf));
 	sb_profile_meta_set_u64(p, "drops_probe", c[SB_CNT_DROP_PROBE]);
 	sb_profile_meta_set_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	sb_profile_meta_set_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
