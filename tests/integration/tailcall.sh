@@ -25,6 +25,21 @@ for bin in tail_barrier tail_barrier_clang; do
 	timed_group "$bin" tail_pthread_group $bin
 done
 
+# --barrier phase: phase() itself is probed (entry + return), so the
+# pthread_barrier_wait it jumps to finds the uretprobe trampoline in its
+# return slot.
+for bin in tail_barrier tail_barrier_clang; do
+	[ -x "$WL/$bin" ] || continue
+	loc=$(site tail_phase tail_barrier.c)
+	j=$TMP/${bin}_probed.json
+	if record_json "$j" --barrier phase -- "$WL/$bin" 4 10 500; then
+		jqcheck "$bin --barrier phase: the barrier it jumps to is at $loc, 10 instances" "$j" "$(section_at "$loc" barrier) | . != null and .instances == 10 and .threads == 4"
+		jqcheck "$bin --barrier phase: no trampoline address, none unresolved" "$j" '([.sections[].location | select(test("^0x7ff"))] | length == 0) and .meta.sites_trampoline_lost == "0"'
+	else
+		bad "$bin --barrier phase: record"
+	fi
+done
+
 # omp_tail: outlined functions that end in `jmp GOMP_barrier` (gcc) or
 # `jmp __kmpc_barrier` (clang, explicit barrier), and are themselves
 # probed (entry + return), so the barrier's return slot holds the
