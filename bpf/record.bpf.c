@@ -127,6 +127,33 @@ static __always_inline __u64 cookie_arg(struct pt_regs *ctx, __u64 cookie)
 	return which == 1 ? a1 : which == 2 ? a2 : which == 3 ? a3 : 0;
 }
 
+/*
+ * The return address of a probed function whose return slot a pending
+ * uretprobe has already taken: an outer probed function (an OpenMP
+ * outlined function, a user barrier) that tail-jumped here, so both share
+ * the slot at sp.  The slot then holds the "[uprobes]" trampoline; the
+ * kernel keeps the original in the thread's pending return instance of
+ * that stack pointer (chained ones carry the original too).  0 when the
+ * original is not found: never the trampoline.
+ */
+static __always_inline __u64 real_return(__u64 ret, __u64 sp)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct return_instance *ri;
+	__u32 i;
+
+	if (!ret || ret != BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr))
+		return ret;
+	ri = BPF_CORE_READ(t, utask, return_instances);
+	for (i = 0; i < 16 && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == sp)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	count(SB_CNT_TRAMPOLINE_LOST);
+	return 0;
+}
+
 static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 {
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
@@ -164,6 +191,7 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 		/* Probe sites keep rsp untouched (see sb_elf_probe_site). */
 		bpf_probe_read_user(&r->ret_addr, sizeof(r->ret_addr),
 				    (void *)PT_REGS_SP(ctx));
+		r->ret_addr = real_return(r->ret_addr, PT_REGS_SP(ctx));
 	} else {
 		r->arg = PT_REGS_RC(ctx);
 	}

@@ -116,6 +116,8 @@ enum sb_counter {
 	SB_CNT_DROP_SAMPLE,
 	SB_CNT_DROP_EXACT,       /* exact-count batches lost */
 	SB_CNT_EXACT_FAULT,      /* a batch the BPF side could not read */
+	SB_CNT_TRAMPOLINE_LOST,  /* a uretprobe trampoline at a probe's return
+				  * slot whose original was not found */
 	SB_CNT_MAX
 };
 

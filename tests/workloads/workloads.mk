@@ -20,8 +20,13 @@ WL_OUTDIR  := $(BUILD)/workloads
 WL_SRCS          := $(wildcard $(WL_SRCDIR)/*.c)
 WL_OMP_SRCS      := $(if $(WL_SRCS),$(shell grep -l -e 'pragma omp' \
 			-e 'omp\.h' $(WL_SRCS) 2>/dev/null))
-WL_OMP_PROGS     := $(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS))
-WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS), \
+# Tail-call workloads are built as users build: gcc and clang -O2, no
+# frame-pointer flag (rules below); the automatic rules skip them.
+WL_TAIL_OMP      := omp_tail
+WL_TAIL_PTHREAD  := tail_barrier
+WL_NOFP_CFLAGS   := $(filter-out -fno-omit-frame-pointer,$(WL_CFLAGS))
+WL_OMP_PROGS     := $(filter-out $(WL_TAIL_OMP),$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS)))
+WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS) $(WL_TAIL_OMP) $(WL_TAIL_PTHREAD), \
 			$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_SRCS)))
 
 # omp_imbalance_libomp: the same source built with clang against LLVM's
@@ -52,8 +57,12 @@ WL_CLANGXX_PROGS := $(if $(WL_HAVE_CLANGXX),$(addsuffix _clang,$(WL_CXX_PROGS)))
 WL_OMP_PROGS := $(filter-out omp_cg,$(WL_OMP_PROGS))
 WL_OWN_PROGS := $(if $(wildcard $(WL_SRCDIR)/omp_cg.c),omp_cg)
 
+WL_TAIL_PROGS := $(WL_TAIL_OMP) $(WL_TAIL_PTHREAD) \
+	$(if $(WL_HAVE_CLANG),$(addsuffix _clang,$(WL_TAIL_PTHREAD))) \
+	$(if $(WL_LIBOMP_SO),$(addsuffix _libomp,$(WL_TAIL_OMP)))
+
 WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) $(WL_OWN_PROGS) \
-	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS)
+	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS) $(WL_TAIL_PROGS)
 WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
 WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
 
@@ -82,6 +91,25 @@ $(addprefix $(WL_OUTDIR)/,$(WL_CLANGXX_PROGS)): $(WL_OUTDIR)/%_clang: $(WL_SRCDI
 $(WL_OUTDIR)/omp_imbalance_libomp: $(WL_SRCDIR)/omp_imbalance.c $(WL_DEPS)
 	@mkdir -p $(@D)
 	$(WL_CLANG) $(WL_CFLAGS) -fopenmp=libomp $< -o $@ \
+		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
+
+$(addprefix $(WL_OUTDIR)/,$(WL_TAIL_PTHREAD)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_NOFP_CFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(addsuffix _clang,$(WL_TAIL_PTHREAD))): $(WL_OUTDIR)/%_clang: \
+		$(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_NOFP_CFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_TAIL_OMP)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_NOFP_CFLAGS) -fopenmp $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(addsuffix _libomp,$(WL_TAIL_OMP))): $(WL_OUTDIR)/%_libomp: \
+		$(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_NOFP_CFLAGS) -fopenmp=libomp $< -o $@ \
 		-L$(dir $(WL_LIBOMP_SO)) -Wl,-rpath,$(dir $(WL_LIBOMP_SO))
 
 # Exact-mode builds (`scalebpf cc`: every block counted per thread) of the

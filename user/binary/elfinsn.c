@@ -257,38 +257,116 @@ static uint64_t stub_slot(const struct sb_elf *e, csh cs, uint64_t a, cs_insn *i
 	return mem_slot(in);
 }
 
+/* What a decoded call or jmp enters: *name through a PLT stub or GOT
+ * slot, or the function symbol whose entry a direct branch targets (then
+ * *entry is its vaddr).  Only a branch to a function's entry names it:
+ * "call 1f" (get the pc) lands inside its own function.  Clobbers in. */
+static void branch_target(const struct sb_elf *e, struct sb_insn *x, cs_insn *in,
+			  const char **name, uint64_t *entry)
+{
+	const cs_x86 *d = &in->detail->x86;
+	uint64_t target = 0, slot = 0, start = 0;
+
+	*name = NULL;
+	*entry = 0;
+	if (d->op_count == 1 && d->operands[0].type == X86_OP_IMM)
+		target = (uint64_t)d->operands[0].imm;
+	else
+		slot = mem_slot(in);
+	if (target && in_plt(x, target)) {
+		slot = stub_slot(e, x->cs, target, in);
+	} else if (target) {
+		*name = sb_elf_func_at(e, target, &start);
+		if (start != target)
+			*name = NULL;
+		else
+			*entry = target;
+	}
+	if (slot)
+		*name = slot_name(x, slot);
+}
+
 const char *sb_elf_callee_at(const struct sb_elf *e, uint64_t ret_vaddr)
 {
 	struct sb_insn *x = sb_elf_insn(e);
-	uint64_t target = 0, slot = 0, start = 0;
 	const char *name = NULL;
-	const cs_x86 *d;
+	uint64_t entry;
 	cs_insn *in;
 
 	if (!x || !(in = cs_malloc(x->cs)))
 		return NULL;
 	if (!x->built)
 		build_slots(e, x);
-	if (call_ending_at(e, x->cs, ret_vaddr, in)) {
-		d = &in->detail->x86;
-		if (d->op_count == 1 && d->operands[0].type == X86_OP_IMM)
-			target = (uint64_t)d->operands[0].imm;
-		else
-			slot = mem_slot(in);
-	}
-	if (target && in_plt(x, target)) {
-		slot = stub_slot(e, x->cs, target, in);
-	} else if (target) {
-		/* only a call to a function's entry names it: "call 1f"
-		 * (get the pc) lands inside its own function */
-		name = sb_elf_func_at(e, target, &start);
-		if (start != target)
-			name = NULL;
-	}
-	if (slot)
-		name = slot_name(x, slot);
+	if (call_ending_at(e, x->cs, ret_vaddr, in))
+		branch_target(e, x, in, &name, &entry);
 	cs_free(in, 1);
 	return name;
+}
+
+uint64_t sb_elf_direct_callee_at(const struct sb_elf *e, uint64_t ret_vaddr)
+{
+	struct sb_insn *x = sb_elf_insn(e);
+	const char *name;
+	uint64_t entry = 0;
+	cs_insn *in;
+
+	if (!x || !(in = cs_malloc(x->cs)))
+		return 0;
+	if (!x->built)
+		build_slots(e, x);
+	if (call_ending_at(e, x->cs, ret_vaddr, in))
+		branch_target(e, x, in, &name, &entry);
+	cs_free(in, 1);
+	return entry;
+}
+
+/* Functions longer than this are not searched for their tail jumps. */
+#define TAIL_SCAN_MAX (64u << 10)
+
+uint64_t sb_elf_tail_jump_to(const struct sb_elf *e, uint64_t func_vaddr, const char *callee)
+{
+	struct sb_insn *x = sb_elf_insn(e);
+	const char *fname = sb_elf_func_at(e, func_vaddr, NULL), *name;
+	uint64_t start, size, a, entry, hit = 0;
+	unsigned hits = 0;
+	uint8_t *code;
+	const uint8_t *p;
+	size_t n;
+	cs_insn *in;
+
+	if (!x || !fname || !callee ||
+	    sb_elf_func_by_name(e, fname, &start, &size) || start != func_vaddr ||
+	    !size || size > TAIL_SCAN_MAX || !(code = malloc(size)))
+		return 0;
+	if (!x->built)
+		build_slots(e, x);
+	n = sb_elf_read(e, start, code, size);
+	if (n != size || !(in = cs_malloc(x->cs))) {
+		free(code);
+		return 0;
+	}
+	/* Linear decoding: compilers keep jump tables out of .text on x86-64;
+	 * a byte that does not decode ends the proof. */
+	p = code;
+	a = start;
+	while (n > 0) {
+		uint64_t at = a;
+
+		if (!cs_disasm_iter(x->cs, &p, &n, &a, in)) {
+			hits = 0;
+			break;
+		}
+		if (in->id != X86_INS_JMP)
+			continue;
+		branch_target(e, x, in, &name, &entry);
+		if (name && !strcmp(name, callee)) {
+			hit = at;
+			hits++;
+		}
+	}
+	cs_free(in, 1);
+	free(code);
+	return hits == 1 ? hit : 0;
 }
 
 /* ---- probe sites ---- */

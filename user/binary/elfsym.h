@@ -76,6 +76,19 @@ bool sb_elf_is_return_address(const struct sb_elf *e, uint64_t ret_vaddr);
  */
 const char *sb_elf_callee_at(const struct sb_elf *e, uint64_t ret_vaddr);
 
+/* The entry vaddr of the function in this binary that the call ending at
+ * ret_vaddr enters directly (call rel32 to a function symbol's entry, not
+ * through a PLT stub); 0 otherwise. */
+uint64_t sb_elf_direct_callee_at(const struct sb_elf *e, uint64_t ret_vaddr);
+
+/*
+ * A tail call: the vaddr of the one jmp in the function that starts at
+ * func_vaddr that leaves it for callee (named as by sb_elf_callee_at).
+ * 0 when there is none, more than one, or the function cannot be decoded
+ * whole: only a unique jump proves where the call was made.
+ */
+uint64_t sb_elf_tail_jump_to(const struct sb_elf *e, uint64_t func_vaddr, const char *callee);
+
 /*
  * Source location through libdw: the innermost (inlined) frame's file and
  * line, and the name of the function that contains it (DWARF name, falling

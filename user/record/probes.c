@@ -23,6 +23,7 @@ static const struct spec libc_specs[] = {
 	{ "pthread_join", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
 	{ "pthread_timedjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
 	{ "pthread_clockjoin_np", SB_ROLE_JOIN, SB_PRIM_JOIN, 0 },
+	{ "pthread_create", SB_ROLE_CREATE, 0, 3 },
 	{ NULL, 0, 0, 0 },
 };
 

@@ -19,6 +19,8 @@ enum sb_probe_role {
 	SB_ROLE_TASK,       /* an outlined OpenMP function running in a thread */
 	SB_ROLE_EXACT,      /* scalebpf_exact_batch of a `scalebpf cc` program:
 			     * entry only, copies the exact-count batch */
+	SB_ROLE_CREATE,     /* pthread_create: arg = the start routine of the
+			     * thread created before it returns */
 };
 
 struct sb_probe {

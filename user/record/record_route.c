@@ -85,6 +85,7 @@ static void on_thread_new(struct sb_rec *r, const void *data, size_t size)
 	char comm[17];
 
 	(void)size;
+	sb_records_thread_new(&r->recs, rt);
 	memcpy(comm, rt->comm, 16);
 	comm[16] = 0;
 	sb_rec_thread_seen(r, rt->hdr.tid, rt->parent_tid, rt->hdr.ts, comm,
@@ -114,7 +115,7 @@ static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
 	}
 	if (r->nthreads_live)
 		r->nthreads_live--;
-	sb_records_thread_exit(rt, &ev);
+	sb_records_thread_exit(&r->recs, rt, &ev);
 	sb_builder_add(r->builder, &ev);
 }
 

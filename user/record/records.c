@@ -80,6 +80,8 @@ static int resolve(struct sb_records *d, uint64_t addr, int *bin, uint64_t *vadd
 		d->maps_gen = sb_maps_generation(d->maps);
 		sb_idmap_free(d->words);
 		d->words = NULL;
+		sb_idmap_free(d->sites);
+		d->sites = NULL;
 	}
 	return ret;
 }
@@ -179,6 +181,111 @@ static void event_of(const struct sb_rec_hdr *h, uint16_t kind, struct sb_event 
 	ev->kind = kind;
 }
 
+/* User addresses fit in 47 bits: the top bit marks a start routine. */
+#define START_TAG (1ull << 63)
+
+/* A per-thread value (0: none); set with 0 removes it. */
+static uint64_t tid_get(struct sb_idmap *m, uint32_t tid)
+{
+	void **slot = m ? sb_idmap_slot(m, tid, 0, false) : NULL;
+
+	return slot ? (uint64_t)(uintptr_t)*slot : 0;
+}
+
+static void tid_set(struct sb_idmap **m, uint32_t tid, uint64_t v)
+{
+	void **slot;
+
+	if (!v) {
+		if (*m)
+			sb_idmap_remove(*m, tid, 0);
+		return;
+	}
+	if (!*m)
+		*m = sb_idmap_alloc();
+	slot = *m ? sb_idmap_slot(*m, tid, 0, true) : NULL;
+	if (slot)
+		*slot = (void *)(uintptr_t)v;
+}
+
+/* The binary's ELF of the runtime address a, a's vaddr there and whether
+ * the binary is a runtime (libc, libgomp...); false when unknown. */
+static bool code_at(struct sb_records *d, uint64_t a, struct sb_elf **e, uint64_t *vaddr,
+		    bool *runtime)
+{
+	int bin;
+
+	if (a < 4096 || resolve(d, a, &bin, vaddr) || !(*e = sb_maps_binary_elf(d->maps, bin)))
+		return false;
+	*runtime = sb_records_is_runtime(sb_maps_binary_path(d->maps, bin));
+	return true;
+}
+
+/*
+ * Where the program called the probed function fn (runtime address) that
+ * returns to ret.  Normally the call just before ret.  A tail call leaves
+ * no frame of its own: the function that jumped to fn (from) is found as
+ * the program function the call before ret entered (SPLASH's
+ * "SlaveStart() { ...; BARRIER(); }" called from main), or, when ret is in
+ * a runtime (libgomp calling an outlined function), as the outlined
+ * function the thread runs.  The site is then that function's one jump to
+ * fn, or its entry when the jump is not unique.
+ */
+static uint64_t find_call_site(struct sb_records *d, const struct sb_probe *p, uint64_t fn,
+			       uint64_t ret, uint64_t task)
+{
+	uint64_t vaddr, entry, from = 0, jmp;
+	const char *callee;
+	struct sb_elf *e;
+	bool runtime;
+
+	if (code_at(d, ret, &e, &vaddr, &runtime) && !runtime) {
+		callee = sb_elf_callee_at(e, vaddr);
+		entry = sb_elf_direct_callee_at(e, vaddr);
+		if (!entry || (callee && !strcmp(callee, p->func)) || ret - vaddr + entry == fn)
+			return ret - 1;   /* inside the call instruction */
+		from = ret - vaddr + entry;
+	} else if (task) {
+		from = task & ~START_TAG;
+	}
+	if (!from)   /* a runtime's own call (or unknown): where it returns */
+		return ret > 1 ? ret - 1 : 0;
+	if (!code_at(d, from, &e, &vaddr, &runtime) || runtime)
+		return (task & START_TAG) || runtime ? (ret > 1 ? ret - 1 : 0) : from;
+	jmp = sb_elf_tail_jump_to(e, vaddr, p->func);
+	if (jmp)
+		return from - vaddr + jmp;
+	/* A start routine that does not jump there was not the caller. */
+	return task & START_TAG ? (ret > 1 ? ret - 1 : 0) : from;
+}
+
+static uint64_t call_site(struct sb_records *d, const struct sb_rec_probe *r,
+			  const struct sb_probe *p)
+{
+	uint64_t fn = r->ip - (p->site_vaddr - p->func_vaddr), site, task, key;
+	void **slot;
+
+	/* An outlined function the thread runs, else its start routine
+	 * (tagged: only a proven jump counts for it). */
+	task = tid_get(d->tasks, r->hdr.tid);
+	if (!task && (task = tid_get(d->starts, r->hdr.tid)))
+		task |= START_TAG;
+	if (r->ret_addr <= 1 && !task)
+		return 0;
+	key = task | (uint64_t)r->probe << 48;
+	slot = d->sites ? sb_idmap_slot(d->sites, r->ret_addr, key, false) : NULL;
+	if (slot)
+		return (uint64_t)(uintptr_t)*slot;
+	site = find_call_site(d, p, fn, r->ret_addr, task);
+	/* find_call_site() may have refreshed the maps and dropped the cache. */
+	if (!d->sites)
+		d->sites = sb_idmap_alloc();
+	slot = d->sites && site ? sb_idmap_slot(d->sites, r->ret_addr, key, true) : NULL;
+	if (slot)
+		*slot = (void *)(uintptr_t)site;
+	return site;
+}
+
 int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool enter,
 		     struct sb_event *ev)
 {
@@ -204,16 +311,22 @@ int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool en
 		ev->kind = enter ? SB_EV_TASK_ENTER : SB_EV_TASK_EXIT;
 		/* The runtime address of the function, as the fork call passes it. */
 		ev->obj = enter ? r->ip - (p->site_vaddr - p->func_vaddr) : 0;
+		tid_set(&d->tasks, r->hdr.tid, ev->obj);
 		break;
+	case SB_ROLE_CREATE:
+		tid_set(&d->creating, r->hdr.tid, enter ? r->arg : 0);
+		return 0;
 	default:
 		goto bad;
 	}
-	if (enter && r->ret_addr > 1) {
+	/* Resolving learns new mappings while the target is alive to show them. */
+	if (enter)
+		ev->site = p->role == SB_ROLE_SYNC || p->role == SB_ROLE_JOIN ?
+			   call_site(d, r, p) : r->ret_addr > 1 ? r->ret_addr - 1 : 0;
+	if (enter && ev->site && ev->kind != SB_EV_SYNC_ENTER) {
 		int bin;
 		uint64_t vaddr;
 
-		ev->site = r->ret_addr - 1;
-		/* Learn new mappings while the target is alive to show them. */
 		resolve(d, ev->site, &bin, &vaddr);
 	}
 	return 1;
@@ -238,8 +351,20 @@ void sb_records_wait(struct sb_records *d, const struct sb_rec_wait *w, struct s
 	ev->dur = w->dur_ns;
 }
 
-void sb_records_thread_exit(const struct sb_rec_thread *t, struct sb_event *ev)
+void sb_records_thread_new(struct sb_records *d, const struct sb_rec_thread *t)
 {
+	uint64_t fn = tid_get(d->creating, t->parent_tid);
+
+	if (fn)
+		tid_set(&d->starts, t->hdr.tid, fn);
+}
+
+void sb_records_thread_exit(struct sb_records *d, const struct sb_rec_thread *t,
+			    struct sb_event *ev)
+{
+	tid_set(&d->tasks, t->hdr.tid, 0);
+	tid_set(&d->starts, t->hdr.tid, 0);
+	tid_set(&d->creating, t->hdr.tid, 0);
 	event_of(&t->hdr, SB_EV_THREAD_EXIT, ev);
 	ev->oncpu = t->oncpu_ns;
 }
@@ -280,6 +405,14 @@ void sb_records_release(struct sb_records *d)
 {
 	sb_idmap_free(d->words);
 	d->words = NULL;
+	sb_idmap_free(d->tasks);
+	d->tasks = NULL;
+	sb_idmap_free(d->starts);
+	d->starts = NULL;
+	sb_idmap_free(d->creating);
+	d->creating = NULL;
+	sb_idmap_free(d->sites);
+	d->sites = NULL;
 }
 
 size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)

@@ -31,6 +31,10 @@ struct sb_records {
 	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
 	uint64_t unattributed;      /* waits with no user-code call site */
 	struct sb_idmap *words;     /* stack word -> what it is (records.c) */
+	struct sb_idmap *tasks;     /* tid -> the OpenMP outlined function it runs */
+	struct sb_idmap *starts;    /* tid -> its start routine (pthread_create) */
+	struct sb_idmap *creating;  /* tid in pthread_create -> the start routine */
+	struct sb_idmap *sites;     /* (return address, caller, probe) -> call site */
 };
 
 /*
@@ -41,13 +45,18 @@ struct sb_records {
  * hardware path (hw/hwsession.h).
  */
 
-/* SB_REC_PROBE_ENTER (enter) or SB_REC_PROBE_EXIT: 1, or -1 for a probe
- * id or role not in the plan (counted in bad_records). */
+/* SB_REC_PROBE_ENTER (enter) or SB_REC_PROBE_EXIT: 1, 0 for a probe that
+ * yields no event (pthread_create), or -1 for a probe id or role not in
+ * the plan (counted in bad_records). */
 int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool enter,
 		     struct sb_event *ev);
 /* SB_REC_WAIT: the stack scan names the primitive and the call site. */
 void sb_records_wait(struct sb_records *d, const struct sb_rec_wait *w, struct sb_event *ev);
-void sb_records_thread_exit(const struct sb_rec_thread *t, struct sb_event *ev);
+/* SB_REC_THREAD_NEW: a thread made by pthread_create learns its start
+ * routine (the frame a tail-called barrier returns past). */
+void sb_records_thread_new(struct sb_records *d, const struct sb_rec_thread *t);
+void sb_records_thread_exit(struct sb_records *d, const struct sb_rec_thread *t,
+			    struct sb_event *ev);
 /* SB_REC_SAMPLE: one sample at its IP (an SB_EV_COUNT). */
 void sb_records_sample(const struct sb_rec_sample *s, struct sb_event *ev);
 

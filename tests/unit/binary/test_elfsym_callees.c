@@ -149,6 +149,49 @@ static void check_calls(const char *prog, const char *what, const char *funcs,
 	sb_elf_close(e);
 }
 
+/* crit_fn and lock_fn end in tail calls (jmp GOMP_critical_end, jmp
+ * omp_unset_lock): each has one jump to it, and none to what it calls;
+ * main's call of crit_fn enters it directly, its PLT calls do not. */
+static void check_tail_jumps(const char *prog, const char *what)
+{
+	static const char *const jumps[] = {
+		"crit_fn", "GOMP_critical_end", "lock_fn", "omp_unset_lock",
+	};
+	struct call_site cs[64];
+	size_t n = objdump_calls(prog, "main,", cs, 64);
+	uint64_t fn, crit = 0, j;
+	unsigned direct = 0, plt = 0;
+	char err[256];
+	struct sb_elf *e = sb_elf_open(prog, err, sizeof(err));
+	uint8_t b[2];
+
+	CHECK(e != NULL, "%s: open %s", what, err);
+	if (!e)
+		return;
+	for (size_t i = 0; i < sizeof(jumps) / sizeof(jumps[0]); i += 2) {
+		CHECK(!sb_elf_func_by_name(e, jumps[i], &fn, NULL), "%s: %s", what, jumps[i]);
+		j = sb_elf_tail_jump_to(e, fn, jumps[i + 1]);
+		/* jmp rel32 (e9), or jmp *slot(%rip) (ff /4, maybe after a prefix) */
+		CHECK(j > fn && sb_elf_read(e, j, b, 2) == 2 &&
+		      (b[0] == 0xe9 || b[0] == 0xff || b[1] == 0xff),
+		      "%s: %s jumps to %s at %#" PRIx64, what, jumps[i], jumps[i + 1], j);
+	}
+	CHECK(!sb_elf_func_by_name(e, "crit_fn", &crit, NULL) &&
+	      !sb_elf_tail_jump_to(e, crit, "GOMP_critical_start") &&
+	      !sb_elf_tail_jump_to(e, crit, "no_such_fn"),
+	      "%s: crit_fn calls GOMP_critical_start, jumps to nothing else", what);
+	for (size_t i = 0; i < n; i++) {
+		fn = sb_elf_direct_callee_at(e, cs[i].ret);
+		if (!strcmp(cs[i].want, "crit_fn"))
+			direct += fn == crit;
+		else if (!strcmp(cs[i].want, "omp_init_lock"))
+			plt += fn == 0;
+	}
+	CHECK(direct == 1 && plt == 1, "%s: main enters crit_fn directly (%u), "
+	      "omp_init_lock through the PLT (%u)", what, direct, plt);
+	sb_elf_close(e);
+}
+
 static void check_callees(const char *dir)
 {
 	static const char *const omp_pairs[] = {
@@ -175,6 +218,7 @@ static void check_callees(const char *dir)
 		check_calls(prog, variants[i][0] ? variants[i] : "plt",
 			    "main,crit_fn,lock_fn,mutex_fn,", omp_pairs,
 			    sizeof(omp_pairs) / sizeof(omp_pairs[0]) / 2, true);
+		check_tail_jumps(prog, variants[i][0] ? variants[i] : "plt");
 	}
 	/* a static binary calls ifuncs through IRELATIVE PLT slots */
 	snprintf(src, sizeof(src), "%s/static.c", dir);
