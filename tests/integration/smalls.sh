@@ -21,3 +21,22 @@ join_late_group() {
 	fi
 }
 timed_group "join after the workers exited" join_late_group
+
+# --- a stripped executable: text and JSON name it module+offset alike ----
+stripped_text_group() {
+	local j=$TMP/strip2.json loc
+	cp "$WL/barrier_ratio" "$TMP/barrier_strip2"
+	strip --strip-all "$TMP/barrier_strip2"
+	if record_json "$j" -- "$TMP/barrier_strip2" 2 5 200; then
+		loc=$(jq -r '.sections[0].location' "$j")
+		"$SB" report -i "$TMP/strip2.sbp" >"$TMP/strip2.txt"
+		check "stripped binary: JSON location $loc is module+offset" \
+			bash -c "[[ '$loc' =~ ^barrier_strip2\+0x[0-9a-f]+\$ ]]"
+		check "stripped binary: text names the section $loc as JSON does" grep -qF -- "$loc" "$TMP/strip2.txt"
+		check "stripped binary: no bare runtime address in text" \
+			bash -c "! grep -qE '0x[0-9a-f]{8,} \\(barrier_strip2\\)' '$TMP/strip2.txt'"
+	else
+		bad "stripped binary (text): record"
+	fi
+}
+stripped_text_group

@@ -33,8 +33,10 @@ void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t le
 	else if (l->function)
 		snprintf(buf, len, "%s (%s+0x%llx)", l->function, binary_name(p, l),
 			 (unsigned long long)l->offset);
+	else if (l->binary >= 0)   /* as in JSON: the runtime address differs run to run */
+		snprintf(buf, len, "%s+0x%llx", binary_name(p, l), (unsigned long long)l->offset);
 	else
-		snprintf(buf, len, "0x%llx (%s)", (unsigned long long)l->addr, binary_name(p, l));
+		snprintf(buf, len, "0x%llx (?)", (unsigned long long)l->addr);
 }
 
 void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len)
