@@ -6,21 +6,23 @@
 # Each of the two phases' join section is at its own pthread_join line,
 # never "0x0 (?)" nor the other phase's line.
 join_late_group() {
-	local j=$TMP/join_late.json s1 s2 l1 l2
+	local bin=$1 cc=$2 j=$TMP/join_late_$2.json s1 s2 l1 l2
 	l1=$(site join1 join_late.c)
 	l2=$(site join2 join_late.c)
 	s1=$(section_at "$l1" join)
 	s2=$(section_at "$l2" join)
-	if record_json "$j" -- "$WL/join_late" 3 2000; then
-		jqcheck "join after the workers exited: phase 1 section at $l1" "$j" "$s1 != null and ($s1).instances == 1 and ($s1).threads == 3"
-		jqcheck "join after the workers exited: phase 2 section at $l2" "$j" "$s2 != null and ($s2).instances == 1 and ($s2).threads == 3"
-		jqcheck "join after the workers exited: no join section without a function" "$j" '[.sections[] | select(.kind == "join" and .function == null)] | length == 0'
-		ratio_check "join after the workers exited: busy ratio 1:2:3 within 10%" "$j" "$s1" 3 0.10
+	if record_json "$j" -- "$bin" 3 5000; then
+		jqcheck "join after the workers exited ($cc): phase 1 section at $l1" "$j" "$s1 != null and ($s1).instances == 1 and ($s1).threads == 3"
+		jqcheck "join after the workers exited ($cc): phase 2 section at $l2" "$j" "$s2 != null and ($s2).instances == 1 and ($s2).threads == 3"
+		jqcheck "join after the workers exited ($cc): no join section without a function" "$j" '[.sections[] | select(.kind == "join" and .function == null)] | length == 0'
+		ratio_check "join after the workers exited ($cc): busy ratio 1:2:3 within 10%" "$j" "$s1" 3 0.10
 	else
-		bad "join_late: record"
+		bad "join_late ($cc): record"
 	fi
 }
-timed_group "join after the workers exited" join_late_group
+# Built as users build them (no frame pointers), with gcc and clang.
+timed_group "join after the workers exited (gcc)" join_late_group "$WL/join_late" gcc
+[ -x "$WL/clang-O2/join_late" ] && timed_group "join after the workers exited (clang)" join_late_group "$WL/clang-O2/join_late" clang
 
 # --- a stripped executable: text and JSON name it module+offset alike ----
 stripped_text_group() {
@@ -40,3 +42,38 @@ stripped_text_group() {
 	fi
 }
 stripped_text_group
+
+# --- a call site the compiler duplicated: two rows, told apart -----------
+# The call offsets come from objdump: the calls to pthread_barrier_wait on
+# the SITE line (two, inlined in both arms of a branch).
+dup_site_group() {
+	local bin=$1 cc=$2 j=$TMP/dup_$2.json loc sel line calls rows
+	loc=$(site dup_site dup_site.c)
+	line=${loc#*:}
+	sel="[.sections[] | select(.location == \"$loc\" and .kind == \"barrier\")]"
+	calls=$(objdump -dl --no-show-raw-insn "$bin" | awk -v l="dup_site.c:$line" '
+		/^\/.*:[0-9]+/ { cur = $1; sub(/.*\//, "", cur); sub(/ .*/, "", cur) }
+		/call.*<pthread_barrier_wait/ && cur == l { sub(/:$/, "", $1); print $1 }')
+	check "dup_site ($cc): the compiler made two calls on $loc ($(echo $calls))" test "$(echo "$calls" | wc -w)" -eq 2
+	if record_json "$j" -- "$bin" 4 20 1000 >/dev/null; then
+		jqcheck "dup_site ($cc): two barrier sections at $loc, 10 instances each" "$j" "($sel | length) == 2 and all($sel[]; .instances == 10 and .threads == 4)"
+		jqcheck "dup_site ($cc): one arm 1:2:3:4, the other 4:3:2:1 by thread" "$j" \
+			"[$sel[] | [.per_thread | sort_by(.tid)[].busy_ns] | (.[0] < .[3])] | sort == [false, true]"
+		"$SB" report -i "${j%.json}.sbp" >"$TMP/dup.txt"
+		rows=$(grep -E '^ +[0-9]+ .* barrier +' "$TMP/dup.txt" | grep -oE "[a-z_]+ \(dup_site\.c:$line[^)]*\)")
+		check "dup_site ($cc): text shows two different locations for $loc" test "$(echo "$rows" | sort -u | grep -c .)" -eq 2
+		# Each row names the offset of its own call (return address - 1).
+		check "dup_site ($cc): the rows name the two calls' offsets" bash -c '
+			for c in $1; do
+				hit=0
+				for d in 0 1 2 3 4 5; do
+					grep -qF "dup_site+0x$(printf %x $((0x$c + d))))" <<<"$2" && hit=1
+				done
+				[ $hit = 1 ] || exit 1
+			done' _ "$calls" "$rows"
+	else
+		bad "dup_site ($cc): record"
+	fi
+}
+timed_group "duplicated call site (gcc)" dup_site_group "$WL/dup_site" gcc
+[ -x "$WL/clang-O2/dup_site" ] && timed_group "duplicated call site (clang)" dup_site_group "$WL/clang-O2/dup_site" clang

@@ -21,7 +21,11 @@ WL_SRCS          := $(wildcard $(WL_SRCDIR)/*.c)
 WL_OMP_SRCS      := $(if $(WL_SRCS),$(shell grep -l -e 'pragma omp' \
 			-e 'omp\.h' $(WL_SRCS) 2>/dev/null))
 WL_OMP_PROGS     := $(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS))
-WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS), \
+# Plain programs built as users build them (-O2 -g, no frame-pointer
+# flags), with gcc here and with clang in $(BUILD)/workloads/clang-O2/.
+WL_USER_PROGS    := join_late dup_site
+WL_USER_CFLAGS   ?= -O2 -g -pthread -Wall -Wextra -Werror
+WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS) $(WL_USER_PROGS), \
 			$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_SRCS)))
 
 # omp_imbalance_libomp: the same source built with clang against LLVM's
@@ -36,8 +40,9 @@ WL_LIBOMP_SO  := $(if $(WL_HAVE_CLANG),$(realpath $(firstword $(wildcard \
 WL_LIBOMP_PROGS := $(if $(WL_LIBOMP_SO),$(if $(filter omp_imbalance,$(WL_OMP_PROGS)),\
 			omp_imbalance_libomp))
 
-WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS)
-WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
+WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) $(WL_USER_PROGS)
+WL_USER_CLANG_BINS := $(if $(WL_HAVE_CLANG),$(addprefix $(WL_OUTDIR)/clang-O2/,$(WL_USER_PROGS)))
+WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS)) $(WL_USER_CLANG_BINS)
 WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
 
 .PHONY: workloads
@@ -47,6 +52,14 @@ workloads: $(WL_BINS)
 $(addprefix $(WL_OUTDIR)/,$(WL_PTHREAD_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
 	@mkdir -p $(@D)
 	$(WL_CC) $(WL_CFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_USER_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_USER_CFLAGS) $< -o $@
+
+$(WL_USER_CLANG_BINS): $(WL_OUTDIR)/clang-O2/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_USER_CFLAGS) $< -o $@
 
 $(addprefix $(WL_OUTDIR)/,$(WL_OMP_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
 	@mkdir -p $(@D)

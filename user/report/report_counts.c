@@ -148,7 +148,7 @@ static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *t
 {
 	char sec[512], loc[512];
 
-	sb_loc_format(p, (int32_t)p->sections[s].loc, sec, sizeof(sec));
+	sb_loc_format_section(p, s, sec, sizeof(sec));
 	fprintf(f, "\nsection %s: per-thread counts, %zu events\n  %-13s %-40s", sec, nrows,
 		"kind", "location");
 	for (uint32_t t = 0; t < nt; t++)
