@@ -77,3 +77,44 @@ dup_site_group() {
 }
 timed_group "duplicated call site (gcc)" dup_site_group "$WL/dup_site" gcc
 [ -x "$WL/clang-O2/dup_site" ] && timed_group "duplicated call site (clang)" dup_site_group "$WL/clang-O2/dup_site" clang
+
+# --- lines from a separate debug file: the header names that file --------
+# The program's DWARF is split off (found by .gnu_debuglink); libc's comes
+# from libc6-dbg (by build ID) when that is installed, else it has none.
+debug_file_group() {
+	local d=$TMP/dbgsplit j=$TMP/dbgsplit/split.json loc notes libc
+	mkdir -p "$d/bin"
+	loc=$(site split ../integration/dbg_split.c)
+	loc=dbg_split.c:${loc#*:}
+	if ! { gcc -O2 -g -pthread "$TOP/tests/integration/dbg_split.c" -o "$d/bin/dbg_split" &&
+	       objcopy --only-keep-debug "$d/bin/dbg_split" "$d/bin/dbg_split.debug" &&
+	       strip --strip-debug "$d/bin/dbg_split" &&
+	       objcopy --add-gnu-debuglink="$d/bin/dbg_split.debug" "$d/bin/dbg_split"; }; then
+		bad "debug file: build and split dbg_split"
+		return
+	fi
+	check "debug file: the binary itself has no .debug_line" bash -c "! readelf -S '$d/bin/dbg_split' | grep -q debug_line"
+	# -F 999: enough samples that libc (memset) is always among the binaries.
+	if ! record_json "$j" -F 999 -- "$d/bin/dbg_split"; then
+		bad "debug file: record"
+		return
+	fi
+	notes=$(jq -r '.meta.notes' "$j")
+	jqcheck "debug file: the section has its source line $loc" "$j" "[.sections[] | select(.location == \"$loc\" and .kind == \"barrier\")] | length == 1"
+	check "debug file: the notes name the debug file used ($notes)" \
+		grep -qF "debug info from separate files: $d/bin/dbg_split ($d/bin/dbg_split.debug)" <<<"$notes"
+	check "debug file: the program is not called without debug info" \
+		bash -c "! grep -qE 'no debug info[^;]*dbg_split' <<<'$notes'"
+	libc=$(grep -oE '/[^ ,;()]*/libc\.so\.6' <<<"$notes" | head -1)
+	if [ -z "$libc" ]; then
+		bad "debug file: libc is among the binaries (its memset was sampled)"
+	elif dpkg -s libc6-dbg >/dev/null 2>&1; then
+		check "debug file: libc6-dbg installed, libc named with its build-id debug file" \
+			grep -qE "separate files:[^;]*$libc \(/usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]+\.debug\)" <<<"$notes"
+	else
+		check "debug file: no libc6-dbg, libc has no debug info" grep -qE "no debug info[^;]*$libc" <<<"$notes"
+	fi
+	"$SB" report -i "${j%.json}.sbp" >"$d/split.txt"
+	check "debug file: the text header shows the note" grep -qF "notes:    debug info from separate files: $d/bin/dbg_split" "$d/split.txt"
+}
+debug_file_group
