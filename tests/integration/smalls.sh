@@ -118,3 +118,23 @@ debug_file_group() {
 	check "debug file: the text header shows the note" grep -qF "notes:    debug info from separate files: $d/bin/dbg_split" "$d/split.txt"
 }
 debug_file_group
+
+# --- report --counts: one column per thread, headed by its tid ------------
+# join_late's threads are unnamed: all carry the program's name.
+counts_group() {
+	local j=$TMP/counts.json c=$TMP/counts.counts.json t=$TMP/counts.txt want got
+	if ! record_json "$j" -- "$WL/join_late" 3 3000; then
+		bad "--counts columns: record"
+		return
+	fi
+	"$SB" report -i "${j%.json}.sbp" --counts --format json >"$c"
+	"$SB" report -i "${j%.json}.sbp" --counts >"$t"
+	# Per section, its threads' tids in column order: JSON and text alike.
+	want=$(jq -r '[.counts[] | [.per_thread[].tid | tostring] | join(" ")] | unique | .[]' "$c")
+	got=$(grep -A1 '^section ' "$t" | grep -E '^  kind ' |
+	      sed -E 's/^  kind +location +//; s/tid //g; s/ +/ /g; s/ $//' | sort -u)
+	check "--counts: text columns are each section's threads by tid ($(echo $got))" \
+		test -n "$want" -a "$want" = "$got"
+	check "--counts: the thread names are beneath" grep -qE '^ +join_late +join_late +join_late$' "$t"
+}
+counts_group
