@@ -138,3 +138,23 @@ counts_group() {
 	check "--counts: the thread names are beneath" grep -qE '^ +join_late +join_late +join_late$' "$t"
 }
 counts_group
+
+# --- every wait primitive is documented; `other` is what it says ---------
+# The names are those of the profile (analysis/profile/profile.c).
+prims=$(sed -n '/prim_names\[SB_PRIM_MAX\]/,/^};/p' "$TOP/analysis/profile/profile.c" | grep -oE '"[a-z_]+"' | tr -d '"')
+undoc=$(for p in $prims; do grep -qE "^\| [^|]*\`$p\`" "$TOP/README.md" || echo "$p"; done)
+check "README's primitive table names every primitive ($(echo $prims | wc -w)${undoc:+; missing: $(echo $undoc)})" \
+	test -n "$prims" -a -z "$undoc"
+check "report --help explains the primitive other" bash -c "'$SB' report --help | grep -q '\`other\`: blocking futex waits'"
+futex_other_group() {
+	local bin=$1 cc=$2 j=$TMP/futex_$2.json
+	if record_json "$j" -- "$bin" 3 300; then
+		# 3 threads each wait ~300 ms on the raw futex: 0.9 s of `other`.
+		jqcheck "futex_other ($cc): 3 waits of primitive other, 3 x 300 ms within 20%" "$j" \
+			'[.waits[] | select(.primitive == "other")][0] | .count == 3 and ((.wait_ns / 900000000 - 1) | fabs) <= 0.2'
+	else
+		bad "futex_other ($cc): record"
+	fi
+}
+timed_group "futex_other (gcc)" futex_other_group "$WL/futex_other" gcc
+[ -x "$WL/clang-O2/futex_other" ] && timed_group "futex_other (clang)" futex_other_group "$WL/clang-O2/futex_other" clang

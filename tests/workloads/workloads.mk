@@ -23,7 +23,7 @@ WL_OMP_SRCS      := $(if $(WL_SRCS),$(shell grep -l -e 'pragma omp' \
 WL_OMP_PROGS     := $(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS))
 # Plain programs built as users build them (-O2 -g, no frame-pointer
 # flags), with gcc here and with clang in $(BUILD)/workloads/clang-O2/.
-WL_USER_PROGS    := join_late dup_site
+WL_USER_PROGS    := join_late dup_site futex_other
 WL_USER_CFLAGS   ?= -O2 -g -pthread -Wall -Wextra -Werror
 WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS) $(WL_USER_PROGS), \
 			$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_SRCS)))
