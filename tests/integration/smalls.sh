@@ -11,7 +11,7 @@ join_late_group() {
 	l2=$(site join2 join_late.c)
 	s1=$(section_at "$l1" join)
 	s2=$(section_at "$l2" join)
-	if record_json "$j" -- "$bin" 3 5000; then
+	if record_json "$j" -- "$bin" 3 20000; then
 		jqcheck "join after the workers exited ($cc): phase 1 section at $l1" "$j" "$s1 != null and ($s1).instances == 1 and ($s1).threads == 3"
 		jqcheck "join after the workers exited ($cc): phase 2 section at $l2" "$j" "$s2 != null and ($s2).instances == 1 and ($s2).threads == 3"
 		jqcheck "join after the workers exited ($cc): no join section without a function" "$j" '[.sections[] | select(.kind == "join" and .function == null)] | length == 0'

@@ -42,10 +42,10 @@ int main(int argc, char **argv)
 	pthread_t *tids;
 
 	if (argc != 3 || sb_parse_ul(argv[1], 1, SB_MAX_THREADS, &n) ||
-	    sb_parse_ul(argv[2], 1, SB_MAX_UNITS / (SB_MAX_THREADS + 2), &units)) {
+	    sb_parse_ul(argv[2], 1, SB_MAX_UNITS, &units) || (n + 2) * units > SB_MAX_UNITS) {
 		fprintf(stderr, "usage: %s NTHREADS UNITS\n"
-			"  NTHREADS 1..%lu, UNITS 1..%lu\n", argv[0], SB_MAX_THREADS,
-			SB_MAX_UNITS / (SB_MAX_THREADS + 2));
+			"  NTHREADS 1..%lu, UNITS >= 1, (NTHREADS + 2) * UNITS <= %lu\n",
+			argv[0], SB_MAX_THREADS, SB_MAX_UNITS);
 		return 2;
 	}
 	tids = sb_calloc(n, sizeof(*tids));
