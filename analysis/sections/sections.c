@@ -226,7 +226,36 @@ static void on_region(struct sb_builder *b, struct sb_sect_thread *t, const stru
 	seg_restart(t, ev->ts, ev->oncpu);
 }
 
-/* A thread's exit is its arrival at its creator's join. */
+static bool in_join(const struct sb_sect_thread *t)
+{
+	return t->nsync > 0 && t->nsync <= SB_SYNC_STACK &&
+	       t->sync[t->nsync - 1].prim == SB_PRIM_JOIN;
+}
+
+/* Closes the parent's open join instance at the site where it joins:
+ * everyone "departs" when the last child exits. */
+static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
+{
+	void **slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, parent, false);
+	struct sb_sect_inst *in = slot ? *slot : NULL;
+	uint64_t last = 0;
+
+	if (!in)
+		return;
+	*slot = NULL;
+	for (uint32_t i = 0; i < in->n; i++)
+		if (in->a[i].arrive > last)
+			last = in->a[i].arrive;
+	for (uint32_t i = 0; i < in->n; i++)
+		inst_depart(b, in, in->a[i].tid, last);
+	sb_sect_finalize(b, in, site);
+}
+
+/* A thread's exit is its arrival at its creator's join.  The instance
+ * closes once no child is left and the creator is in pthread_join: children
+ * often exit before their creator reaches the join (it worked itself, or
+ * was descheduled while creating them), and then neither the join's site
+ * nor the full set of children is known at the last exit. */
 static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 			   const struct sb_event *ev)
 {
@@ -247,16 +276,12 @@ static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 	in = *slot;
 	if (!in)
 		return;
-	inst_arrive(b, in, t, parent->join_site, ev->ts, ev->oncpu);
+	/* No per-arrival site: the section is where the creator joins. */
+	inst_arrive(b, in, t, 0, ev->ts, ev->oncpu);
 	if (parent->live_children)
 		parent->live_children--;
-	if (parent->live_children)
-		return;
-	/* The last child is gone: everyone "departs" when it exits. */
-	for (uint32_t i = 0; i < in->n; i++)
-		inst_depart(b, in, in->a[i].tid, ev->ts);
-	*slot = NULL;
-	sb_sect_finalize(b, in, parent->join_site);
+	if (!parent->live_children && in_join(parent))
+		join_close(b, parent->tid, parent->join_site);
 }
 
 static void on_sync(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev,
@@ -270,9 +295,11 @@ static void on_sync(struct sb_builder *b, struct sb_sect_thread *t, const struct
 			t->sync[t->nsync].ts = ev->ts;
 		}
 		t->nsync++;
-		if (ev->prim == SB_PRIM_JOIN)
+		if (ev->prim == SB_PRIM_JOIN) {
 			t->join_site = ev->site;
-		else
+			if (!t->live_children)   /* its children exited before */
+				join_close(b, t->tid, ev->site);
+		} else
 			barrier_arrive(b, t, ev);
 		return;
 	}
@@ -457,7 +484,16 @@ int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
 
 int sb_builder_finish(struct sb_builder *b)
 {
+	size_t it = 0;
+	uint64_t tid;
+	void *v;
+
 	sb_builder_flush(b, UINT64_MAX);
+	/* Children all gone, never joined (the creator exited without): the
+	 * instance is complete, its site unknown. */
+	while (sb_idmap_next(b->threads, &it, &tid, NULL, &v))
+		if (!((struct sb_sect_thread *)v)->live_children)
+			join_close(b, (uint32_t)tid, 0);
 	/* Still open: threads stopped mid-barrier or mid-region at detach. */
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;

@@ -11,6 +11,9 @@
  * each thread's true work.  Arrivals at one sync object are grouped into
  * an instance until the first departure; an arrival after that opens the
  * next instance.  That is exact for barriers, whatever the thread count.
+ * A join instance gathers the exits of one creator's children and closes
+ * once none is left and the creator is in pthread_join, at that call
+ * (children often exit before their creator gets there).
  *
  * Imbalance of an instance = mean over threads of (max busy - busy) / max
  * busy: the fraction of the instance each thread would idle at the

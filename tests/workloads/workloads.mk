@@ -26,7 +26,11 @@ WL_TAIL_OMP      := omp_tail
 WL_TAIL_PTHREAD  := tail_barrier
 WL_NOFP_CFLAGS   := $(filter-out -fno-omit-frame-pointer,$(WL_CFLAGS))
 WL_OMP_PROGS     := $(filter-out $(WL_TAIL_OMP),$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_OMP_SRCS)))
-WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS) $(WL_TAIL_OMP) $(WL_TAIL_PTHREAD), \
+# Plain programs built as users build them (-O2 -g, no frame-pointer
+# flags), with gcc here and with clang in $(BUILD)/workloads/clang-O2/.
+WL_USER_PROGS    := join_late dup_site futex_other
+WL_USER_CFLAGS   ?= -O2 -g -pthread -Wall -Wextra -Werror
+WL_PTHREAD_PROGS := $(filter-out $(WL_OMP_PROGS) $(WL_TAIL_OMP) $(WL_TAIL_PTHREAD) $(WL_USER_PROGS), \
 			$(patsubst $(WL_SRCDIR)/%.c,%,$(WL_SRCS)))
 
 # omp_imbalance_libomp: the same source built with clang against LLVM's
@@ -62,8 +66,9 @@ WL_TAIL_PROGS := $(WL_TAIL_OMP) $(WL_TAIL_PTHREAD) \
 	$(if $(WL_LIBOMP_SO),$(addsuffix _libomp,$(WL_TAIL_OMP)))
 
 WL_PROGS := $(WL_PTHREAD_PROGS) $(WL_OMP_PROGS) $(WL_LIBOMP_PROGS) $(WL_OWN_PROGS) \
-	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS) $(WL_TAIL_PROGS)
-WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS))
+	    $(WL_CXX_PROGS) $(WL_CLANGXX_PROGS) $(WL_TAIL_PROGS) $(WL_USER_PROGS)
+WL_USER_CLANG_BINS := $(if $(WL_HAVE_CLANG),$(addprefix $(WL_OUTDIR)/clang-O2/,$(WL_USER_PROGS)))
+WL_BINS  := $(addprefix $(WL_OUTDIR)/,$(WL_PROGS)) $(WL_USER_CLANG_BINS)
 WL_DEPS  := $(WL_SRCDIR)/work.h $(WL_SRCDIR)/workloads.mk
 
 .PHONY: workloads
@@ -73,6 +78,14 @@ workloads: $(WL_BINS)
 $(addprefix $(WL_OUTDIR)/,$(WL_PTHREAD_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
 	@mkdir -p $(@D)
 	$(WL_CC) $(WL_CFLAGS) $< -o $@
+
+$(addprefix $(WL_OUTDIR)/,$(WL_USER_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CC) $(WL_USER_CFLAGS) $< -o $@
+
+$(WL_USER_CLANG_BINS): $(WL_OUTDIR)/clang-O2/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
+	@mkdir -p $(@D)
+	$(WL_CLANG) $(WL_USER_CFLAGS) $< -o $@
 
 $(addprefix $(WL_OUTDIR)/,$(WL_OMP_PROGS)): $(WL_OUTDIR)/%: $(WL_SRCDIR)/%.c $(WL_DEPS)
 	@mkdir -p $(@D)

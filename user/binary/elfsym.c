@@ -31,7 +31,7 @@ struct sym {
 struct seg { uint64_t vaddr, memsz, off, filesz; };
 
 struct sb_elf {
-	char *path, *build_id;
+	char *path, *build_id, *dbg_path;   /* dbg_path: separate debug file used */
 	int fd, dbg_fd;         /* dbg_fd: separate debug file, or -1 */
 	Elf *elf, *dbg_elf;
 	const uint8_t *raw;     /* whole file, mmapped by libelf */
@@ -295,6 +295,7 @@ void sb_elf_unload(struct sb_elf *e)
 	free(e->syms);
 	free(e->segs);
 	free(e->build_id);
+	free(e->dbg_path);
 	free(e->path);
 	free(e);
 }
@@ -450,23 +451,37 @@ size_t sb_elf_read(const struct sb_elf *e, uint64_t vaddr, void *buf, size_t len
 
 /* ---- DWARF ---- */
 
-/* The binary's DWARF, or that of /usr/lib/debug/.build-id/xx/rest.debug
- * (e.g. libc6-dbg), which shares the binary's addresses. */
+/* The binary's DWARF, or that of its separate debug file (elfdebug.c),
+ * which shares the binary's addresses. */
 static void open_dwarf(struct sb_elf *e)
 {
-	char p[512];
+	char p[4096];
 
 	e->dw_tried = true;
 	if (e->has_debug)
 		e->dw = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
-	if (!e->dw && e->build_id && strlen(e->build_id) > 2) {
-		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-			 e->build_id, e->build_id + 2);
+	if (!e->dw && !sb_elf_debug_path(e->elf, e->path, e->build_id, p, sizeof(p))) {
 		if ((e->dbg_fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0)
 			e->dbg_elf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL);
 		if (e->dbg_elf)
 			e->dw = dwarf_begin_elf(e->dbg_elf, DWARF_C_READ, NULL);
+		if (e->dw)
+			e->dbg_path = strdup(p);   /* NULL on ENOMEM: only not named */
 	}
+}
+
+const char *sb_elf_debug_file(struct sb_elf *e)
+{
+	if (!e->dw_tried)
+		open_dwarf(e);
+	return e->dbg_path;
+}
+
+bool sb_elf_has_lines(struct sb_elf *e)
+{
+	if (!e->dw_tried)
+		open_dwarf(e);
+	return e->dw != NULL;
 }
 
 /* Through .debug_aranges, else by scanning the CUs' ranges: clang

@@ -25,6 +25,12 @@ const char *sb_elf_build_id(const struct sb_elf *e);
 bool sb_elf_has_symtab(const struct sb_elf *e);
 /* True when the file has DWARF line information (.debug_line). */
 bool sb_elf_has_debuginfo(const struct sb_elf *e);
+/* True when source lines can be read: the file's own DWARF or a separate
+ * debug file's (opens the DWARF). */
+bool sb_elf_has_lines(struct sb_elf *e);
+/* The separate debug file whose DWARF is used (by build ID under
+ * /usr/lib/debug/.build-id/, or .gnu_debuglink), NULL when none is. */
+const char *sb_elf_debug_file(struct sb_elf *e);
 /* ET_DYN (PIE or shared object) versus ET_EXEC. */
 bool sb_elf_is_dyn(const struct sb_elf *e);
 

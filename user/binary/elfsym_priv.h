@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to elfsym.c, elfinsn.c and elfopen.c.  elfsym.c owns struct
+ * Private to elfsym.c, elfinsn.c, elfopen.c and elfdebug.c.  elfsym.c owns struct
  * sb_elf (the libelf handle, symbols, segments) and lends the handle;
  * elfinsn.c owns the instruction decoder state (capstone handle,
  * call-target caches) and reads code and symbols through elfsym.h.
@@ -28,6 +28,11 @@ void sb_elf_unload(struct sb_elf *e);
  * fallbacks). */
 struct sb_insn *sb_insn_open(unsigned machine);
 void sb_insn_close(struct sb_insn *x);
+
+/* elfdebug.c: the path of the binary's separate debug file (by build ID,
+ * then .gnu_debuglink) in out; 0, or -ENOENT when there is none. */
+int sb_elf_debug_path(Elf *elf, const char *path, const char *build_id, char *out,
+		      size_t len);
 
 /* Accessors into struct sb_elf, for elfinsn.c and elfopen.c. */
 Elf *sb_elf_libelf(const struct sb_elf *e);

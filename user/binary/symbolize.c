@@ -16,6 +16,7 @@ struct sb_symbolizer {
 	struct sb_idmap *locs;      /* addr -> loc index + 1 */
 	struct sb_idmap *bins;      /* maps binary -> profile binary index + 1 */
 	char *nodebug;
+	char *dbgfiles;             /* "binary (debug file)", comma separated */
 };
 
 struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profile *p)
@@ -29,7 +30,8 @@ struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profil
 	s->locs = sb_idmap_alloc();
 	s->bins = sb_idmap_alloc();
 	s->nodebug = strdup("");
-	if (!s->locs || !s->bins || !s->nodebug) {
+	s->dbgfiles = strdup("");
+	if (!s->locs || !s->bins || !s->nodebug || !s->dbgfiles) {
 		sb_symbolizer_free(s);
 		return NULL;
 	}
@@ -43,6 +45,7 @@ void sb_symbolizer_free(struct sb_symbolizer *s)
 	sb_idmap_free(s->locs);
 	sb_idmap_free(s->bins);
 	free(s->nodebug);
+	free(s->dbgfiles);
 	free(s);
 }
 
@@ -51,16 +54,23 @@ const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s)
 	return s->nodebug;
 }
 
-static void note_nodebug(struct sb_symbolizer *s, const char *path)
+const char *sb_symbolizer_debug_files(const struct sb_symbolizer *s)
 {
-	size_t len = strlen(s->nodebug) + strlen(path) + 3;
+	return s->dbgfiles;
+}
+
+/* Appends "path" or "path (dbg)" to a comma-separated list. */
+static void note_binary(char **list, const char *path, const char *dbg)
+{
+	size_t len = strlen(*list) + strlen(path) + (dbg ? strlen(dbg) + 3 : 0) + 3;
 	char *n = malloc(len);
 
 	if (!n)
 		return;
-	snprintf(n, len, "%s%s%s", s->nodebug, *s->nodebug ? ", " : "", path);
-	free(s->nodebug);
-	s->nodebug = n;
+	snprintf(n, len, "%s%s%s%s%s%s", *list, **list ? ", " : "", path, dbg ? " (" : "",
+		 dbg ? dbg : "", dbg ? ")" : "");
+	free(*list);
+	*list = n;
 }
 
 static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
@@ -77,8 +87,13 @@ static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
 	if (idx < 0)
 		return -1;
 	*slot = (void *)(uintptr_t)(idx + 1);
-	if (e && !sb_elf_has_debuginfo(e))
-		note_nodebug(s, sb_maps_binary_path(s->maps, bin));
+	/* Lines from a separate debug file are named with it: "no debug
+	 * info" only where no line can be read. */
+	if (e && !sb_elf_has_lines(e))
+		note_binary(&s->nodebug, sb_maps_binary_path(s->maps, bin), NULL);
+	else if (e && sb_elf_debug_file(e))
+		note_binary(&s->dbgfiles, sb_maps_binary_path(s->maps, bin),
+			    sb_elf_debug_file(e));
 	return idx;
 }
 

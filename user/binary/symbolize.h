@@ -24,5 +24,8 @@ typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
 long sb_symbolizer_loc(void *s, uint64_t addr);
 /* Binaries that had no debug information, comma separated ("" if none). */
 const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s);
+/* Binaries whose lines came from a separate debug file, "binary (debug
+ * file)", comma separated ("" if none). */
+const char *sb_symbolizer_debug_files(const struct sb_symbolizer *s);
 
 #endif

@@ -275,6 +275,13 @@ int sb_rec_write(struct sb_rec *r)
 			 "%sno debug info (locations are addresses): %s", len ? "; " : "",
 			 sb_symbolizer_nodebug(sym));
 	}
+	if (*sb_symbolizer_debug_files(sym)) {
+		size_t len = strlen(r->notes);
+
+		snprintf(r->notes + len, sizeof(r->notes) - len,
+			 "%sdebug info from separate files: %s", len ? "; " : "",
+			 sb_symbolizer_debug_files(sym));
+	}
 	add_meta(r, p, c);
 	if (sb_profile_write(p, r->output, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);

@@ -88,9 +88,17 @@ int sb_report_list(const struct sb_report_view *v, const struct sb_profile *p,
  * without sections or on ENOMEM.  Caller frees. */
 size_t *sb_report_sections_sorted(const struct sb_profile *p, const char *sort);
 
-/* "function (file.c:LINE)", or the best there is: "function+0x1a (bin)",
- * "0x401234 (bin)". */
+/* "function (file.c:LINE)", or the best there is: "function (bin+0x1a)",
+ * "bin+0x1a", "0x401234 (?)". */
 void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
+/* True when locations a and b differ but read the same "function
+ * (file.c:LINE)" (the compiler duplicated a call site). */
+bool sb_loc_same_line(const struct sb_profile *p, int32_t a, int32_t b);
+/* sb_loc_format with the binary offset added, "function (file.c:LINE,
+ * bin+0x1a)", to tell apart rows that sb_loc_same_line. */
+void sb_loc_format_addr(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
+/* A section's location, with the offset when another section reads alike. */
+void sb_loc_format_section(const struct sb_profile *p, size_t s, char *buf, size_t len);
 /* "file.c:LINE" (basename), or "bin+0xOFF" / "0xADDR" without a line. */
 void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */

@@ -57,7 +57,7 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 		uint32_t s = (uint32_t)r->order[k];
 		size_t shown = 0;
 
-		sb_loc_format(p, (int32_t)p->sections[s].loc, loc, sizeof(loc));
+		sb_loc_format_section(p, s, loc, sizeof(loc));
 		fprintf(f, "section #%zu (%s at %s):\n", k + 1,
 			sb_section_kind_name(p->sections[s].kind), loc);
 		for (size_t i = 0; i < c->n; i++) {

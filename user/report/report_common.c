@@ -33,8 +33,58 @@ void sb_loc_format(const struct sb_profile *p, int32_t loc, char *buf, size_t le
 	else if (l->function)
 		snprintf(buf, len, "%s (%s+0x%llx)", l->function, binary_name(p, l),
 			 (unsigned long long)l->offset);
+	else if (l->binary >= 0)   /* as in JSON: the runtime address differs run to run */
+		snprintf(buf, len, "%s+0x%llx", binary_name(p, l), (unsigned long long)l->offset);
 	else
-		snprintf(buf, len, "0x%llx (%s)", (unsigned long long)l->addr, binary_name(p, l));
+		snprintf(buf, len, "0x%llx (?)", (unsigned long long)l->addr);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+bool sb_loc_same_line(const struct sb_profile *p, int32_t a, int32_t b)
+{
+	const struct sb_loc *x, *y;
+
+	if (a == b || a < 0 || b < 0 || (size_t)a >= p->nlocs || (size_t)b >= p->nlocs)
+		return false;
+	x = &p->locs[a];
+	y = &p->locs[b];
+	return x->line && x->file && x->line == y->line && str_eq(x->file, y->file) &&
+	       str_eq(x->function, y->function);
+}
+
+void sb_loc_format_addr(const struct sb_profile *p, int32_t loc, char *buf, size_t len)
+{
+	const struct sb_loc *l;
+	size_t n;
+
+	sb_loc_format(p, loc, buf, len);
+	if (loc < 0 || (size_t)loc >= p->nlocs)
+		return;
+	l = &p->locs[loc];
+	n = strlen(buf);
+	if (!l->file || !l->line || n == 0 || buf[n - 1] != ')')
+		return;
+	if (l->binary >= 0)
+		snprintf(buf + n - 1, len - (n - 1), ", %s+0x%llx)", binary_name(p, l),
+			 (unsigned long long)l->offset);
+	else
+		snprintf(buf + n - 1, len - (n - 1), ", 0x%llx)", (unsigned long long)l->addr);
+}
+
+void sb_loc_format_section(const struct sb_profile *p, size_t s, char *buf, size_t len)
+{
+	int32_t loc = (int32_t)p->sections[s].loc;
+
+	for (size_t i = 0; i < p->nsections; i++)
+		if (sb_loc_same_line(p, loc, (int32_t)p->sections[i].loc)) {
+			sb_loc_format_addr(p, loc, buf, len);
+			return;
+		}
+	sb_loc_format(p, loc, buf, len);
 }
 
 void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len)

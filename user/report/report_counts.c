@@ -148,11 +148,20 @@ static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *t
 {
 	char sec[512], loc[512];
 
-	sb_loc_format(p, (int32_t)p->sections[s].loc, sec, sizeof(sec));
+	sb_loc_format_section(p, s, sec, sizeof(sec));
 	fprintf(f, "\nsection %s: per-thread counts, %zu events\n  %-13s %-40s", sec, nrows,
 		"kind", "location");
+	/* Columns are threads: by tid (threads often share one name, the
+	 * program's), with the name beneath. */
+	for (uint32_t t = 0; t < nt; t++) {
+		char col[24];
+
+		snprintf(col, sizeof(col), "tid %u", tids[t]);
+		fprintf(f, " %14s", col);
+	}
+	fprintf(f, "\n  %-13s %-40s", "", "");
 	for (uint32_t t = 0; t < nt; t++)
-		fprintf(f, " %14s", comm_of(p, tids[t])[0] ? comm_of(p, tids[t]) : "?");
+		fprintf(f, " %14.14s", comm_of(p, tids[t]));
 	fputc('\n', f);
 	for (size_t i = 0; i < nrows && i < 40; i++) {
 		const struct sb_event_def *d = &p->events[rows[i].event];

@@ -77,7 +77,7 @@ static void pr_kind(const struct sb_profile *p, const struct sb_section *s, char
 }
 static void pr_loc(const struct sb_profile *p, const struct sb_section *s, char *b, size_t n)
 {
-	sb_loc_format(p, (int32_t)s->loc, b, n);
+	sb_loc_format_section(p, (size_t)(s - p->sections), b, n);
 }
 
 static const struct column columns[] = {
@@ -145,7 +145,7 @@ static void section_detail(const struct sb_profile *p, const struct sb_section *
 	uint32_t busiest = 0, idlest = 0;
 	char loc[512], b1[32], b2[32];
 
-	sb_loc_format(p, (int32_t)s->loc, loc, sizeof(loc));
+	sb_loc_format_section(p, (size_t)(s - p->sections), loc, sizeof(loc));
 	fprintf(f, "#%zu %s, closed at %s: %llu instances, %u threads, imbalance %.1f%%\n",
 		rank, sb_section_kind_name(s->kind), loc, (unsigned long long)s->ninstances,
 		s->nthreads, sb_summary_imbalance_pct(s));

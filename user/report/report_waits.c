@@ -60,7 +60,14 @@ static int locks_text(const struct sb_report_ctx *r, FILE *f)
 	fprintf(f, "  %-13s %12s %12s  %s\n", "primitive", "contentions", "wait", "call site");
 	for (long i = 0; i < nl && i < 10; i++) {
 		sb_fmt_ns(locks[i].wait_ns, b, sizeof(b));
-		sb_loc_format(r->p, locks[i].loc, loc, sizeof(loc));
+		long k = 0;
+
+		while (k < nl && !sb_loc_same_line(r->p, locks[i].loc, locks[k].loc))
+			k++;
+		if (k < nl)
+			sb_loc_format_addr(r->p, locks[i].loc, loc, sizeof(loc));
+		else
+			sb_loc_format(r->p, locks[i].loc, loc, sizeof(loc));
 		fprintf(f, "  %-13s %12llu %12s  %s\n", sb_prim_name(locks[i].prim),
 			(unsigned long long)locks[i].contentions, b, loc);
 	}

@@ -196,6 +196,65 @@ static void test_join_and_partial(void)
 	sb_builder_free(b);
 }
 
+/* The children exit before their creator reaches pthread_join (it works
+ * itself meanwhile), twice, at two join sites; in the first phase the
+ * second child is created only after the first has exited.  Each phase is
+ * one join section of both children at its own site, and a creator that
+ * never joins leaves a section without a site. */
+static void test_join_late(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_profile *p = sb_profile_alloc();
+	size_t found = 0;
+	struct sb_event e[] = {
+		ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+		ev(1, 8, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(10 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 10 * MS),
+		ev(11 * MS, 9, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(31 * MS, 9, SB_EV_THREAD_EXIT, 0, 0, 0, 20 * MS),
+		ev(50 * MS, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0),
+		ev(50 * MS + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0),
+		ev(50 * MS + 2, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0),
+		ev(50 * MS + 3, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0),
+		ev(60 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(60 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(70 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 10 * MS),
+		ev(90 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 30 * MS),
+		ev(99 * MS, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x666, 0, 0),
+		ev(99 * MS + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0),
+		ev(100 * MS, 12, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(100 * MS, 13, SB_EV_THREAD_START, 0, 0, 7, 0),
+		ev(110 * MS, 12, SB_EV_THREAD_EXIT, 0, 0, 0, 10 * MS),
+		ev(120 * MS, 13, SB_EV_THREAD_EXIT, 0, 0, 0, 20 * MS),
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(test_emit(b, p, NULL) == 0, "emit");
+	for (size_t i = 0; i < p->nsections; i++) {
+		const struct sb_section *s = &p->sections[i];
+		uint64_t addr = s->loc < p->nlocs ? p->locs[s->loc].addr : 0;
+
+		if (s->kind != SB_SECT_JOIN)
+			continue;
+		found++;
+		CHECK(s->ninstances == 1 && s->nthreads == 2, "join at %llx: one instance of 2",
+		      (unsigned long long)addr);
+		if (addr == 0x555)
+			CHECK(s->per_thread[0].wait_ns == 21 * MS && s->per_thread[1].wait_ns == 0,
+			      "phase 1: idle from exit to the last exit");
+		else if (addr == 0x666)
+			CHECK(s->per_thread[0].wait_ns == 20 * MS, "phase 2 waits");
+		else
+			CHECK(addr == 0 && s->per_thread[0].wait_ns == 10 * MS,
+			      "never joined: no site (%llx)", (unsigned long long)addr);
+	}
+	CHECK(found == 3, "three join sections, %zu", found);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
 /* A barrier instance left open at the end is counted, not stored. */
 static void test_unfinished(void)
 {
@@ -437,6 +496,7 @@ int main(void)
 	test_barrier_ratio();
 	test_omp_region();
 	test_join_and_partial();
+	test_join_late();
 	test_unfinished();
 	return CHECK_DONE("test_sections");
 }
