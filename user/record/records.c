@@ -222,6 +222,18 @@ static bool code_at(struct sb_records *d, uint64_t a, struct sb_elf **e, uint64_
 }
 
 /*
+ * Whether callee is fn itself as the program calls it: fn, or the
+ * `ld --wrap=fn` interposer __wrap_fn, to which the linker redirected the
+ * program's calls of fn (exact mode's runtime wraps the sync functions
+ * so); a wrapper then reaching fn by a tail jump is no caller of its own.
+ */
+static bool calls_probed(const char *callee, const char *fn)
+{
+	return callee && (!strcmp(callee, fn) ||
+			  (!strncmp(callee, "__wrap_", 7) && !strcmp(callee + 7, fn)));
+}
+
+/*
  * Where the program called the probed function fn (runtime address) that
  * returns to ret.  Normally the call just before ret.  A tail call leaves
  * no frame of its own: the function that jumped to fn (from) is found as
@@ -242,7 +254,7 @@ static uint64_t find_call_site(struct sb_records *d, const struct sb_probe *p, u
 	if (code_at(d, ret, &e, &vaddr, &runtime) && !runtime) {
 		callee = sb_elf_callee_at(e, vaddr);
 		entry = sb_elf_direct_callee_at(e, vaddr);
-		if (!entry || (callee && !strcmp(callee, p->func)) || ret - vaddr + entry == fn)
+		if (!entry || calls_probed(callee, p->func) || ret - vaddr + entry == fn)
 			return ret - 1;   /* inside the call instruction */
 		from = ret - vaddr + entry;
 	} else if (task) {
