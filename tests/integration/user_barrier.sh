@@ -53,8 +53,10 @@ cxx_auto_group() {
 	check "$bin auto: the causes view has vectors" bash -c \
 		"'$SB' report -i '${j%.json}.sbp' | grep -q 'section #1 (user_barrier' && ! '$SB' report -i '${j%.json}.sbp' | grep -q 'no per-thread event vectors'"
 	# g++ -O2 keeps the phase loop apart from sb_work: LIME ranks it.
-	[ "$2" = cause ] && jqcheck "$bin auto: a LIME cause for the barrier section" "$j" \
-		"[.causes[] | select(.section == \"$loc\")] | length >= 1"
+	if [ "${2:-}" = cause ]; then
+		jqcheck "$bin auto: a LIME cause for the barrier section" "$j" \
+			"[.causes[] | select(.section == \"$loc\")] | length >= 1"
+	fi
 }
 timed_group "C++ barrier, auto-detected (g++)" cxx_auto_group cxx_barrier cause
 if [ -x "$WL/cxx_barrier_clang" ]; then
