@@ -30,6 +30,7 @@
 #define COLLINEAR 1e-8          /* |part of x_c outside Q|^2 below: redundant */
 #define PERFECT 1e-12           /* residual SS (of 1) below: all explained */
 #define TIE 1e-3                /* relative: equal reductions */
+#define MIRROR 0.99             /* cosine below -MIRROR: mirror images */
 
 struct fsel {
 	const double *x, *y;
@@ -44,14 +45,24 @@ struct fsel {
 };
 
 /*
- * The candidate with the largest reduction.  Equal reductions (a cluster
- * and its mirror image, like the taken and not-taken edges of one branch)
- * go to the one that grows with time, so that beta comes out positive.
- * "Equal" is within TIE: exact counts make the two sides mirror images up
- * to an edge or two that joined one side's cluster at r >= 0.9, which
- * moves its reduction by ~1e-4 and must not hand the choice to the side
- * that shrinks with time (a branch reported with beta -1).
+ * The candidate with the largest reduction.  A cluster and its mirror
+ * image (the taken and not-taken edges of one branch: Z-score columns
+ * pointing in opposite directions) explain the same variation, so between
+ * the two the one that grows with time is taken, so that beta comes out
+ * positive, whichever reduces a little more: an edge or two that joined
+ * one side's cluster at r >= 0.9 moves its reduction, by ~1e-4 with
+ * steady times and by more with noisy ones, and must not hand the choice
+ * to the side that shrinks with time (a branch reported with beta -1).
+ * Other candidates within TIE of each other are equal too.
  */
+static bool mirrors(const struct fsel *s, size_t a, size_t b)
+{
+	const double *xa = s->x + a * s->n, *xb = s->x + b * s->n;
+	double na = sb_lime_dot(xa, xa, s->n), nb = sb_lime_dot(xb, xb, s->n);
+
+	return na > 0 && nb > 0 && sb_lime_dot(xa, xb, s->n) < -MIRROR * sqrt(na * nb);
+}
+
 static long pick(const struct fsel *s, double *red)
 {
 	long best = -1;
@@ -59,12 +70,20 @@ static long pick(const struct fsel *s, double *red)
 	*red = 0;
 	for (size_t c = 0; c < s->k; c++) {
 		double w2 = 1 - s->proj2[c], r;
+		bool grows;
 
 		if (s->out[c] || w2 < COLLINEAR)
 			continue;
 		r = s->edot[c] * s->edot[c] / w2;
-		if (best < 0 || r > *red * (1 + TIE) ||
-		    (r >= *red * (1 - TIE) && s->edot[c] > 0 && s->edot[best] <= 0)) {
+		grows = s->edot[c] > 0 && (best < 0 || s->edot[best] <= 0);
+		if (best >= 0 && mirrors(s, c, (size_t)best)) {
+			if (grows) {
+				best = (long)c;
+				*red = r;
+			}
+			continue;
+		}
+		if (best < 0 || r > *red * (1 + TIE) || (r >= *red * (1 - TIE) && grows)) {
 			best = (long)c;
 			*red = r;
 		}

@@ -170,6 +170,30 @@ static void test_mirror_tie(void)
 	      beta[0]);
 }
 
+/*
+ * The same with the times of a noisy machine (lime_owner's four threads,
+ * work 12:10:8:6, on two shared cores): the edge that joined the taken
+ * side moves its reduction by 2e-3, more than any tie, yet the two sides
+ * are still mirror images.  The side that grows with time enters.
+ */
+static void test_mirror_noisy(void)
+{
+	enum { N = 4 };
+	double taken[N] = { 480, 400, 320, 245 }, mirror[N] = { -480, -400, -320, -240 };
+	double t[N] = { 300e6, 263e6, 207e6, 150e6 }, x[2 * N], y[N], beta[N];
+	uint32_t sel[N];
+
+	sb_lime_unit(t, N, y);
+	sb_lime_unit(taken, N, x);
+	sb_lime_unit(mirror, N, x + N);
+	CHECK(sb_lime_dot(x + N, y, N) * sb_lime_dot(x + N, y, N) >
+	      1.001 * sb_lime_dot(x, y, N) * sb_lime_dot(x, y, N),
+	      "the mirror's reduction is larger by more than a tie");
+	CHECK(sb_lime_forward(x, 2, y, N, 0.05, sel, beta) == 1, "noisy: one side enters");
+	CHECK(sel[0] == 0 && beta[0] > 0, "noisy: the side growing with time: %u, beta %.3f",
+	      sel[0], beta[0]);
+}
+
 /* §3.1: misses lose what execution counts explain, L2 what both explain. */
 static void test_gram_schmidt(void)
 {
@@ -458,6 +482,7 @@ int main(void)
 	test_forward();
 	test_ftest();
 	test_mirror_tie();
+	test_mirror_noisy();
 	test_gram_schmidt();
 	test_cluster_vs_naive();
 	test_collinear();
