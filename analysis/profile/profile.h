@@ -48,7 +48,7 @@ enum sb_section_kind {
 	SB_SECT_USER_BARRIER = 2, /* --barrier SYMBOL (mutex+condvar barriers) */
 	SB_SECT_OMP_REGION = 3,   /* end of an OpenMP parallel region */
 	SB_SECT_OMP_BARRIER = 4,  /* explicit/implicit OpenMP barrier in a region */
-	SB_SECT_JOIN = 5,         /* threads of one creator, closed by their exits */
+	SB_SECT_JOIN = 5,         /* threads of one creator, closed at its pthread_join */
 	SB_SECT_KIND_MAX
 };
 
