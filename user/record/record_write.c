@@ -282,6 +282,28 @@ int sb_rec_write(struct sb_rec *r)
 			 "%sdebug info from separate files: %s", len ? "; " : "",
 			 sb_symbolizer_debug_files(sym));
 	}
+	{
+		struct sb_builder_stats st;
+		size_t len = strlen(r->notes);
+
+		/* Found only now, from the whole history: tell how. */
+		sb_builder_get_stats(r->builder, &st);
+		if (st.cond_barriers)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline barrier detected: %llu condition variable%s used as "
+				 "mutex + condvar barrier%s (%llu release episodes), sections at "
+				 "the pthread_cond_wait call sites; --no-auto-barrier to ignore, "
+				 "--barrier FILE:LINE to choose", len ? "; " : "",
+				 (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", st.cond_barriers > 1 ? "s" : "",
+				 (unsigned long long)st.cond_episodes);
+		else if (st.cond_log_full)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline condvar barriers not looked for: more events than "
+				 "the history keeps", len ? "; " : "");
+		if (!r->quiet && (st.cond_barriers || st.cond_log_full))
+			fprintf(stderr, "scalebpf: %s\n", r->notes + len + (len ? 2 : 0));
+	}
 	add_meta(r, p, c);
 	if (sb_profile_write(p, r->output, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);
