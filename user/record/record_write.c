@@ -288,7 +288,13 @@ int sb_rec_write(struct sb_rec *r)
 
 		/* Found only now, from the whole history: tell how. */
 		sb_builder_get_stats(r->builder, &st);
-		if (st.cond_barriers)
+		if (st.cond_barriers && r->plan.condvars_named)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%s--barrier: %llu condition variable%s waited on at the named "
+				 "sites (%llu release episodes): barrier sections there",
+				 len ? "; " : "", (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", (unsigned long long)st.cond_episodes);
+		else if (st.cond_barriers)
 			snprintf(r->notes + len, sizeof(r->notes) - len,
 				 "%sinline barrier detected: %llu condition variable%s used as "
 				 "mutex + condvar barrier%s (%llu release episodes), sections at "
