@@ -90,6 +90,20 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether sorted a[0..na) is within sorted b[0..nb). */
+static bool subset(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < na; i++) {
+		while (j < nb && b[j] < a[i])
+			j++;
+		if (j == nb || b[j] != a[i])
+			return false;
+	}
+	return true;
+}
+
 /* One broadcast: the episode of the waiters not yet released.  -1 on ENOMEM. */
 static int on_broadcast(struct cb_obj *o, const struct sb_event *ev)
 {
@@ -119,7 +133,10 @@ static int on_broadcast(struct cb_obj *o, const struct sb_event *ev)
 	}
 	set[n++] = ev->tid;
 	qsort(set, n, sizeof(*set), cmp_u32);
-	same = o->episodes == 0 || (n == o->nset && !memcmp(set, o->set, n * sizeof(*set)));
+	/* Attached mid-run (-p), the first episode may miss threads already
+	 * waiting: it may be a part of the second, never differ otherwise. */
+	same = o->episodes == 0 || (n == o->nset && !memcmp(set, o->set, n * sizeof(*set))) ||
+	       (o->episodes == 1 && subset(o->set, o->nset, set, n));
 	if (!same)
 		o->bad = true;
 	free(o->set);

@@ -48,6 +48,15 @@ cb_group() {
 		"[.locks[] | select(.location == \"$loc\" and .primitive == \"cond\")] | length == 0"
 	jqcheck "$tag: the profile says how it was found" "$j" \
 		'.meta.notes | test("inline barrier detected: 1 condition variable")'
+	# LIME needs the section's per-thread sample vectors: the rebuilt
+	# instances carry them (work 1:2:3:4 at 4 threads).  Whether LIME
+	# then names a cause is a test of its own on ~80 samples: not here.
+	if [ "$n" = 4 ]; then
+		"$SB" report -i "${j%.json}.sbp" --counts --format json >"${j%.json}.counts.json"
+		jqcheck "$tag: per-thread sample vectors at $loc, busiest > 2 x idlest" "${j%.json}.counts.json" \
+			"[.counts[] | select(.section == \"$loc\") | .per_thread[]] | group_by(.tid) |
+			 map(map(.count) | add) | length == 4 and max > 2 * min"
+	fi
 	if [ "$style" = splash ]; then
 		loc=$(cb_site splash_start condbar_splash.c)
 		sel=$(section_at "$loc" user_barrier)

@@ -43,6 +43,7 @@ struct opts {
 	bool signal;          /* the last one signals instead of broadcasting */
 	uint64_t waker_fn;    /* the broadcaster's function */
 	bool named;           /* the user named the wait site */
+	bool attach;          /* thread 0 was waiting before the first episode was seen */
 };
 
 /*
@@ -63,6 +64,8 @@ static void history(struct hist *h, const struct opts *o)
 
 		for (int t = 0; t < last; t++) {
 			oncpu[t] += (t + 1) * MS;
+			if (o->attach && ep == 0 && t == 0)
+				continue;   /* its wait began before the probes */
 			add(h, base + (t + 1) * MS, 10 + t, SB_EV_COND_WAIT,
 			    o->named ? SB_PRIM_USER_BARRIER : SB_PRIM_COND, WSITE, CV, oncpu[t], FN);
 			if (o->spurious && t == 1) {
@@ -78,6 +81,8 @@ static void history(struct hist *h, const struct opts *o)
 		for (int t = 0; t < last; t++) {
 			uint64_t out = rel + 1000 + (uint64_t)t * 100;
 
+			if (o->attach && ep == 0 && t == 0)
+				continue;
 			add(h, out - 10, 10 + t, SB_EV_WAIT, SB_PRIM_COND, WSITE, CV, 0,
 			    out - 10 - base - (t + 1) * MS);
 			oncpu[t] += 30;
@@ -184,6 +189,17 @@ int main(void)
 	check_barrier(&o, "named site, other code");
 	o.named = false;
 	o.waker_fn = FN;
+	o.attach = true;
+	{
+		struct sb_profile *p = sb_profile_alloc();
+		struct sb_builder_stats st;
+		struct sb_builder *b = build(&o, p, &st);
+
+		CHECK(st.cond_barriers == 1, "attached mid-episode: still a barrier");
+		sb_profile_free(p);
+		sb_builder_free(b);
+	}
+	o.attach = false;
 	o.episodes = 1;
 	check_not_barrier(&o, "one episode");
 	return CHECK_DONE("test_condbar");
