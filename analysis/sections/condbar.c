@@ -230,10 +230,10 @@ static int rebuild(struct sb_builder *b, struct sb_builder *nb, struct sb_idmap 
 		return SB_ERR_NOMEM;
 	for (size_t i = 0; i < b->nlog && !err && !nb->err; i++) {
 		const struct sb_event *ev = &b->log[i];
-		void **slot = sb_idmap_slot(objs, ev->obj, 0, false);
-		struct cb_obj *o = slot ? *slot : NULL;
 		struct cb_thread *t;
+		struct cb_obj *o;
 		size_t it = 0;
+		void **slot;
 		void *v;
 
 		if (ev->kind < SB_EV_COND_WAIT || ev->kind > SB_EV_COND_SIGNAL) {
@@ -242,6 +242,8 @@ static int rebuild(struct sb_builder *b, struct sb_builder *nb, struct sb_idmap 
 			sb_sect_process(nb, ev);
 			continue;
 		}
+		slot = sb_idmap_slot(objs, ev->obj, 0, false);
+		o = slot ? *slot : NULL;
 		if (!is_barrier(b, o) || ev->kind == SB_EV_COND_SIGNAL)
 			continue;
 		if (!(t = thread_of(threads, ev->tid))) {
