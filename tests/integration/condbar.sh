@@ -34,7 +34,7 @@ cb_group() {
 	loc=$(cb_site "${style}_step" "condbar_$style.c")
 	sel=$(section_at "$loc" user_barrier)
 	want=$(analytic_imbalance "$n")
-	units=$((6000 / n))
+	units=$((12000 / n))   # as barrier_group: ~2 ms a step for the least loaded
 	if ! record_json "$j" -- "$bin" "$n" $CB_STEPS $units; then
 		bad "$tag: record"
 		return
