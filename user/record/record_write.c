@@ -80,11 +80,18 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
 	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
-	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
-		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
+	size_t entry_only = 0;
+
+	for (size_t i = 0; i < r->plan.n; i++)
+		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
+		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST ||
+		       r->plan.probes[i].role == SB_ROLE_COND_SIGNAL;
+	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
+		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
 		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
-		 "spin waits)",
-		 r->plan.n, r->sample_hz);
+		 "spin waits)", r->plan.n, entry_only ? "; " : "", entry_only,
+		 entry_only ? " entry only" : "",
+		 r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
 	buf[0] = 0;
