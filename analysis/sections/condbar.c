@@ -14,9 +14,11 @@
  * itself waiting, the same set of threads takes part (waiters plus
  * broadcaster), the broadcast and the waits are made by the same function
  * (one macro expansion), there are at least two episodes and it is never
- * signalled.  A producer/consumer condvar fails this: it is signalled, or
- * the number of waiters varies, or the waker is a thread that never
- * waits there in code of its own.  A site the user named (--barrier
+ * signalled where signals are seen (`record` does not probe
+ * pthread_cond_signal, a per-item fast path in producer/consumer code).
+ * A producer/consumer condvar fails this: the number of waiters varies,
+ * or the waker is a thread that never waits there in code of its own, or
+ * it is signalled.  A site the user named (--barrier
  * FILE:LINE) makes its condvar a barrier without the test.
  *
  * In the rebuild the waits of a barrier condvar become barrier arrivals

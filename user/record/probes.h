@@ -26,7 +26,6 @@ enum sb_probe_role {
 	 * their futex waits are seen as before. */
 	SB_ROLE_COND_WAIT,      /* pthread_cond_wait: entry and return */
 	SB_ROLE_COND_BROADCAST, /* entry only */
-	SB_ROLE_COND_SIGNAL,    /* entry only */
 };
 
 struct sb_probe {

@@ -100,8 +100,7 @@ static int attach_probes(struct sb_rec *r)
 
 		cookie = SB_COOKIE_MAKE(i, flags);
 		/* A wake-up call's return tells nothing. */
-		bool ret = !exact && p->role != SB_ROLE_COND_BROADCAST &&
-			   p->role != SB_ROLE_COND_SIGNAL;
+		bool ret = !exact && p->role != SB_ROLE_COND_BROADCAST;
 
 		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, exact, cookie,
 					 err, sizeof(err)) ||

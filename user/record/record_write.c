@@ -84,8 +84,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 
 	for (size_t i = 0; i < r->plan.n; i++)
 		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
-		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST ||
-		       r->plan.probes[i].role == SB_ROLE_COND_SIGNAL;
+		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST;
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
 		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
 		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "

@@ -324,8 +324,7 @@ static int cond_event(struct sb_records *d, const struct sb_rec_probe *r,
 		ev->kind = SB_EV_COND_WOKEN;
 		return 1;
 	}
-	ev->kind = p->role == SB_ROLE_COND_WAIT ? SB_EV_COND_WAIT :
-		   p->role == SB_ROLE_COND_BROADCAST ? SB_EV_COND_BROADCAST : SB_EV_COND_SIGNAL;
+	ev->kind = p->role == SB_ROLE_COND_WAIT ? SB_EV_COND_WAIT : SB_EV_COND_BROADCAST;
 	ev->obj = r->arg;
 	ev->prim = SB_PRIM_COND;
 	ev->site = call_site(d, r, p);
@@ -376,7 +375,6 @@ int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool en
 		return 0;
 	case SB_ROLE_COND_WAIT:
 	case SB_ROLE_COND_BROADCAST:
-	case SB_ROLE_COND_SIGNAL:
 		return cond_event(d, r, p, enter, ev);
 	default:
 		goto bad;
