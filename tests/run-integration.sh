@@ -60,12 +60,12 @@ jqcheck "json: locks is an array" "$j" '.locks | type == "array"'
 jqcheck "json: meta names tool, kernel and event sources" "$j" '.meta.tool != null and .meta.kernel != null and (.meta.event_sources | test("sched_switch"))'
 jqcheck "json: no drops on the test workload (default sampling rate)" "$j" '.meta.drops_probe == "0" and .meta.drops_wait == "0" and .meta.drops_sample == "0" and .meta.drops_thread == "0"'
 
-# --- OpenMP: libgomp, and libomp when built ------------------------------
+# --- OpenMP: libgomp (gcc), and libomp (clang) when built -----------------
 omp_group() {
-	local bin=$1 j=$TMP/$1.json bsel rsel
+	local cc=$1 bin="omp_imbalance ($1)" j=$TMP/omp_imbalance_$1.json bsel rsel
 	bsel=$(section_at "$(site omp_barrier omp_imbalance.c)" omp_barrier)
 	rsel=$(section_at "$(site omp_region omp_imbalance.c)" omp_region)
-	if OMP_NUM_THREADS=4 record_json "$j" -- "$WL/$bin" 30 2000; then
+	if OMP_NUM_THREADS=4 record_json "$j" -- "$(wl $cc omp_imbalance)" 30 2000; then
 		jqcheck "$bin: explicit barrier section, 30 instances" "$j" "$bsel != null and ($bsel).instances == 30 and ($bsel).threads == 4"
 		ratio_check "$bin: busy ratio 1:2:3:4 within 10%" "$j" "$bsel" 4 0.10
 		jqcheck "$bin: barrier imbalance 37.5 +- 5" "$j" "(($bsel).imbalance_pct - 37.5 | fabs) <= 5"
@@ -74,9 +74,9 @@ omp_group() {
 		bad "$bin: record"
 	fi
 }
-for bin in omp_imbalance omp_imbalance_libomp; do
-	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang/libomp)"; continue; }
-	timed_group "$bin" omp_group $bin
+for cc in gcc clang; do
+	wl_built $cc omp_imbalance || continue
+	timed_group "omp_imbalance ($cc)" omp_group $cc
 done
 
 # --- mutex + condition variable barrier ----------------------------------
