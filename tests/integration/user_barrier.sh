@@ -2,21 +2,24 @@
 # condvar_barrier.c, auto-detected at the default -F: per-thread sample
 # vectors in its section and a LIME cause (work 1:2:3:4).
 condvar_vectors_group() {
-	local j=$TMP/condvar_vec.json c=$TMP/condvar_vec_counts.json loc
+	local cc=$1 j=$TMP/condvar_vec_$1.json c=$TMP/condvar_vec_$1_counts.json loc
 	loc=$(site user_barrier condvar_barrier.c)
-	if ! record_json "$j" -- "$WL/condvar_barrier" 4 20 3000; then
-		bad "condvar_barrier auto: record"
+	if ! record_json "$j" -- "$(wl $cc condvar_barrier)" 4 20 3000; then
+		bad "condvar_barrier auto ($cc): record"
 		return
 	fi
 	"$SB" report -i "${j%.json}.sbp" --counts --format json >"$c"
-	jqcheck "condvar_barrier auto: per-thread sample vectors at $loc, worker-3 > 2 x worker-0" "$c" \
+	jqcheck "condvar_barrier auto ($cc): per-thread sample vectors at $loc, worker-3 > 2 x worker-0" "$c" \
 		"[.counts[] | select(.section == \"$loc\") | .per_thread[]] | group_by(.comm) |
 		 map({key: .[0].comm, value: (map(.count) | add)}) | from_entries as \$n |
 		 (\$n | length) == 4 and \$n[\"worker-3\"] > 2 * \$n[\"worker-0\"]"
-	jqcheck "condvar_barrier auto: a LIME cause for its section" "$j" \
+	jqcheck "condvar_barrier auto ($cc): a LIME cause for its section" "$j" \
 		"[.causes[] | select(.section == \"$loc\")] | length >= 1"
 }
-timed_group "condvar barrier, auto-detected: vectors" condvar_vectors_group
+for cc in gcc clang; do
+	wl_built $cc condvar_barrier &&
+		timed_group "condvar barrier, auto-detected: vectors ($cc)" condvar_vectors_group $cc
+done
 
 # C++ barriers (issue 9): tests/workloads/cxx_barrier.cc, built with g++
 # and clang++, has a mutex + condvar barrier parsec::parsec_barrier_wait and
