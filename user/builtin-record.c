@@ -54,6 +54,11 @@ static const char record_usage[] =
 "                         data source) and needs a hardware PMU; sw is\n"
 "                         cpu-clock only; auto (default) takes hw when the\n"
 "                         PMU and its events are there, else sw, saying why\n"
+"      --unwind cfi|fp    how samples find their callers: cfi (default) copies\n"
+"                         the top 8 KiB of the stack with each sample and\n"
+"                         unwinds it with the binaries' .eh_frame, so code\n"
+"                         built without frame pointers (the -O2 default)\n"
+"                         keeps its callers; fp walks frame pointers only\n"
 "      --max-instances N  instances kept in full per section (default 10000;\n"
 "                         totals always cover all of them)\n"
 "      --ringbuf-mb MB    ring buffer size (default 16)\n"
@@ -91,6 +96,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "max-instances", required_argument, NULL, 'M' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "events", required_argument, NULL, 'E' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -145,6 +151,11 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		case 'E':
 			if ((r->events_req = sb_events_parse(optarg)) < 0)
 				return sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+			break;
+		case 'U':
+			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+				return sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+			r->unwind_fp = !strcmp(optarg, "fp");
 			break;
 		case 'q':
 			r->quiet = true;

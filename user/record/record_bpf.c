@@ -156,6 +156,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->sample_period_ns =
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	s->skel->rodata->stack_copy = opts->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
 	s->multi = uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */

@@ -18,6 +18,7 @@ struct sb_bpf_opts {
 	int pid;                       /* target tgid */
 	unsigned sample_hz;            /* cpu-clock sampling per CPU, 0 = off */
 	size_t ringbuf_bytes;          /* power of two */
+	bool stack_copy;               /* samples carry their stack (stacks.h) */
 };
 
 /* Called for each ring-buffer record; data is valid during the call. */

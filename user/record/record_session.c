@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
+#include "stacks.h"
 #include "clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
@@ -285,10 +286,13 @@ int sb_rec_setup(struct sb_rec *r)
 	r->recs.pid = r->pid;
 	if (!(r->addrs = sb_addr_sampler_alloc(r->maps, r->pid, 0)))
 		return sb_rec_fail(r, "out of memory");
+	if (!(r->stacks = sb_stacks_alloc(r->maps, r->pid)))
+		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
 	bo.pid = r->pid;
 	bo.sample_hz = r->sample_hz;
+	bo.stack_copy = !r->unwind_fp;
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
@@ -367,6 +371,8 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_bpf_finish(r->bpf);
 	sb_builder_free(r->builder);
 	sb_addr_sampler_free(r->addrs);
+	sb_stacks_free(r->stacks);
+	r->stacks = NULL;
 	sb_records_release(&r->recs);
 	sb_plan_free(&r->plan);
 	sb_maps_free(r->maps);

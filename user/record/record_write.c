@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
+#include "stacks.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
@@ -283,6 +284,11 @@ int sb_rec_write(struct sb_rec *r)
 			 sb_symbolizer_debug_files(sym));
 	}
 	add_meta(r, p, c);
+	if (sb_stacks_store(r->stacks, p, c, r->notes, sizeof(r->notes)) ||
+	    sb_profile_meta_set(p, "notes", r->notes) < 0) {
+		sb_rec_fail(r, "out of memory while writing the profile");
+		goto out;
+	}
 	if (sb_profile_write(p, r->output, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);
 		goto out;

@@ -427,19 +427,18 @@ void sb_records_release(struct sb_records *d)
 	d->sites = NULL;
 }
 
-size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
+size_t sb_records_callsites(const uint64_t *frames, size_t n, uint64_t *keys, size_t max)
 {
-	uint32_t n = s->nframes < SB_SAMPLE_FRAMES ? s->nframes : SB_SAMPLE_FRAMES;
 	size_t k = 0;
 
 	/* frames[0] is the sampled IP itself; the rest are return addresses. */
-	for (uint32_t i = 1; i < n && k < max; i++) {
+	for (size_t i = 1; i < n && k < max; i++) {
 		uint64_t key;
 		bool dup = false;
 
-		if (s->frames[i] < 4096 || s->frames[i] >= SB_KEY_CALLSITE)
+		if (frames[i] < 4096 || frames[i] >= SB_KEY_CALLSITE)
 			continue;
-		key = (s->frames[i] - 1) | SB_KEY_CALLSITE;   /* inside the call */
+		key = (frames[i] - 1) | SB_KEY_CALLSITE;   /* inside the call */
 		for (size_t j = 0; j < k; j++)
 			dup |= keys[j] == key;   /* recursion: once per sample */
 		if (!dup)
