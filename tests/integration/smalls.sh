@@ -103,7 +103,7 @@ debug_file_group() {
 	check "debug file: the notes name the debug file used ($notes)" \
 		grep -qF "debug info from separate files: $d/bin/dbg_split ($d/bin/dbg_split.debug)" <<<"$notes"
 	check "debug file: the program is not called without debug info" \
-		bash -c "! grep -qE 'no debug info[^;]*dbg_split' <<<'$notes'"
+		bash -c '! grep -qE "no debug info[^;]*dbg_split" <<<"$1"' _ "$notes"
 	libc=$(grep -oE '/[^ ,;()]*/libc\.so\.6' <<<"$notes" | head -1)
 	# libc is named only when one of its locations was: memset's samples
 	# do not map to libc's CFG blocks (sample_keys_unmapped counts them),
