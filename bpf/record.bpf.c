@@ -393,14 +393,15 @@ static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *
  * and stacks end close above their outermost frame: a thread's mapping
  * right above start_thread (its descriptor and TLS), the main thread's
  * above the environment (measured: 40% of the samples of a threaded
- * program were within 8 KiB of the end).  So the copy ends at the end of
+ * program were within 16 KiB of the end).  So the copy ends at the end of
  * sp's mapping (bpf_find_vma); where the mapping lock is busy, retry
  * smaller, down to the end of sp's own page, which is mapped.
  */
 static __always_inline void copy_stack(struct sb_rec_sample_stack *r, __u64 sp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 end = 0, len;
+	__u64 end = 0, len, first = 4096 - (sp & 4095);
+	int k;
 
 	if (!bpf_find_vma(task, sp, vma_end, &end, 0) && end > sp) {
 		len = end - sp;
@@ -414,22 +415,23 @@ static __always_inline void copy_stack(struct sb_rec_sample_stack *r, __u64 sp)
 		if (!bpf_probe_read_user(r->stack, len, (void *)sp))
 			return;
 	}
-	r->stack_len = SB_SAMPLE_STACK_BYTES;
-	if (!bpf_probe_read_user(r->stack, SB_SAMPLE_STACK_BYTES, (void *)sp))
-		return;
-	count(SB_CNT_STACK_SHORT);
-	r->stack_len = SB_SAMPLE_STACK_BYTES / 2;
-	if (!bpf_probe_read_user(r->stack, SB_SAMPLE_STACK_BYTES / 2, (void *)sp))
-		return;
-	r->stack_len = SB_SAMPLE_STACK_BYTES / 4;
-	if (!bpf_probe_read_user(r->stack, SB_SAMPLE_STACK_BYTES / 4, (void *)sp))
-		return;
-	len = 4096 - (sp & 4095);
-	if (len > SB_SAMPLE_STACK_BYTES / 4)
-		len = SB_SAMPLE_STACK_BYTES / 4;
-	r->stack_len = (__u32)len;
-	if (!bpf_probe_read_user(r->stack, len, (void *)sp))
-		return;
+	/* No mapping end (the lock was busy): the longest read that works,
+	 * by whole pages, down to sp's own page, which is mapped. */
+	count(SB_CNT_STACK_NOVMA);
+	for (k = SB_SAMPLE_STACK_BYTES / 4096; k >= 0; k--) {
+		len = first + (__u64)k * 4096;
+		if (len > SB_SAMPLE_STACK_BYTES)
+			len = SB_SAMPLE_STACK_BYTES;
+		len &= 2 * SB_SAMPLE_STACK_BYTES - 1;
+		if (len > SB_SAMPLE_STACK_BYTES)
+			continue;
+		r->stack_len = (__u32)len;
+		if (!bpf_probe_read_user(r->stack, len, (void *)sp)) {
+			if (len < SB_SAMPLE_STACK_BYTES)
+				count(SB_CNT_STACK_SHORT);
+			return;
+		}
+	}
 	r->stack_len = 0;
 	count(SB_CNT_STACK_FAULT);
 }

@@ -55,7 +55,7 @@ static const char record_usage[] =
 "                         cpu-clock only; auto (default) takes hw when the\n"
 "                         PMU and its events are there, else sw, saying why\n"
 "      --unwind cfi|fp    how samples find their callers: cfi (default) copies\n"
-"                         the top 8 KiB of the stack with each sample and\n"
+"                         the top 16 KiB of the stack with each sample and\n"
 "                         unwinds it with the binaries' .eh_frame, so code\n"
 "                         built without frame pointers (the -O2 default)\n"
 "                         keeps its callers; fp walks frame pointers only\n"

@@ -388,6 +388,22 @@ void sb_bpf_stop(struct sb_bpf *s)
 		ring_buffer__consume(s->rb);
 }
 
+int sb_bpf_sample_stats(struct sb_bpf *s, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*run_ns = *runs = 0;
+	if (!s || !s->skel)
+		return -EINVAL;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
+}
+
 unsigned sb_bpf_nprobes(const struct sb_bpf *s)
 {
 	return s->nprobes;

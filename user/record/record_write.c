@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -284,6 +285,22 @@ int sb_rec_write(struct sb_rec *r)
 			 sb_symbolizer_debug_files(sym));
 	}
 	add_meta(r, p, c);
+	{
+		/* The recorder's own CPU time so far (make bench divides it by
+		 * the samples: what a sample costs the recorder). */
+		struct rusage ru;
+
+		uint64_t ns, runs;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			sb_profile_meta_set_u64(p, "recorder_cpu_ns",
+				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+		/* What a sample costs the target in BPF (stack copy included),
+		 * where kernel.bpf_stats_enabled lets the kernel time it. */
+		if (!sb_bpf_sample_stats(r->bpf, &ns, &runs) && runs)
+			sb_profile_meta_set_u64(p, "bpf_sample_ns_per_run", ns / runs);
+	}
 	if (sb_stacks_store(r->stacks, p, c, r->notes, sizeof(r->notes)) ||
 	    sb_profile_meta_set(p, "notes", r->notes) < 0) {
 		sb_rec_fail(r, "out of memory while writing the profile");

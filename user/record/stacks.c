@@ -6,7 +6,9 @@
  * runs in the ring-buffer callback, once per sample, and caches each
  * pc's CFI rules, so a repeat frame is a maps lookup, a hash lookup and
  * a few loads from the copy; it is timed on every run and stored as
- * unwind_ns_per_sample.
+ * unwind_ns_per_sample, and unwind_ns_per_repeat for the unwinds whose
+ * pcs were all seen before (the steady state: first sightings open a
+ * binary's CFI or re-read the maps).
  *
  * SCALEBPF_UNWIND_DUMP=FILE (for the tests) writes each sample's chain,
  * one line: "tid how nframes ip ra1 ra2 ...", hexadecimal addresses; how
@@ -36,7 +38,9 @@ struct sb_stacks {
 	uint64_t fp_only;            /* no unwind from the IP: FP chain whole */
 	uint64_t trampolines;        /* uretprobe slots given their original */
 	uint64_t bytes_max;          /* the most of a copy an unwind read */
+	uint64_t bytes_hist[5];      /* complete unwinds that read <= 1, 2, 4, 8 KiB, more */
 	uint64_t ns;
+	uint64_t repeat_ns, repeats; /* unwinds of pcs all seen before */
 };
 
 static int resolve(void *ctx, uint64_t addr, struct sb_elf **e, uint64_t *vaddr)
@@ -127,8 +131,8 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 	const struct sb_rec_sample_stack *rs = (const void *)rec;
 	struct sb_unwind_input in = { 0 };
 	struct sb_unwind_result res;
-	uint64_t t0;
-	size_t n;
+	uint64_t t0, dt;
+	size_t n, cached;
 
 	if (!s)
 		return fp_chain(rec, frames, max);
@@ -138,6 +142,7 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 		return n;
 	}
 	t0 = sb_now_ns();
+	cached = sb_unwind_cached(s->unwind);
 	in.ip = rec->ip;
 	in.regs = (const uint64_t *)rec->regs;   /* same layout */
 	in.stack = rs->stack;
@@ -154,6 +159,9 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 	s->fp_frames += rec->nframes < SB_SAMPLE_FRAMES ? rec->nframes : SB_SAMPLE_FRAMES;
 	if (res.bytes_used > s->bytes_max)
 		s->bytes_max = res.bytes_used;
+	if (res.stop == SB_UNWIND_OUTERMOST || res.stop == SB_UNWIND_FULL)
+		s->bytes_hist[res.bytes_used <= 1024 ? 0 : res.bytes_used <= 2048 ? 1 :
+			      res.bytes_used <= 4096 ? 2 : res.bytes_used <= 8192 ? 3 : 4]++;
 	if (n == 1 && res.stop != SB_UNWIND_OUTERMOST) {
 		/* Code without CFI (JIT, vdso), or no stack copy (the read
 		 * failed): only frame pointers can tell. */
@@ -163,7 +171,12 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 		n = splice(s, rec, frames, n, max);
 	}
 	s->frames += n;
-	s->ns += sb_now_ns() - t0;
+	dt = sb_now_ns() - t0;
+	s->ns += dt;
+	if (sb_unwind_cached(s->unwind) == cached) {
+		s->repeat_ns += dt;
+		s->repeats++;
+	}
 	dump(s, rec, sb_unwind_stop_name(res.stop), frames, n);
 	return n;
 }
@@ -193,9 +206,17 @@ int sb_stacks_store(struct sb_stacks *s, struct sb_profile *p, const uint64_t *c
 	ret |= sb_profile_meta_set_u64(p, "unwind_fp_only", s->fp_only) < 0;
 	ret |= sb_profile_meta_set_u64(p, "unwind_trampolines", s->trampolines) < 0;
 	ret |= sb_profile_meta_set_u64(p, "unwind_stack_bytes_max", s->bytes_max) < 0;
+	/* How much of the copy complete unwinds needed: the size's evidence. */
+	snprintf(buf, sizeof(buf), "<=1k:%" PRIu64 " <=2k:%" PRIu64 " <=4k:%" PRIu64
+		 " <=8k:%" PRIu64 " >8k:%" PRIu64, s->bytes_hist[0], s->bytes_hist[1],
+		 s->bytes_hist[2], s->bytes_hist[3], s->bytes_hist[4]);
+	ret |= sb_profile_meta_set(p, "unwind_stack_bytes_hist", buf) < 0;
 	ret |= sb_profile_meta_set_u64(p, "unwind_stack_short", counters[SB_CNT_STACK_SHORT]) < 0;
 	ret |= sb_profile_meta_set_u64(p, "unwind_stack_fault", counters[SB_CNT_STACK_FAULT]) < 0;
+	ret |= sb_profile_meta_set_u64(p, "unwind_stack_novma", counters[SB_CNT_STACK_NOVMA]) < 0;
 	ret |= sb_profile_meta_set_u64(p, "unwind_ns_per_sample", s->ns / s->samples) < 0;
+	ret |= sb_profile_meta_set_u64(p, "unwind_ns_per_repeat",
+				       s->repeats ? s->repeat_ns / s->repeats : 0) < 0;
 	/* Early ends are partial chains, never wrong ones: say so when they
 	 * are common enough to matter. */
 	early = s->stops[SB_UNWIND_TRUNCATED] + s->stops[SB_UNWIND_NO_CFI] +
