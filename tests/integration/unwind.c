@@ -1,4 +1,4 @@
-/* unwind callers NTHREADS(<=4) SECONDS | unwind cause ITERS UNITS
+/* unwind callers NTHREADS(<=4) SECONDS | unwind cause|cause2 ITERS UNITS
  *
  * Built by tests/integration/unwind.sh as users build: gcc and clang -O2,
  * no frame-pointer flags, so leaf() and its callers are frameless.
@@ -10,7 +10,8 @@
  * cause: four threads meet at a barrier every iteration; each calls the
  * helper leaf(UNITS), thread 0 also extra_work() -> leaf(3 UNITS) behind
  * the test on the cause line.  Known truth: that test is the cause of the
- * imbalance, not leaf()'s loop, which every path runs.
+ * imbalance, not leaf()'s loop, which every path runs.  cause2: the
+ * same with shared() -> leaf() in between, called from both paths.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -116,6 +117,30 @@ static void *cause_thread(void *arg)
 	return NULL;
 }
 
+/* cause2: the same two levels deep, through shared(), itself shared. */
+static __attribute__((noinline)) unsigned long shared(unsigned long n)
+{
+	return leaf(n) ^ n;
+}
+
+static __attribute__((noinline)) void extra_work2(void)
+{
+	sink += shared(3 * units);
+}
+
+static void *cause2_thread(void *arg)
+{
+	long me = (long)arg;
+
+	for (unsigned long it = 0; it < iters; it++) {
+		sink += shared(units);
+		if (me == 0) /* SITE:cause2 */
+			extra_work2();
+		pthread_barrier_wait(&bar); /* SITE:barrier2 */
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[4];
@@ -127,12 +152,13 @@ int main(int argc, char **argv)
 		seconds = atof(argv[3]);
 		fn = callers_thread;
 		printf("base %p\n", (void *)main);
-	} else if (argc == 4 && !strcmp(argv[1], "cause")) {
+	} else if (argc == 4 && (!strcmp(argv[1], "cause") || !strcmp(argv[1], "cause2"))) {
 		iters = strtoul(argv[2], NULL, 10);
 		units = strtoul(argv[3], NULL, 10);
-		fn = cause_thread;
+		fn = strcmp(argv[1], "cause") ? cause2_thread : cause_thread;
 	} else {
-		fprintf(stderr, "usage: %s callers NTHREADS SECONDS | cause ITERS UNITS\n", argv[0]);
+		fprintf(stderr, "usage: %s callers NTHREADS SECONDS | cause|cause2 ITERS UNITS\n",
+			argv[0]);
 		return 2;
 	}
 	if (n < 1 || n > 4)

@@ -65,20 +65,23 @@ unwind_callers_group() {
 }
 
 # The planted cause behind a frameless helper every path shares: the
-# caller's decision, not the helper's loop.
+# caller's decision, not the helper's loop (cause: the helper called from
+# both paths; cause2: two levels, shared() -> leaf(), shared() called
+# from both paths).
 unwind_cause_group() {
-	local cc=$1 bin=$TMP/unwind_$1 j=$TMP/unwind_cause_$1.json loc sec
-	loc=$(site cause ../integration/unwind.c)
+	local cc=$1 mode=$2 bin=$TMP/unwind_$1 j=$TMP/unwind_$2_$1.json loc sec bsite=barrier
+	[ "$mode" = cause2 ] && bsite=barrier2
+	loc=$(site "$mode" ../integration/unwind.c)
 	loc=unwind.c:${loc#*:}
-	sec=$(site barrier ../integration/unwind.c)
+	sec=$(site $bsite ../integration/unwind.c)
 	sec=unwind.c:${sec#*:}
-	if record_json "$j" -F 999 -- "$bin" cause 300 1000; then
-		jqcheck "unwind cause ($cc): top cause of the $sec section is the decision at $loc" "$j" \
+	if record_json "$j" -F 999 -- "$bin" "$mode" 300 1000; then
+		jqcheck "unwind $mode ($cc): top cause of the $sec section is the decision at $loc" "$j" \
 			"[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .score > 0.5"
-		jqcheck "unwind cause ($cc): the helper's loop is no cause" "$j" \
-			'[.causes[] | select(.function == "leaf")] | length == 0'
+		jqcheck "unwind $mode ($cc): the helpers are no cause" "$j" \
+			'[.causes[] | select(.function == "leaf" or .function == "shared")] | length == 0'
 	else
-		bad "unwind cause ($cc): record"
+		bad "unwind $mode ($cc): record"
 	fi
 }
 
@@ -90,5 +93,6 @@ for cc in gcc clang; do
 	check "unwind ($cc): the helper is frameless (no push %rbp)" \
 		bash -c "! objdump -d --no-show-raw-insn --disassemble=leaf '$TMP/unwind_$cc' | grep -q 'push.*%rbp'"
 	unwind_callers_group $cc
-	timed_group "unwind cause ($cc)" unwind_cause_group $cc
+	timed_group "unwind cause ($cc)" unwind_cause_group $cc cause
+	timed_group "unwind cause2 ($cc)" unwind_cause_group $cc cause2
 done

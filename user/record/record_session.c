@@ -294,6 +294,18 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.sample_hz = r->sample_hz;
 	bo.stack_copy = !r->unwind_fp;
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
+	/* Stack copies make samples 16 KiB each: room for half a second of
+	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
+	 * so a high -F does not drop them. */
+	if (bo.stack_copy) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
+			      sizeof(struct sb_rec_sample_stack) / 2;
+
+		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
+			bo.ringbuf_bytes <<= 1;
+		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
+	}
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	if ((ret = start_hw(r)))

@@ -218,13 +218,15 @@ int sb_stacks_store(struct sb_stacks *s, struct sb_profile *p, const uint64_t *c
 	ret |= sb_profile_meta_set_u64(p, "unwind_ns_per_repeat",
 				       s->repeats ? s->repeat_ns / s->repeats : 0) < 0;
 	/* Early ends are partial chains, never wrong ones: say so when they
-	 * are common enough to matter. */
+	 * are common enough to matter.  A short run has a few anyway: the
+	 * first samples after exec run in libraries mapped since the maps
+	 * were last read (re-read at most every 50 ms). */
 	early = s->stops[SB_UNWIND_TRUNCATED] + s->stops[SB_UNWIND_NO_CFI] +
 		s->stops[SB_UNWIND_BAD] + s->stops[SB_UNWIND_TRAMPOLINE];
-	if (early * 20 > s->samples) {
+	if (early * 20 > s->samples && early >= 20) {
 		size_t l = strlen(notes);
 
-		snprintf(notes + l, len - l, "%s%" PRIu64 " of %" PRIu64 " samples' stacks unwound "
+		snprintf(notes + l, len - l, "%s%" PRIu64 " of %" PRIu64 " sample stacks unwound "
 			 "only in part (copy too short %" PRIu64 ", no CFI %" PRIu64 ", other %"
 			 PRIu64 ")", l ? "; " : "", early, s->samples,
 			 s->stops[SB_UNWIND_TRUNCATED], s->stops[SB_UNWIND_NO_CFI],
