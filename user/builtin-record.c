@@ -42,9 +42,18 @@ static const char record_usage[] =
 "                         plain name matches in every namespace and class, and\n"
 "                         when several functions match (overloads, scopes) all\n"
 "                         are probed; each symbol probed is printed\n"
+"  -b, --barrier FILE:LINE or 0xADDR or BINARY+0xADDR\n"
+"                         a place: the pthread_cond_wait calls there are\n"
+"                         barrier waits (an inline BARRIER macro: its line as\n"
+"                         the report prints it, or the call's address as\n"
+"                         objdump or the JSON report shows it); a line that\n"
+"                         calls a function of the program makes it a barrier\n"
 "      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
 "                         (in C++: the function or its class is so named, not\n"
-"                         its parameter types; constructors never)\n"
+"                         its parameter types; constructors never), nor\n"
+"                         condition variables used as inline barriers (all\n"
+"                         threads but one wait, one broadcast from the same\n"
+"                         function releases them, every time)\n"
 "  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
 "                         code samples (LIME causes) and spin waits; default\n"
 "                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
@@ -76,6 +85,7 @@ static const char record_usage[] =
 "  scalebpf record -p 4242 --duration 10\n"
 "  scalebpf record --barrier my_barrier -- ./splash_lu -p4\n"
 "  scalebpf record --barrier parsec::parsec_barrier_wait -- ./streamcluster ...\n"
+"  scalebpf record --barrier lu.c:679 -- ./splash_lu -p4\n"
 "then: scalebpf report -i run.sbp\n";
 
 static volatile sig_atomic_t stop_signal;

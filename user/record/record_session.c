@@ -55,6 +55,8 @@ static void add_library(const char *path, void *ctx)
 	sb_plan_add_library(&r->plan, path);
 }
 
+#define SB_COND_LOG_MAX (4u << 20)
+
 static int plan_probes(struct sb_rec *r)
 {
 	int ret;
@@ -77,6 +79,11 @@ static int plan_probes(struct sb_rec *r)
 	if (r->plan.n == 0)
 		note(r, "warning: no synchronization functions found to probe in %s or its "
 		     "libraries: only waits and threads will be recorded", r->exe);
+	/* Inline condvar barriers show only in the whole history: kept for
+	 * the end (SB_COND_LOG_MAX events of 48 bytes at most). */
+	if (r->plan.condvars &&
+	    sb_builder_keep_log(r->builder, SB_COND_LOG_MAX, r->plan.condvars_named))
+		return sb_rec_fail(r, "out of memory");
 	return 0;
 }
 
@@ -93,9 +100,12 @@ static int attach_probes(struct sb_rec *r)
 		bool exact = p->role == SB_ROLE_EXACT;
 
 		cookie = SB_COOKIE_MAKE(i, flags);
+		/* A wake-up call's return tells nothing. */
+		bool ret = !exact && p->role != SB_ROLE_COND_BROADCAST;
+
 		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, exact, cookie,
 					 err, sizeof(err)) ||
-		    (!exact && sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, false,
+		    (ret && sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, false,
 						    cookie, err, sizeof(err)))) {
 			if (!r->spawned && !sb_target_alive(r->pid))
 				return sb_rec_fail(r, "process %d exited during attach", r->pid);

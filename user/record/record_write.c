@@ -82,11 +82,17 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
 	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
-	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
-		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
+	size_t entry_only = 0;
+
+	for (size_t i = 0; i < r->plan.n; i++)
+		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
+		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST;
+	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
+		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
 		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
-		 "spin waits)",
-		 r->plan.n, r->sample_hz);
+		 "spin waits)", r->plan.n, entry_only ? "; " : "", entry_only,
+		 entry_only ? " entry only" : "",
+		 r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
 	buf[0] = 0;
@@ -283,6 +289,34 @@ int sb_rec_write(struct sb_rec *r)
 		snprintf(r->notes + len, sizeof(r->notes) - len,
 			 "%sdebug info from separate files: %s", len ? "; " : "",
 			 sb_symbolizer_debug_files(sym));
+	}
+	{
+		struct sb_builder_stats st;
+		size_t len = strlen(r->notes);
+
+		/* Found only now, from the whole history: tell how. */
+		sb_builder_get_stats(r->builder, &st);
+		if (st.cond_barriers && r->plan.condvars_named)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%s--barrier: %llu condition variable%s waited on at the named "
+				 "sites (%llu release episodes): barrier sections there",
+				 len ? "; " : "", (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", (unsigned long long)st.cond_episodes);
+		else if (st.cond_barriers)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline barrier detected: %llu condition variable%s used as "
+				 "mutex + condvar barrier%s (%llu release episodes), sections at "
+				 "the pthread_cond_wait call sites; --no-auto-barrier to ignore, "
+				 "--barrier FILE:LINE to choose", len ? "; " : "",
+				 (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", st.cond_barriers > 1 ? "s" : "",
+				 (unsigned long long)st.cond_episodes);
+		else if (st.cond_log_full)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline condvar barriers not looked for: more events than "
+				 "the history keeps", len ? "; " : "");
+		if (!r->quiet && (st.cond_barriers || st.cond_log_full))
+			fprintf(stderr, "scalebpf: %s\n", r->notes + len + (len ? 2 : 0));
 	}
 	add_meta(r, p, c);
 	{

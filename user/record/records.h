@@ -35,6 +35,8 @@ struct sb_records {
 	struct sb_idmap *starts;    /* tid -> its start routine (pthread_create) */
 	struct sb_idmap *creating;  /* tid in pthread_create -> the start routine */
 	struct sb_idmap *sites;     /* (return address, caller, probe) -> call site */
+	struct sb_idmap *condwaits; /* tid in pthread_cond_wait -> the condvar */
+	struct sb_idmap *condsites; /* ... -> its call site */
 };
 
 /*

@@ -187,7 +187,8 @@ static int sections_text(const struct sb_report_ctx *r, FILE *f)
 	if (!p->nsections) {
 		fputs("No parallel sections were recorded: no barrier, OpenMP region or joined "
 		      "thread group completed while recording.\nIf the program builds its own "
-		      "barriers, name them with --barrier SYMBOL.\n\n", f);
+		      "barriers, name them with --barrier SYMBOL, or --barrier FILE:LINE for an inline\n"
+		      "one (a BARRIER macro: the line of its condition waits).\n\n", f);
 		return 0;
 	}
 	if (!r->order)
