@@ -96,3 +96,21 @@ for cc in gcc clang; do
 	timed_group "unwind cause ($cc)" unwind_cause_group $cc cause
 	timed_group "unwind cause2 ($cc)" unwind_cause_group $cc cause2
 done
+
+# OpenMP outlined functions run under a pending uretprobe (the region
+# probe): the stack copy holds the "[uprobes]" trampoline in their return
+# slot, which the unwinder must replace by the kernel's original, never
+# stop at or emit.
+unwind_omp_group() {
+	local j=$TMP/unwind_omp.json
+	[ -x "$WL/omp_imbalance" ] || { echo "skip unwind omp: omp_imbalance not built"; return; }
+	if OMP_NUM_THREADS=2 record_json "$j" -F 999 -- "$WL/omp_imbalance" 20 2000; then
+		jqcheck "unwind omp: trampoline slots given their original return address, none lost" "$j" \
+			'.meta | (.unwind_trampolines | tonumber) > 0 and (.unwind_stop_trampoline | tonumber) == 0'
+		jqcheck "unwind omp: >= 95% of the unwinds complete through libgomp" "$j" \
+			'.meta | (.unwind_stop_outermost | tonumber) * 100 >= (.unwind_samples | tonumber) * 95'
+	else
+		bad "unwind omp: record"
+	fi
+}
+unwind_omp_group
