@@ -192,8 +192,10 @@ bench omp_regions 1.05 "OMP_NUM_THREADS=$THREADS" \
 bench addr_mix 1.03 "" \
 	"$WORKLOADS/addr_mix" "$ADDR_MSTEPS" "$ADDR_PASSES"
 # exact mode (`scalebpf cc`, every block counted, recorded) against the
-# plain clang build: compute-bound (sb_work: one block per ~4-cycle
-# iteration, the worst case) and memory-bound (lime_cache's chase)
+# plain clang build ($WORKLOADS/clang/, from `make workloads`; `scalebpf cc`
+# adds frame pointers, the plain build has none): compute-bound (sb_work:
+# one block per ~4-cycle iteration, the worst case) and memory-bound
+# (lime_cache's chase)
 if [ -x "$WORKLOADS/exact/lime_owner" ] && [ -x "$WORKLOADS/clang/lime_owner" ]; then
 	BENCH_RECORDED="$WORKLOADS/exact/lime_owner"
 	bench exact:owner 10 "" \
@@ -203,7 +205,7 @@ if [ -x "$WORKLOADS/exact/lime_owner" ] && [ -x "$WORKLOADS/clang/lime_owner" ];
 		"$WORKLOADS/clang/lime_cache" 4 10 "$EXACT_ACCESSES"
 	BENCH_RECORDED=
 else
-	echo "bench: exact-mode builds missing (make workloads-exact): exact mode not measured" >&2
+	echo "bench: exact-mode or clang builds missing (make workloads workloads-exact): exact mode not measured" >&2
 fi
 
 echo
