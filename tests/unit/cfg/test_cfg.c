@@ -45,6 +45,40 @@ static struct sb_cfg *build(void)
 	return g;
 }
 
+/*
+ * Guards looked for through single-exit blocks:
+ *   0 `if` -> 1 `x++` -(straight line)-> 2 call: 0 also jumps to 2, so 0
+ *   decides nothing about 2 (both its ways lead there);
+ *   3 `if` -> 4 jmp -> 5 jmp -> 6: 3 alone decides 6 (3 -> 7 otherwise).
+ */
+static void guards(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+
+	sb_cfg_add_func(g, "h", 0x3000, 0x3080);
+	for (uint64_t i = 0; i < 8; i++)
+		sb_cfg_add_block(g, 0, 0x3000 + 0x10 * i, 0x3010 + 0x10 * i, 0x300c + 0x10 * i);
+	sb_cfg_add_edge(g, 0, 1, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 0, 2, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 1, 2, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 3, 7, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 4, 5, SB_EDGE_JUMP);
+	sb_cfg_add_edge(g, 5, 6, SB_EDGE_JUMP);
+	sb_cfg_add_edge(g, 6, 7, SB_EDGE_SEQUENTIAL);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize guards graph");
+	CHECK(sb_cfg_guards(g, 2, gs, SB_CFG_MAX_GUARDS) == -1 &&
+	      sb_cfg_conditional_pred(g, 2) == -1, "a branch both of whose ways lead on decides nothing");
+	CHECK(sb_cfg_conditional_pred(g, 1) == 0, "the `if` guards its then-block");
+	CHECK(sb_cfg_guards(g, 6, gs, SB_CFG_MAX_GUARDS) == 1 && gs[0] == 3 &&
+	      sb_cfg_conditional_pred(g, 6) == 3, "guard found through two jmp blocks");
+	CHECK(sb_cfg_guards(g, 3, gs, SB_CFG_MAX_GUARDS) == -1, "entered by a call's return");
+	CHECK(sb_cfg_guards(g, 0, gs, SB_CFG_MAX_GUARDS) == -1, "function entry: no guard");
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	struct sb_cfg *g = build();
@@ -98,5 +132,6 @@ int main(void)
 		sb_cfg_free(m);
 	}
 	sb_cfg_free(g);
+	guards();
 	return CHECK_DONE("test_cfg");
 }
