@@ -390,12 +390,16 @@ bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
 
 /*
  * Collects into gs the conditional branches guarding block b, walking back
- * through blocks whose one way out leads on to b (an unconditional jump, a
- * straight-line run into a branch target): every run of such a block runs
- * b, so what decides it decides b.  One guard is a (block, out edge) pair;
- * a branch reaching b by both of its edges decides nothing, and a path
- * into b that is no branch (a call's return, a function's entry, a block
- * entered by a back edge on the way) means b runs unguarded.
+ * through blocks that are only an unconditional jump (a lone `jmp`, as
+ * compilers leave where a duplicated path rejoins): such a block does
+ * nothing but lead on to b, so what decides it decides b.  Blocks with
+ * code of their own are not looked through, even when they only run on
+ * into b: a loop's preheader is no decision, and the loop body it enters
+ * may be a cause of its own (time spent, not a branch taken).  One guard
+ * is a (block, out edge) pair; a branch reaching b by both of its edges
+ * decides nothing, and a path into b that is no branch (a call's return,
+ * straight-line code, a function's entry, a back edge on the way) means b
+ * runs unguarded.
  */
 #define GUARD_DEPTH 8
 
@@ -417,8 +421,9 @@ static int collect_guards(const struct sb_cfg *g, uint32_t b, unsigned depth,
 			continue;
 		}
 		any = true;
-		if (e->kind == SB_EDGE_JUMP || e->kind == SB_EDGE_SEQUENTIAL) {
+		if (e->kind == SB_EDGE_JUMP) {
 			if (depth >= GUARD_DEPTH || sb_cfg_nout(g, e->src) != 1 ||
+			    g->blocks[e->src].start != g->blocks[e->src].last_insn ||
 			    collect_guards(g, e->src, depth + 1, gs, via, max, n))
 				return -1;
 			continue;

@@ -115,14 +115,14 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 
 /*
  * The conditional branches that decide whether block b runs (back and
- * call edges into b aside), looking back through blocks whose only way
- * out leads on to b (a lone `jmp`, straight-line code into a branch
- * target).  Several guards are several decisions, or one the compiler
+ * call edges into b aside), looking back through blocks that are only an
+ * unconditional jump (a lone `jmp`; blocks with code of their own, a
+ * loop's preheader, are not decisions and are not looked through).  Several guards are several decisions, or one the compiler
  * duplicated (clang's 32/64-bit division fast path copies the test after
  * a `%`): which, only the source lines can tell, so callers compare them.
  * Returns how many were stored in gs (at most max, <= SB_CFG_MAX_GUARDS),
- * or -1: b is reached some other way too (a call's return, a function's
- * entry, a branch both of whose edges lead to it), or more guards than
+ * or -1: b is reached some other way too (a call's return, straight-line
+ * code, a function's entry, a branch both of whose edges lead to it), or more guards than
  * max (needs finalize).
  */
 #define SB_CFG_MAX_GUARDS 8
