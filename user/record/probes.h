@@ -50,6 +50,9 @@ struct sb_plan {
 	char **libs;            /* canonical paths of the loaded libraries */
 	size_t nlibs;
 	bool exact;             /* the executable counts its blocks (exact mode) */
+	bool lenient;           /* following: a --barrier absent from one image
+				 * is a note, not an error */
+	uint32_t barriers_found; /* bit i: --barrier i matched in some image */
 	bool trace_mem;         /* ... and traces its loads and stores */
 };
 
@@ -73,5 +76,14 @@ typedef void (*sb_plan_msg_fn)(void *ctx, const char *fmt, ...);
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx);
+
+/* After libraries were added (dlopen): the runtime functions that some
+ * binary now imports.  Returns probes added, or -errno. */
+int sb_plan_add_runtime(struct sb_plan *pl, const char *exe);
+/* A library that is not a runtime, loaded by dlopen: its OpenMP outlined
+ * functions and (auto_barrier) its barrier functions, as for the
+ * executable.  Returns probes added, or -errno. */
+int sb_plan_add_user_binary(struct sb_plan *pl, const char *path, bool auto_barrier,
+			    sb_plan_msg_fn msg, void *ctx);
 
 #endif

@@ -73,18 +73,20 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
 						i ? " " : "", r->cmd[i]);
 	sb_profile_meta_set(p, "command", r->spawned ? buf : "");
-	sb_profile_meta_set(p, "executable", r->exe);
+	/* The process image the profile is made of (follow.c). */
+	sb_profile_meta_set(p, "executable", r->fw.cur->exe);
 	sb_profile_meta_set(p, "attach", r->spawned ? "spawned" : "pid");
-	sb_profile_meta_set_u64(p, "pid", (uint64_t)r->pid);
+	sb_profile_meta_set_u64(p, "pid", (uint64_t)r->fw.cur->pid);
+	sb_follow_meta(r, p, r->fw.cur);
 	sb_profile_meta_set_u64(p, "start_realtime", (uint64_t)r->start_realtime);
 	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
 	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
 		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
-		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
+		 "sched_process_exit, sched_process_exec; cpu-clock sampling: %u Hz (per-thread IP samples, "
 		 "spin waits)",
-		 r->plan.n, r->sample_hz);
+		 r->fw.cur->nprobes, r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
 	buf[0] = 0;
@@ -103,6 +105,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	sb_profile_meta_set_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
 	sb_profile_meta_set_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
+	sb_profile_meta_set_u64(p, "drops_proc", c[SB_CNT_DROP_PROC]);
+	sb_profile_meta_set_u64(p, "follow_full", c[SB_CNT_FOLLOW_FULL]);
 	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
 	sb_profile_meta_set(p, "block_counts", r->plan.exact ?
 			    "exact (scalebpf cc: every block counted per thread)" :
@@ -227,6 +231,45 @@ out:
 	return ret;
 }
 
+static void add_note(struct sb_rec *r, const char *fmt, const char *a, const char *b)
+{
+	size_t len = strlen(r->notes);
+
+	snprintf(r->notes + len, sizeof(r->notes) - len, "%s", len ? "; " : "");
+	len = strlen(r->notes);
+	snprintf(r->notes + len, sizeof(r->notes) - len, fmt, a, b);
+}
+
+/*
+ * The notes of the profile's image first (what planning its probes
+ * found), then what following left out: the user must not be told to
+ * name a barrier when the work ran in a process that was not followed.
+ */
+static void follow_notes(struct sb_rec *r)
+{
+	char keep[sizeof(r->notes)];
+	struct sb_proc *p = r->fw.cur;
+
+	snprintf(keep, sizeof(keep), "%s", r->notes);
+	snprintf(r->notes, sizeof(r->notes), "%s", p->notes);
+	if (*keep)
+		add_note(r, "%s%s", keep, "");
+	if (p->nprobes == 0 && r->spawned && r->follow)
+		add_note(r, "warning: no synchronization functions found to probe in %s or its "
+			 "libraries%s: only waits and threads were recorded", p->exe,
+			 r->fw.nprocs > 1 ? " (the process that did the most work)" : "");
+	if (*r->fw.not_followed)
+		add_note(r, "processes not followed: %s%s", r->fw.not_followed,
+			 r->follow ? "" : " (record with --follow)");
+	for (size_t i = 0; i < r->nbarriers && i < 32; i++)
+		if (r->plan.lenient && !(r->plan.barriers_found & (1u << i))) {
+			fprintf(stderr, "scalebpf record: --barrier %s: no such function in any "
+				"process followed\n", r->barriers[i]);
+			add_note(r, "warning: --barrier %s: no such function in any process "
+				 "followed%s", r->barriers[i], "");
+		}
+}
+
 int sb_rec_write(struct sb_rec *r)
 {
 	struct sb_profile *p = sb_profile_alloc();
@@ -240,10 +283,13 @@ int sb_rec_write(struct sb_rec *r)
 	if (!p)
 		return sb_rec_fail(r, "out of memory");
 	sb_bpf_read_counters(r->bpf, c);
+	/* One profile: the image that did the work (the others are listed). */
+	sb_follow_use(r, sb_follow_choose(r));
 	if (sb_builder_finish(r->builder)) {
 		sb_rec_fail(r, "out of memory while building sections");
 		goto out;
 	}
+	follow_notes(r);
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
