@@ -18,7 +18,6 @@
 #include "binary/elfsym.h"
 #include "binary/procmaps.h"
 #include "clock.h"
-#include "profile/profile.h"
 #include "record_bpf.h"
 #include "record_session.h"
 #include "util/idmap.h"
@@ -172,6 +171,22 @@ static void add_library(const char *path, void *ctx)
 	sb_plan_add_library(&c->r->plan, path);
 }
 
+/* Whether an executable creates threads: it imports (or, static, has)
+ * pthread_create or an OpenMP fork. */
+static bool starts_threads(const char *exe)
+{
+	static const char *const fns[] = { "pthread_create", "GOMP_parallel",
+					   "__kmpc_fork_call", NULL };
+	char err[256];
+	struct sb_elf *e = sb_elf_open(exe, err, sizeof(err));
+	bool yes = false;
+
+	for (int i = 0; e && fns[i] && !yes; i++)
+		yes = sb_elf_imports(e, fns[i]) || !sb_elf_func_by_name(e, fns[i], NULL, NULL);
+	sb_elf_close(e);
+	return yes;
+}
+
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 {
 	struct plan_ctx c = { r, p };
@@ -187,8 +202,11 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 		sb_target_libraries(p->exe, add_library, &c);
 	}
 	/* Launchers run first: a --barrier in none of their images is
-	 * only an error once no image had it (sb_rec_write). */
-	r->plan.lenient = r->follow && r->spawned;
+	 * only an error once no image had it (sb_rec_write).  A command
+	 * that starts threads itself is the program: a name it lacks is a
+	 * typo, said at once as without following. */
+	r->plan.lenient = r->follow && r->spawned &&
+			  (p != r->fw.procs[0] || !starts_threads(p->exe));
 	return sb_plan_build(&r->plan, p->exe, r->barriers, r->nbarriers, r->auto_barrier,
 			     image_note, &c);
 }
@@ -260,6 +278,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	char err[512];
 	int added = 0;
 
+	p->nprobes = 0;
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
 		uint64_t flags = pr->arg, cookie;
@@ -412,10 +431,15 @@ static void on_dlopen(struct sb_rec *r, const struct sb_rec_proc *e)
 	for (size_t i = 0; i < sb_maps_nbinaries(p->maps); i++) {
 		const char *path = sb_maps_binary_path(p->maps, (int)i);
 
-		if (has_bin(p, path))
+		/* ld.so maps its cache too: only ELF files are libraries. */
+		if (has_bin(p, path) || !sb_maps_binary_elf(p->maps, (int)i))
 			continue;
 		add_library(path, &c);
 		r->fw.dlopen_libs++;
+		if (strlen(r->fw.late_libs) + strlen(path) + 3 < sizeof(r->fw.late_libs))
+			snprintf(r->fw.late_libs + strlen(r->fw.late_libs),
+				 sizeof(r->fw.late_libs) - strlen(r->fw.late_libs), "%s%s",
+				 *r->fw.late_libs ? ", " : "", path);
 		if (sb_plan_add_user_binary(&r->plan, path, r->auto_barrier && !r->nbarriers,
 					    image_note, &c) < 0)
 			r->fw.attach_errors++;
@@ -510,80 +534,6 @@ bool sb_follow_alive(struct sb_rec *r)
 			return true;
 	}
 	return false;
-}
-
-uint64_t sb_follow_oncpu(struct sb_rec *r, struct sb_proc *p)
-{
-	uint64_t sum = 0;
-	size_t it = 0;
-	void *v;
-
-	while (sb_idmap_next(p->threads, &it, NULL, NULL, &v)) {
-		const struct sb_thread *t = v;
-		uint64_t on = t->oncpu_ns;
-
-		if (!t->end_ns)
-			sb_bpf_thread_oncpu(r->bpf, t->tid, r->end_ns, &on);
-		sum += on;
-	}
-	return sum;
-}
-
-struct sb_proc *sb_follow_choose(struct sb_rec *r)
-{
-	struct sb_proc *best = NULL;
-	uint64_t best_inst = 0, best_cpu = 0;
-
-	for (size_t i = 0; i < r->fw.nprocs; i++) {
-		struct sb_proc *p = r->fw.procs[i];
-		struct sb_builder_stats st;
-		uint64_t cpu = sb_follow_oncpu(r, p);
-
-		sb_builder_get_stats(p->builder, &st);
-		if (!best || st.instances > best_inst ||
-		    (st.instances == best_inst && cpu > best_cpu)) {
-			best = p;
-			best_inst = st.instances;
-			best_cpu = cpu;
-		}
-	}
-	return best;
-}
-
-void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *chosen)
-{
-	char buf[4096];
-	size_t len = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; i < r->fw.nprocs && len + 200 < sizeof(buf); i++) {
-		struct sb_proc *p = r->fw.procs[i];
-		struct sb_builder_stats st;
-
-		sb_builder_get_stats(p->builder, &st);
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-					"%s%d %s (%s; on-CPU %.1f ms; %llu instances; %zu probes)%s",
-					i ? "; " : "", p->pid, p->exe,
-					p->gen ? "exec'd" : p->parent ? "forked" : "started",
-					(double)sb_follow_oncpu(r, p) / 1e6,
-					(unsigned long long)st.instances, p->nprobes,
-					p == chosen ? " [profile]" : "");
-	}
-	sb_profile_meta_set(prof, "processes", buf);
-	sb_profile_meta_set_u64(prof, "processes_followed", r->fw.nprocs);
-	sb_profile_meta_set(prof, "follow", r->follow ? (r->spawned ?
-			    "on (exec, fork, dlopen; stopped until probed)" :
-			    "on (exec, fork, dlopen; probes attached asynchronously)") : "off");
-	sb_profile_meta_set(prof, "not_followed", r->fw.not_followed);
-	sb_profile_meta_set_u64(prof, "follow_stops", r->fw.stops);
-	sb_profile_meta_set_u64(prof, "follow_stop_ns_max", r->fw.stop_ns_max);
-	sb_profile_meta_set_u64(prof, "follow_stop_ns_total", r->fw.stop_ns_total);
-	sb_profile_meta_set_u64(prof, "follow_async_delay_ns_max", r->fw.async_delay_max_ns);
-	sb_profile_meta_set_u64(prof, "follow_attach_errors", r->fw.attach_errors);
-	sb_profile_meta_set_u64(prof, "dlopen_events", r->fw.dlopen_events);
-	sb_profile_meta_set_u64(prof, "dlopen_libraries", r->fw.dlopen_libs);
-	sb_profile_meta_set_u64(prof, "probes_late", r->fw.late_probes);
-	sb_profile_meta_set_u64(prof, "records_unrouted", r->fw.unrouted);
 }
 
 void sb_follow_free(struct sb_rec *r)

@@ -72,6 +72,7 @@ struct sb_follow_state {
 	uint64_t unrouted;           /* records of a thread of no known image */
 	uint64_t async_delay_max_ns; /* -p: record to probes in, at most */
 	char not_followed[1024];     /* "pid comm (why)", comma-separated */
+	char late_libs[512];         /* libraries found mapped after start */
 	char barriers_missing[256];  /* --barrier names no image had */
 };
 

@@ -261,13 +261,20 @@ static void follow_notes(struct sb_rec *r)
 	if (*r->fw.not_followed)
 		add_note(r, "processes not followed: %s%s", r->fw.not_followed,
 			 r->follow ? "" : " (record with --follow)");
-	for (size_t i = 0; i < r->nbarriers && i < 32; i++)
-		if (r->plan.lenient && !(r->plan.barriers_found & (1u << i))) {
-			fprintf(stderr, "scalebpf record: --barrier %s: no such function in any "
-				"process followed\n", r->barriers[i]);
-			add_note(r, "warning: --barrier %s: no such function in any process "
-				 "followed%s", r->barriers[i], "");
-		}
+}
+
+/* --barrier names looked up in every image followed (probes.h, lenient):
+ * one that none had is the error it is without following, once the
+ * profile is written.  Returns 1 then (the exit code). */
+static int barriers_missing(struct sb_rec *r)
+{
+	int ret = 0;
+
+	for (size_t i = 0; r->plan.lenient && i < r->nbarriers && i < 32; i++)
+		if (!(r->plan.barriers_found & (1u << i)))
+			ret = sb_rec_fail(r, "--barrier %s: no such function in any process "
+					  "followed", r->barriers[i]);
+	return ret;
 }
 
 int sb_rec_write(struct sb_rec *r)
@@ -343,7 +350,7 @@ int sb_rec_write(struct sb_rec *r)
 		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
 			"full): raise --ringbuf-mb or lower -F\n",
 			(unsigned long long)sb_rec_drops(c));
-	ret = 0;
+	ret = barriers_missing(r);
 out:
 	sb_eventmap_free(em);
 	sb_symbolizer_free(sym);
