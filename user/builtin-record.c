@@ -177,6 +177,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	r->ncmd = argc - optind;
 	if (!r->follow_set)
 		r->follow = r->ncmd > 0;
+	r->follow_image = r->follow || !r->follow_set;
 	if ((r->pid > 0) == (r->ncmd > 0)) {
 		fprintf(stderr, "scalebpf record: give either -p PID or -- CMD [ARGS...]\n\n%s",
 			record_usage);
@@ -232,7 +233,7 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		r->stop_reason = "target exited";
 		return true;
 	}
-	if (!sb_target_alive(r->pid)) {
+	if (!sb_target_alive(r->pid) && !(r->follow && sb_follow_alive(r))) {
 		r->stop_reason = "target exited";
 		return true;
 	}

@@ -154,8 +154,8 @@ pid_follow_group() {
 	c=${FOLLOW_CCS%% *}
 	c=${c##*/}
 	loc=$(site barrier barrier_ratio.c)
-	# The shell sleeps first: record attaches before the fork.
-	sh -c 'sleep 0.7; "$@"; exit $?' sh "$FD/barrier_ratio_$c" 4 40 3000 &
+	# The shell sleeps first: record (~0.5 s to set up) attaches before the fork.
+	sh -c 'sleep 2; "$@"; exit $?' sh "$FD/barrier_ratio_$c" 4 40 3000 &
 	pid=$!
 	sleep 0.2
 	if ! record_json "$j" --follow -p "$pid"; then

@@ -309,7 +309,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		*slot = (void *)1;
 		added++;
 	}
-	if (attach_dl_hook(r, p, err, sizeof(err)) && !strict)
+	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
 	return added;
 }
@@ -385,7 +385,7 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	}
 	if (sb_target_exe(pid, exe, sizeof(exe)))
 		return;   /* gone already */
-	if (!r->follow) {
+	if (!r->follow_image) {
 		not_followed(r, pid, exe, "exec; --no-follow");
 		return;
 	}

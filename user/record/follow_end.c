@@ -73,7 +73,9 @@ void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *c
 	sb_profile_meta_set_u64(prof, "processes_followed", r->fw.nprocs);
 	sb_profile_meta_set(prof, "follow", r->follow ? (r->spawned ?
 			    "on (exec, fork, dlopen; stopped until probed)" :
-			    "on (exec, fork, dlopen; probes attached asynchronously)") : "off");
+			    "on (exec, fork, dlopen; probes attached asynchronously)") :
+			    r->follow_image ? "exec and dlopen (probes attached asynchronously); "
+			    "forks not followed (--follow)" : "off");
 	sb_profile_meta_set(prof, "not_followed", r->fw.not_followed);
 	sb_profile_meta_set_u64(prof, "follow_stops", r->fw.stops);
 	sb_profile_meta_set_u64(prof, "follow_stop_ns_max", r->fw.stop_ns_max);

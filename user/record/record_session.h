@@ -30,6 +30,8 @@ struct sb_rec {
 	size_t nbarriers;
 	bool auto_barrier, quiet, tty;
 	bool follow, follow_set;     /* --follow/--no-follow (default: on with -- CMD) */
+	bool follow_image;           /* exec and dlopen of followed processes: all
+				      * but an explicit --no-follow (-p too) */
 	unsigned sample_hz;
 	uint64_t max_instances;
 	unsigned long ringbuf_mb;
