@@ -397,6 +397,8 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 		memcpy(x.comm, old->comm, sizeof(x.comm));
 		sb_follow_use(r, old);
 		sb_rec_thread_exit(r, &x);
+		/* Its maps are frozen: the pid's mappings are the new image's. */
+		r->recs.pid = 0;
 		old->done = true;
 		old->end_ns = e->hdr.ts;
 	}
