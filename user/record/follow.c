@@ -361,7 +361,8 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	if (!parent || r->fw.stopping ||
 	    !(p = proc_new(r, (int)t->tgid, parent->exe, 0, parent->pid))) {
 		sb_bpf_follow(r->bpf, (int)t->tgid, false);
-		not_followed(r, (int)t->tgid, comm, parent ? "limit of processes" : "parent unknown");
+		not_followed(r, (int)t->tgid, comm, !parent ? "parent unknown" :
+			     r->fw.stopping ? "after recording stopped" : "limit of processes");
 		return;
 	}
 	memcpy(p->comm, comm, sizeof(p->comm));
@@ -404,7 +405,8 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	}
 	if (r->fw.stopping || !(p = proc_new(r, pid, exe, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
-		not_followed(r, pid, exe, "exec; limit of processes");
+		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :
+			     "exec; limit of processes");
 		return;
 	}
 	memcpy(p->comm, e->comm, 16);
