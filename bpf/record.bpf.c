@@ -35,6 +35,19 @@ const volatile __u32 follow_forks = 0;
 
 #define SB_SIGSTOP 19
 
+/*
+ * tgid -> 1: its image has probes, so a child it forks waits, stopped,
+ * until they are attached for the child too.  Written by userspace only
+ * (follow.c); a shell's image has none, and its children (which exec at
+ * once, and stop there) need not stop twice.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SB_MAX_FOLLOWED);
+	__type(key, __u32);
+	__type(value, __u8);
+} fork_stop SEC(".maps");
+
 /* tid -> its on-CPU time and open waits (sbpf_events.h: userspace seeds
  * and reads it too). */
 struct {
@@ -497,10 +510,12 @@ int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 	__u32 tgid = BPF_CORE_READ(task, tgid), parent = (__u32)(cur >> 32);
 
 	if (tgid != parent) {   /* a new process */
-		struct sb_follow f = { .flags = stop_mode ? SB_FOLLOW_PENDING_STOP : 0 };
+		struct sb_follow f = { 0 };
 
 		if (!follow_of(parent))
 			return 0;
+		if (stop_mode && bpf_map_lookup_elem(&fork_stop, &parent))
+			f.flags = SB_FOLLOW_PENDING_STOP;
 		/* Not following: still told, so the profile can say what
 		 * it left out. */
 		if (follow_forks && bpf_map_update_elem(&followed, &tgid, &f, BPF_ANY)) {
@@ -576,7 +591,9 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);
 	bpf_map_delete_elem(&threads, &tid);
 	/* A reused tgid must not be followed. */
-	if (group_dead)
+	if (group_dead) {
 		bpf_map_delete_elem(&followed, &tgid);
+		bpf_map_delete_elem(&fork_stop, &tgid);
+	}
 	return 0;
 }

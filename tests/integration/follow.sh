@@ -78,6 +78,23 @@ for cc in $FOLLOW_CCS; do
 	fi
 done
 
+# --- a driver script that runs many short commands before the worker:
+# more process images than record keeps (256); those that ended without
+# a section make room, so the worker is still followed.
+busy_script_group() {
+	local c=$1 j=$FD/busy_script_$1.json bin=$FD/barrier_ratio_$1
+	if ! record_json "$j" -- sh -c 'for i in $(seq 140); do /bin/true; done; "$@"' sh \
+		"$bin" 4 40 3000; then
+		bad "follow busy script ($c): record"
+		return
+	fi
+	follow_sections "follow busy script ($c)" "$j" "$(site barrier barrier_ratio.c)" barrier 4 40
+	jqcheck "follow busy script ($c): 280+ images, those without sections unlisted, none unfollowed" "$j" \
+		"(.meta.processes_followed | tonumber) >= 282 and (.meta.processes_unlisted | tonumber) >= 1 and .meta.not_followed == \"\" and .meta.executable == \"$bin\""
+}
+c=${FOLLOW_CCS%% *}
+timed_group "follow busy script" busy_script_group "${c##*/}"
+
 # --- env OMP_NUM_THREADS=4 ./prog: the issue's own example ---------------
 omp_env_group() {
 	local j=$FD/omp_env.json bsel

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gelf.h>
@@ -49,12 +50,48 @@ static void free_proc(struct sb_proc *p)
 	free(p);
 }
 
+/*
+ * At the limit of images: drop those that ended without a section (a
+ * script's date, cat, sed...), so a long driver script cannot use up
+ * the slots before its real worker starts.  They are counted, not
+ * listed.  Never the first image nor the current one.
+ */
+static void reclaim(struct sb_rec *r)
+{
+	struct sb_follow_state *fw = &r->fw;
+	size_t k = 1;
+
+	for (size_t i = 1; i < fw->nprocs; i++) {
+		struct sb_proc *p = fw->procs[i];
+		struct sb_builder_stats st;
+		size_t it = 0;
+		uint64_t tid;
+		void *v;
+
+		sb_builder_get_stats(p->builder, &st);
+		if (p == fw->cur || !(p->done || p->end_ns) || st.instances) {
+			fw->procs[k++] = p;
+			continue;
+		}
+		while (sb_idmap_next(fw->tid_proc, &it, &tid, NULL, &v))
+			if (v == p) {   /* removing shifts entries: start over */
+				sb_idmap_remove(fw->tid_proc, tid, 0);
+				it = 0;
+			}
+		free_proc(p);
+		fw->reclaimed++;
+	}
+	fw->nprocs = fw->nprocs ? k : 0;
+}
+
 static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsigned gen,
 				int parent)
 {
 	struct sb_follow_state *fw = &r->fw;
 	struct sb_proc *p, **np;
 
+	if (fw->nprocs >= SB_MAX_PROCS)
+		reclaim(r);
 	if (fw->nprocs >= SB_MAX_PROCS || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->pid = pid;
@@ -187,9 +224,76 @@ static bool starts_threads(const char *exe)
 	return yes;
 }
 
+/*
+ * Executables planned already, by identity: their probes are in the plan
+ * (global, deduplicated), so another image of one needs only its binary
+ * list and notes.  Planning anew (ld.so --list, ELF symbols) took ~30-60
+ * ms a command on the development VM; a driver script runs hundreds.
+ */
+static int follow_plan_new(struct sb_rec *r, struct sb_proc *p, bool from_maps,
+			   struct plan_ctx *cp);
+
+struct sb_image_plan {
+	struct sb_image_plan *next;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	struct sb_proc *bins;   /* bins and notes only */
+};
+
+static struct sb_image_plan *planned(struct sb_rec *r, const struct stat *st)
+{
+	for (struct sb_image_plan *ip = r->fw.planned; ip; ip = ip->next)
+		if (ip->dev == st->st_dev && ip->ino == st->st_ino &&
+		    ip->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    ip->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return ip;
+	return NULL;
+}
+
+static void remember_plan(struct sb_rec *r, const struct stat *st, const struct sb_proc *p)
+{
+	struct sb_image_plan *ip = calloc(1, sizeof(*ip));
+
+	if (!ip || !(ip->bins = calloc(1, sizeof(*ip->bins)))) {
+		free(ip);
+		return;
+	}
+	ip->dev = st->st_dev;
+	ip->ino = st->st_ino;
+	ip->mtime = st->st_mtim;
+	for (size_t i = 0; i < p->nbins; i++)
+		add_bin(ip->bins, p->bins[i]);
+	memcpy(ip->bins->notes, p->notes, sizeof(p->notes));
+	ip->next = r->fw.planned;
+	r->fw.planned = ip;
+}
+
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 {
 	struct plan_ctx c = { r, p };
+	struct sb_image_plan *ip;
+	struct stat st;
+	bool known = !from_maps && !stat(p->exe, &st);
+	int ret;
+
+	if (known && (ip = planned(r, &st))) {
+		for (size_t i = 0; i < ip->bins->nbins; i++)
+			add_bin(p, ip->bins->bins[i]);
+		add_bin(p, p->exe);
+		memcpy(p->notes, ip->bins->notes, sizeof(p->notes));
+		return 0;
+	}
+	ret = follow_plan_new(r, p, from_maps, &c);
+	if (known && ret >= 0)
+		remember_plan(r, &st, p);
+	return ret;
+}
+
+static int follow_plan_new(struct sb_rec *r, struct sb_proc *p, bool from_maps,
+			   struct plan_ctx *cp)
+{
+	struct plan_ctx c = *cp;
 	int ret;
 
 	add_bin(p, p->exe);
@@ -311,6 +415,9 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	}
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
+	/* Its children stop until probed only when there is something to
+	 * probe in them: the dlopen hook alone goes in while they run. */
+	sb_bpf_fork_stop(r->bpf, p->pid, p->nprobes > 0);
 	return added;
 }
 
@@ -506,6 +613,8 @@ bool sb_follow_route(struct sb_rec *r, const void *data, size_t size)
 void sb_follow_thread_gone(struct sb_rec *r, uint32_t tid)
 {
 	sb_idmap_remove(r->fw.tid_proc, tid, 0);
+	if (!r->nthreads_live && r->fw.cur && !r->fw.cur->end_ns)
+		r->fw.cur->end_ns = sb_now_ns();   /* its last thread: it exited */
 }
 
 void sb_follow_refresh(struct sb_rec *r)
@@ -547,6 +656,13 @@ void sb_follow_free(struct sb_rec *r)
 	for (size_t i = 0; i < r->fw.nprocs; i++)
 		free_proc(r->fw.procs[i]);
 	free(r->fw.procs);
+	while (r->fw.planned) {
+		struct sb_image_plan *ip = r->fw.planned;
+
+		r->fw.planned = ip->next;
+		free_proc(ip->bins);
+		free(ip);
+	}
 	sb_idmap_free(r->fw.tid_proc);
 	sb_idmap_free(r->fw.attached);
 	memset(&r->fw, 0, sizeof(r->fw));

@@ -58,7 +58,11 @@ struct sb_proc {
 	char notes[1024];            /* what planning its probes said */
 };
 
+struct sb_image_plan;   /* follow.c: an executable planned already */
+
 struct sb_follow_state {
+	struct sb_image_plan *planned;   /* a script's commands exec the same
+					  * few binaries again and again */
 	struct sb_proc **procs;
 	size_t nprocs;
 	struct sb_proc *cur;         /* whose maps/builder/... sb_rec points at */
@@ -70,6 +74,7 @@ struct sb_follow_state {
 	uint64_t late_probes;        /* attached after the process started */
 	uint64_t attach_errors, dlopen_events, dlopen_libs;
 	uint64_t unrouted;           /* records of a thread of no known image */
+	uint64_t reclaimed;          /* images dropped at the limit: ended, no section */
 	uint64_t async_delay_max_ns; /* -p: record to probes in, at most */
 	char not_followed[1024];     /* "pid comm (why)", comma-separated */
 	char late_libs[512];         /* libraries found mapped after start */

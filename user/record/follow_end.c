@@ -70,7 +70,9 @@ void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *c
 					p == chosen ? " [profile]" : "");
 	}
 	sb_profile_meta_set(prof, "processes", buf);
-	sb_profile_meta_set_u64(prof, "processes_followed", r->fw.nprocs);
+	sb_profile_meta_set_u64(prof, "processes_followed", r->fw.nprocs + r->fw.reclaimed);
+	/* Dropped at the limit of images: ended without a section. */
+	sb_profile_meta_set_u64(prof, "processes_unlisted", r->fw.reclaimed);
 	sb_profile_meta_set(prof, "follow", r->follow ? (r->spawned ?
 			    "on (exec, fork, dlopen; stopped until probed)" :
 			    "on (exec, fork, dlopen; probes attached asynchronously)") :

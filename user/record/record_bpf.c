@@ -220,6 +220,17 @@ int sb_bpf_follow(struct sb_bpf *s, int pid, bool add)
 				    BPF_ANY);
 }
 
+int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
+{
+	__u32 k = (__u32)pid;
+	__u8 one = 1;
+
+	if (!stop)
+		return bpf_map__delete_elem(s->skel->maps.fork_stop, &k, sizeof(k), 0);
+	return bpf_map__update_elem(s->skel->maps.fork_stop, &k, sizeof(k), &one,
+				    sizeof(one), BPF_ANY);
+}
+
 static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *path,
 		      uint64_t offset, bool retprobe, uint64_t cookie, int pid,
 		      char *err, size_t errlen)

@@ -38,6 +38,9 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
  * distance from it to r_debug.r_state (bytes, runtime = link-time). */
 int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
 			   int64_t to_state, int pid, char *err, size_t errlen);
+/* Whether children pid forks wait (stopped) for their probes: when its
+ * image has some (launch mode). */
+int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop);
 /* Adds a process to (or removes it from) the followed set. */
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add);
 /* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
