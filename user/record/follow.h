@@ -92,6 +92,20 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict);
  * (launch) or what is mapped (attach), and plans the probes. */
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps);
 
+/* follow_plan.c, for follow.c: an image's binaries, what planning says. */
+struct sb_follow_ctx {
+	struct sb_rec *r;
+	struct sb_proc *p;
+};
+bool sb_proc_has_bin(const struct sb_proc *p, const char *path);
+/* Under the name given and its canonical one. */
+void sb_proc_add_bin(struct sb_proc *p, const char *path);
+/* sb_plan_msg_fn with a struct sb_follow_ctx: printed, kept with p. */
+void sb_follow_note(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A library of c->p's image: its binaries and the plan's libraries. */
+void sb_follow_add_library(const char *path, void *ctx);
+void sb_follow_free_plans(struct sb_rec *r);
+
 /* Routing (record_route.c): the image a record belongs to, made current.
  * A THREAD_NEW record of a new process is handled here (true: consumed). */
 bool sb_follow_route(struct sb_rec *r, const void *data, size_t size);
