@@ -97,7 +97,7 @@ RT_SRC := $(wildcard user/rt/*.c) $(wildcard user/rt/*.S)
 RT_OBJ := $(patsubst %,$(BUILD)/rt/%.o,$(notdir $(RT_SRC)))
 $(BUILD)/rt/%.o: user/rt/% user/rt/*.h include/*.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fPIC -fno-omit-frame-pointer $(WARN) -std=gnu11 -Iinclude -c $< -o $@
+	$(CC) -O2 -g -fPIC $(WARN) -std=gnu11 -Iinclude -c $< -o $@
 $(BUILD)/libscalebpf-rt.a: $(RT_OBJ)
 	rm -f $@
 	ar rcs $@ $^

@@ -192,8 +192,10 @@ bench omp_regions 1.05 "OMP_NUM_THREADS=$THREADS" \
 bench addr_mix 1.03 "" \
 	"$WORKLOADS/addr_mix" "$ADDR_MSTEPS" "$ADDR_PASSES"
 # exact mode (`scalebpf cc`, every block counted, recorded) against the
-# plain clang build: compute-bound (sb_work: one block per ~4-cycle
-# iteration, the worst case) and memory-bound (lime_cache's chase)
+# plain clang build ($WORKLOADS/clang/, from `make workloads`; `scalebpf cc`
+# adds frame pointers, the plain build has none): compute-bound (sb_work:
+# one block per ~4-cycle iteration, the worst case) and memory-bound
+# (lime_cache's chase)
 if [ -x "$WORKLOADS/exact/lime_owner" ] && [ -x "$WORKLOADS/clang/lime_owner" ]; then
 	BENCH_RECORDED="$WORKLOADS/exact/lime_owner"
 	bench exact:owner 10 "" \
@@ -203,7 +205,7 @@ if [ -x "$WORKLOADS/exact/lime_owner" ] && [ -x "$WORKLOADS/clang/lime_owner" ];
 		"$WORKLOADS/clang/lime_cache" 4 10 "$EXACT_ACCESSES"
 	BENCH_RECORDED=
 else
-	echo "bench: exact-mode builds missing (make workloads-exact): exact mode not measured" >&2
+	echo "bench: exact-mode or clang builds missing (make workloads workloads-exact): exact mode not measured" >&2
 fi
 
 echo
@@ -258,6 +260,78 @@ awk -v m="$am" -v c="$ac" -v r="$ar" -v l="${links:-?}" 'BEGIN {
 	printf "  uprobes as %s: %.3f s (%.1f%% of the recorded run, %.3f s)\n",
 	       l, m, (r > 0 ? m / r * 100 : 0), r
 	printf "  per-probe perf-event uprobes: %.3f s (%.1fx)\n", c, (m > 0 ? c / m : 0)
+}'
+
+# Unwinding (issue 9): samples carry 16 KiB of their user stack, unwound
+# with CFI in the recorder (--unwind cfi, the default), against the
+# frame-pointer walk alone (--unwind fp), side by side: plain, cfi, fp
+# runs interleaved, at -F 999 so samples dominate the difference.  What a
+# sample costs the target (the ratio) and the recorder (its CPU time over
+# the samples, from the profile), the unwind alone, and the depth found.
+mean() {   # mean N...: of the numbers
+	printf '%s\n' "$@" | awk '{ s += $1 } END { print (NR ? s / NR : 0) }'
+}
+meta() {   # meta FILE KEY: a metadata value of a profile
+	"$SCALEBPF" report -i "$1" --format json |
+		sed -n "s/.*\"$2\": *\"\([^\"]*\)\".*/\1/p" | head -n 1
+}
+echo "bench: unwind: OMP_NUM_THREADS=$THREADS $WORKLOADS/omp_regions $OMP_N $OMP_UNITS, -F 999" >&2
+# The kernel times BPF programs while this sysctl is 1 (restored after).
+stats0=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+bcfi="" bfp="" uplain="" ucfi="" ufp="" ccpu="" fcpu="" csmp="" fsmp="" uns="" urep="" udep="" fdep="" uend="" i=1
+while [ "$i" -le "$PAIRS" ]; do
+	run_timed env OMP_NUM_THREADS="$THREADS" "$WORKLOADS/omp_regions" "$OMP_N" "$OMP_UNITS"
+	uplain="$uplain $elapsed"
+	for mode in cfi fp; do
+		rm -f "$tmpdir/uw.sbp"
+		run_timed env OMP_NUM_THREADS="$THREADS" "$SCALEBPF" record -q -F 999 \
+			--unwind "$mode" -o "$tmpdir/uw.sbp" -- \
+			"$WORKLOADS/omp_regions" "$OMP_N" "$OMP_UNITS"
+		cpu=$(meta "$tmpdir/uw.sbp" recorder_cpu_ns)
+		smp=$(meta "$tmpdir/uw.sbp" samples)
+		if [ "$mode" = cfi ]; then
+			ucfi="$ucfi $elapsed" ccpu="$ccpu $cpu" csmp="$csmp $smp"
+			bcfi="$bcfi $(meta "$tmpdir/uw.sbp" bpf_sample_ns_per_run)"
+			uns="$uns $(meta "$tmpdir/uw.sbp" unwind_ns_per_sample)"
+			urep="$urep $(meta "$tmpdir/uw.sbp" unwind_ns_per_repeat)"
+			udep=$(meta "$tmpdir/uw.sbp" unwind_depth_mean)
+			fdep=$(meta "$tmpdir/uw.sbp" unwind_fp_depth_mean)
+			uend="$(meta "$tmpdir/uw.sbp" unwind_stop_outermost)/$(meta "$tmpdir/uw.sbp" unwind_samples)"
+		else
+			ufp="$ufp $elapsed" fcpu="$fcpu $cpu" fsmp="$fsmp $smp"
+			bfp="$bfp $(meta "$tmpdir/uw.sbp" bpf_sample_ns_per_run)"
+		fi
+	done
+	echo "bench:   run $i/$PAIRS: plain $(secs "${uplain##* }") s, cfi $(secs "${ucfi##* }") s," \
+		"fp $(secs "${ufp##* }") s" >&2
+	i=$((i + 1))
+done
+echo "$stats0" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+# shellcheck disable=SC2086
+up=$(median $uplain)
+# shellcheck disable=SC2086
+uc=$(median $ucfi)
+# shellcheck disable=SC2086
+uf=$(median $ufp)
+# per-sample recorder CPU: sum of CPU over the sum of samples, per mode
+cpc=$(printf '%s\n' $ccpu | awk '{ s += $1 } END { print s }')
+cpf=$(printf '%s\n' $fcpu | awk '{ s += $1 } END { print s }')
+smc=$(printf '%s\n' $csmp | awk '{ s += $1 } END { print s }')
+smf=$(printf '%s\n' $fsmp | awk '{ s += $1 } END { print s }')
+echo
+echo "unwinding (omp_regions, -F 999, median of $PAIRS interleaved runs; default recording is --unwind cfi)"
+awk -v p="$up" -v c="$uc" -v f="$uf" -v cc="$cpc" -v cf="$cpf" -v sc="$smc" -v sf="$smf" \
+    -v bc="$(mean $bcfi)" -v bf="$(mean $bfp)" -v ns="$(mean $uns)" -v rep="$(mean $urep)" -v dc="$udep" -v df="$fdep" -v e="$uend" 'BEGIN {
+	printf "  target: plain %.3f s, --unwind cfi %.3f s (ratio %.3f), --unwind fp %.3f s (ratio %.3f)\n",
+	       p, c, (p > 0 ? c / p : 0), f, (p > 0 ? f / p : 0)
+	printf "  recorder CPU (all of it: start, symbols, profile) per sample: cfi %.1f us, fp %.1f us (%d and %d samples)\n",
+	       (sc > 0 ? cc / sc / 1e3 : 0), (sf > 0 ? cf / sf / 1e3 : 0), sc, sf
+	printf "  BPF sample program per run (kernel.bpf_stats_enabled): cfi %.1f us, fp %.1f us\n",
+	       bc / 1e3, bf / 1e3
+	printf "  the unwind alone (recorder): %.1f us per sample, %.1f us with every pc seen before\n",
+	       ns / 1e3, rep / 1e3
+	printf "  depth: %s frames with cfi, %s by frame pointers; unwinds complete: %s\n", dc, df, e
 }'
 
 # LIME analysis cost on a synthetic instance (goal: under 2 s here).

@@ -59,6 +59,26 @@ site() {
 	echo "$2:$line"
 }
 
+# Every workload is built as users build programs (-O2 -g, no frame
+# pointers; tests/workloads/workloads.mk) twice: with gcc/g++ (OpenMP:
+# libgomp) in $WL, with clang/clang++ (OpenMP: libomp) in $WL/clang.
+# wl CC NAME: workload NAME as built by CC (gcc or clang).
+wl() {
+	case $1 in
+	gcc) echo "$WL/$2" ;;
+	clang) echo "$WL/clang/$2" ;;
+	*) echo "wl: unknown compiler '$1'" >&2; return 1 ;;
+	esac
+}
+
+# wl_built CC NAME: true when that build exists; else says it is skipped
+# (no clang, or no libomp for clang's OpenMP programs).
+wl_built() {
+	[ -x "$(wl "$1" "$2")" ] && return 0
+	echo "skip $2 ($1): not built (no $1, or no libomp)"
+	return 1
+}
+
 # record_json OUT.json ARGS...: record, then the JSON report; the record's
 # stderr is kept in OUT.err.
 record_json() {

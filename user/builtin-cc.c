@@ -124,8 +124,8 @@ int cmd_cc(int argc, char **argv)
 	av[n++] = (char *)clang;
 	av[n++] = trace ? "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores"
 			: "-fsanitize-coverage=trace-pc-guard";
-	/* Frame pointers keep the samples' call chains; -g the lines. */
-	av[n++] = "-fno-omit-frame-pointer";
+	/* -g gives the lines.  No frame-pointer flag: the program is built
+	 * as its user builds it, and samples' callers come from CFI. */
 	av[n++] = "-g";
 	for (int i = 1; i < argc; i++)
 		av[n++] = argv[i];

@@ -42,9 +42,18 @@ static const char record_usage[] =
 "                         plain name matches in every namespace and class, and\n"
 "                         when several functions match (overloads, scopes) all\n"
 "                         are probed; each symbol probed is printed\n"
+"  -b, --barrier FILE:LINE or 0xADDR or BINARY+0xADDR\n"
+"                         a place: the pthread_cond_wait calls there are\n"
+"                         barrier waits (an inline BARRIER macro: its line as\n"
+"                         the report prints it, or the call's address as\n"
+"                         objdump or the JSON report shows it); a line that\n"
+"                         calls a function of the program makes it a barrier\n"
 "      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
 "                         (in C++: the function or its class is so named, not\n"
-"                         its parameter types; constructors never)\n"
+"                         its parameter types; constructors never), nor\n"
+"                         condition variables used as inline barriers (all\n"
+"                         threads but one wait, one broadcast from the same\n"
+"                         function releases them, every time)\n"
 "  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
 "                         code samples (LIME causes) and spin waits; default\n"
 "                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
@@ -54,9 +63,15 @@ static const char record_usage[] =
 "                         data source) and needs a hardware PMU; sw is\n"
 "                         cpu-clock only; auto (default) takes hw when the\n"
 "                         PMU and its events are there, else sw, saying why\n"
+"      --unwind cfi|fp    how samples find their callers: cfi (default) copies\n"
+"                         the top 16 KiB of the stack with each sample and\n"
+"                         unwinds it with the binaries' .eh_frame, so code\n"
+"                         built without frame pointers (the -O2 default)\n"
+"                         keeps its callers; fp walks frame pointers only\n"
 "      --max-instances N  instances kept in full per section (default 10000;\n"
 "                         totals always cover all of them)\n"
-"      --ringbuf-mb MB    ring buffer size (default 16)\n"
+"      --ringbuf-mb MB    ring buffer size (default 16; grown to hold half a\n"
+"                         second of stack-copy samples at high -F)\n"
 "      --follow, --no-follow  follow exec, fork and dlopen: a launcher (env,\n"
 "                         sh -c, a script, time) and the program it starts,\n"
 "                         processes the target forks, libraries it loads\n"
@@ -79,6 +94,7 @@ static const char record_usage[] =
 "  scalebpf record -p 4242 --duration 10\n"
 "  scalebpf record --barrier my_barrier -- ./splash_lu -p4\n"
 "  scalebpf record --barrier parsec::parsec_barrier_wait -- ./streamcluster ...\n"
+"  scalebpf record --barrier lu.c:679 -- ./splash_lu -p4\n"
 "then: scalebpf report -i run.sbp\n";
 
 static volatile sig_atomic_t stop_signal;
@@ -100,6 +116,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "max-instances", required_argument, NULL, 'M' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "events", required_argument, NULL, 'E' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
@@ -156,6 +173,11 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		case 'E':
 			if ((r->events_req = sb_events_parse(optarg)) < 0)
 				return sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+			break;
+		case 'U':
+			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+				return sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+			r->unwind_fp = !strcmp(optarg, "fp");
 			break;
 		case 'q':
 			r->quiet = true;

@@ -43,7 +43,10 @@
  * A counts as v's predecessor, as a CALL edge into v's function would: v
  * is no leader when A is in the cluster, and A is on eq. 1's incoming
  * side.  A v that itself calls into A's function is A's caller, not its
- * callee.
+ * callee; so is a v with clearly fewer samples than A: A then runs under
+ * v through further calls (v -> f -> helper, A the helper's call, which
+ * also holds the helper's time from other callers), and taking A for v's
+ * caller would make a cycle with no leader, hiding v's decision.
  *
  * Kinds of edge-profile leaders: a back edge into v among the cluster's
  * edges -> LOOP (v heads the loop whose trip count varies); else a
@@ -252,18 +255,37 @@ static bool calls_func(const struct sb_cfg *g, uint32_t a, uint32_t f)
 	return false;
 }
 
+/* A's samples exceed v's beyond Poisson noise (sums over threads). */
+static bool more_samples(const double *a, const double *v, uint32_t n)
+{
+	double sa = 0, sv = 0;
+
+	for (uint32_t t = 0; t < n; t++) {
+		sa += a[t];
+		sv += v[t];
+	}
+	return sa - sv > 3 * sqrt(sa + sv);
+}
+
 /* Block mode: call-site event c accounts for block v's variation (see the
  * header comment). */
 static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t v)
 {
 	const struct sb_cfg *g = l->cfg;
 	uint32_t a = l->in->events[c].id, ev = l->block_ev[v];
+	const double *vc, *ac;
 
 	if (ev == SB_LIME_NONE || a == v || g->blocks[a].func == g->blocks[v].func ||
 	    calls_func(g, v, g->blocks[a].func))
 		return false;
-	return !sb_lime_overdispersed(l->in->events[ev].counts, l->in->events[c].counts,
-				      l->in->nthreads, l->alpha);
+	vc = l->in->events[ev].counts;
+	ac = l->in->events[c].counts;
+	/* A call site deeper under v (v -> f -> A) varies as v does too, but
+	 * holds v's samples and more (a shared helper's other callers):
+	 * it is v's callee, and would hide v's decision. */
+	if (more_samples(ac, vc, l->in->nthreads))
+		return false;
+	return !sb_lime_overdispersed(vc, ac, l->in->nthreads, l->alpha);
 }
 
 static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)

@@ -344,10 +344,34 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 		b->err = SB_ERR_NOMEM;
 }
 
-static void process(struct sb_builder *b, const struct sb_event *ev)
+static void log_event(struct sb_builder *b, const struct sb_event *ev)
 {
-	struct sb_sect_thread *t = thread_get(b, ev->tid);
+	size_t cap = b->caplog;
 
+	if (b->nlog >= b->maxlog) {
+		/* Detection needs the whole history: give up on it, say so. */
+		b->st.cond_log_full++;
+		free(b->log);
+		b->log = NULL;
+		b->nlog = b->caplog = 0;
+		b->logging = false;
+		return;
+	}
+	if (!sb_sect_grow((void **)&b->log, sizeof(*b->log), b->nlog + 1, &cap)) {
+		b->err = SB_ERR_NOMEM;
+		return;
+	}
+	b->caplog = cap;
+	b->log[b->nlog++] = *ev;
+}
+
+void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
+{
+	struct sb_sect_thread *t;
+
+	if (b->logging)
+		log_event(b, ev);
+	t = thread_get(b, ev->tid);
 	if (!t)
 		return;
 	b->st.events++;
@@ -388,6 +412,11 @@ static void process(struct sb_builder *b, const struct sb_event *ev)
 	case SB_EV_COUNT_LAST:
 		count_last(b, t, ev);
 		break;
+	case SB_EV_COND_WAIT:
+	case SB_EV_COND_WOKEN:
+	case SB_EV_COND_BROADCAST:
+	case SB_EV_COND_SIGNAL:
+		break;   /* for condbar.c, from the log */
 	default:
 		b->st.unmatched++;
 	}
@@ -463,7 +492,16 @@ void sb_builder_free(struct sb_builder *b)
 	}
 	free(b->stored);
 	free(b->secorder);
+	free(b->log);
 	free(b);
+}
+
+int sb_builder_keep_log(struct sb_builder *b, size_t max, bool named_only)
+{
+	b->named_only = named_only;
+	b->logging = max > 0;
+	b->maxlog = max;
+	return 0;
 }
 
 int sb_builder_add(struct sb_builder *b, const struct sb_event *ev)
@@ -478,17 +516,16 @@ int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
 	struct sb_event ev;
 
 	while (sb_evqueue_pop_until(b->queue, watermark, &ev))
-		process(b, &ev);
+		sb_sect_process(b, &ev);
 	return b->err;
 }
 
-int sb_builder_finish(struct sb_builder *b)
+void sb_sect_finish_pass(struct sb_builder *b)
 {
 	size_t it = 0;
 	uint64_t tid;
 	void *v;
 
-	sb_builder_flush(b, UINT64_MAX);
 	/* Children all gone, never joined (the creator exited without): the
 	 * instance is complete, its site unknown. */
 	while (sb_idmap_next(b->threads, &it, &tid, NULL, &v))
@@ -497,5 +534,14 @@ int sb_builder_finish(struct sb_builder *b)
 	/* Still open: threads stopped mid-barrier or mid-region at detach. */
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;
+}
+
+int sb_builder_finish(struct sb_builder *b)
+{
+	sb_builder_flush(b, UINT64_MAX);
+	sb_sect_finish_pass(b);
+	b->logging = false;
+	if (!b->err && b->log)
+		return sb_condbar_rebuild(b);
 	return b->err;
 }

@@ -27,6 +27,7 @@
 #ifndef SB_SECTIONS_H
 #define SB_SECTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "profile/profile.h"
 
@@ -47,6 +48,17 @@ enum sb_ev_kind {
 	SB_EV_COUNT_LAST,       /* the same, for the segment the thread's last
 				 * arrival closed (counts flushed just after
 				 * it, see SB_EXACT_LAST) */
+	/*
+	 * Condition variables, for finding inline barriers (condbar.c):
+	 * obj = the condvar, site = the program's call, dur = the entry of
+	 * the function making it (0 unknown).  Nothing for the live pass:
+	 * their waits come as SB_EV_WAIT from the futex they block on.
+	 */
+	SB_EV_COND_WAIT,        /* pthread_cond_wait entered; prim COND, or
+				 * USER_BARRIER when the user named the site */
+	SB_EV_COND_WOKEN,       /* ... and returned */
+	SB_EV_COND_BROADCAST,
+	SB_EV_COND_SIGNAL,
 };
 
 struct sb_event {
@@ -71,6 +83,9 @@ struct sb_builder_stats {
 	uint64_t late_events;        /* arrived behind the watermark; processed anyway */
 	uint64_t counts_unplaced;    /* COUNT_LAST events whose instance had
 				      * already ended (sum of their counts) */
+	uint64_t cond_barriers;      /* condvars found to be inline barriers */
+	uint64_t cond_episodes;      /* their release episodes */
+	uint64_t cond_log_full;      /* events past the log's limit: detection skipped */
 };
 
 struct sb_builder;
@@ -84,6 +99,19 @@ void sb_builder_free(struct sb_builder *b);
 int sb_builder_add(struct sb_builder *b, const struct sb_event *ev);
 /* Processes buffered events with ts <= watermark, in ts order. */
 int sb_builder_flush(struct sb_builder *b, uint64_t watermark);
+/*
+ * Inline mutex + condvar barriers (SPLASH's BARRIER macro) have no
+ * function to probe: whether a condvar is one shows only from its whole
+ * history.  With a log, the builder keeps every event it processes (at
+ * most max); sb_builder_finish() then looks for condvars used as
+ * barriers (condbar.c) and, if it finds any, builds everything again from
+ * the log with their waits as barrier arrivals, so segments are cut there
+ * and nowhere else.  Without one found, the result is the live one.
+ * named_only: only condvars waited on at sites the user named barriers
+ * (SB_EV_COND_WAIT with prim USER_BARRIER) are, without the test.
+ * 0 or SB_ERR_NOMEM.
+ */
+int sb_builder_keep_log(struct sb_builder *b, size_t max, bool named_only);
 /* Processes everything; instances still open are counted, not stored. */
 int sb_builder_finish(struct sb_builder *b);
 

@@ -88,6 +88,9 @@ struct sb_builder {
 	struct sb_sect_section **secorder;  /* creation order, for stable output */
 	size_t nsec, capsec;
 	struct sb_builder_stats st;
+	struct sb_event *log;        /* sb_builder_keep_log: every event processed */
+	size_t nlog, caplog, maxlog;
+	bool logging, named_only;
 	int err;
 };
 
@@ -98,5 +101,12 @@ void sb_sect_wait_add(struct sb_builder *b, uint16_t prim, uint64_t site,
  * named a site), stores it within the limit and frees it. */
 void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t site_hint);
 void sb_sect_section_free(void *p);
+/* One event, in order (sections.c). */
+void sb_sect_process(struct sb_builder *b, const struct sb_event *ev);
+/* After the live pass: finds condvar barriers in b's log and, when there
+ * are, rebuilds b from the log with them as barriers (condbar.c). */
+int sb_condbar_rebuild(struct sb_builder *b);
+/* The end of a pass: joins never closed, instances left open. */
+void sb_sect_finish_pass(struct sb_builder *b);
 
 #endif

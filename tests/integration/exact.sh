@@ -3,6 +3,11 @@
 # determined kind, and software samples agree with the exact counts.
 EX=$WL/exact
 
+# sb_work's lines in work.h: its entry (the line after its name, the
+# opening brace) and its loop (the first `for` after it).
+WORK_ENTRY=work.h:$(awk '/ void sb_work\(unsigned long units\)$/ { print NR + 1; exit }' "$TOP/tests/workloads/work.h")
+WORK_LOOP=work.h:$(awk '/ void sb_work\(unsigned long units\)$/ { f = 1 } f && /^\tfor \(/ { print NR; exit }' "$TOP/tests/workloads/work.h")
+
 # count_of JSON SECTION FUNCTION LINE-LOCATION: per-thread counts ordered by
 # thread name (worker-0..), of every block_count event at that location,
 # as one JSON array of arrays.
@@ -34,7 +39,7 @@ exact_owner_group() {
 		jqcheck "exact: lime_owner's sb_work calls per thread are 40 x 12,10,8,6" "$c" \
 			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\") | [.per_thread | sort_by(.comm)[] | .count]] | any(. == [480, 400, 320, 240])"
 		jqcheck "exact: lime_owner's sb_work loop runs calls x 200 x 1000 times per thread" "$c" \
-			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:61\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_LOOP\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
 		jqcheck "exact: lime_owner's top cause is the ownership branch at $(site cause lime_owner.c)" "$j" \
 			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_owner.c)\" and .kind == \"branch\" and .score > 0.8"
 		jqcheck "exact: the profile says its block counts are exact, none lost" "$j" \
@@ -55,7 +60,7 @@ exact_root_group() {
 		jqcheck "exact: lime_root's root_only_work runs 60 times in worker-0 only" "$c" \
 			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"root_only_work\") | [.per_thread | sort_by(.comm)[] | .count]] | any(. == [60, 0, 0, 0])"
 		jqcheck "exact: lime_root's sb_work loop runs 60 x (1+3) x 300 x 1000 times in the root, 60 x 300 x 1000 elsewhere" "$c" \
-			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:61\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [72000000, 18000000, 18000000, 18000000]"
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_LOOP\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [72000000, 18000000, 18000000, 18000000]"
 		jqcheck "exact: lime_root's top cause is the me == 0 branch at $(site cause lime_root.c)" "$j" \
 			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_root.c)\" and .kind == \"branch\" and .score > 0.8"
 	else
@@ -73,7 +78,7 @@ exact_tri_group() {
 	if OMP_NUM_THREADS=8 exact_record lime_omp_tri "$j" 10 48 100; then
 		# static schedule: thread k gets i in [6k, 6k+6), sum of i = 36k + 15
 		jqcheck "exact: lime_omp_tri's sb_work calls per thread are 10 x (36k + 15)" "$c" \
-			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"work.h:52\") | [.per_thread[] | .count] | sort] | any(. == [150, 510, 870, 1230, 1590, 1950, 2310, 2670])"
+			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_ENTRY\") | [.per_thread[] | .count] | sort] | any(. == [150, 510, 870, 1230, 1590, 1950, 2310, 2670])"
 		jqcheck "exact: lime_omp_tri's top cause is the inner loop at $(site cause lime_omp_tri.c)" "$j" \
 			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_omp_tri.c)\" and .kind == \"loop\""
 	else

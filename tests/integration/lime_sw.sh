@@ -1,6 +1,7 @@
 # LIME from software block samples (cpu-clock): planted causes whose
 # truth is the line marked /* SITE:cause */ in the workload.  Block
 # samples measure time, not counts, so every cause is "undetermined".
+# Every group runs on the gcc and on the clang build (no frame pointers).
 
 # --- a cache-behaviour cause ---------------------------------------------
 # Threads run identical control flow over working sets from 16 KiB to
@@ -10,20 +11,19 @@
 # exits before it has (10 iterations took ~0.15 s) leaves every sample
 # unmapped.
 lime_cache_group() {
-	local j=$TMP/lime_cache.json loc bsec
+	local cc=$1 j=$TMP/lime_cache_$1.json loc bsec
 	loc=$(site cause lime_cache.c)
 	bsec=$(site barrier lime_cache.c)
-	if record_json "$j" -F 999 -- "$WL/lime_cache" 4 40 200000; then
-		jqcheck "LIME (samples): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | max_by(.score) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .score > 0.5"
-		jqcheck "LIME (samples): causes carry the JSON contract's fields" "$j" '(.causes | length) > 0 and all(.causes[]; has("rank") and has("section") and has("score") and has("kind") and has("location") and has("function") and has("address"))'
-		jqcheck "LIME (samples): causes sorted by score" "$j" '[.causes[].score] as $s | $s == ($s | sort | reverse)'
-		check "LIME (samples): the report hints at exact mode" bash -c "'$SB' report -i '$TMP/lime_cache.sbp' | grep -q \"confirm with exact counts\""
-		jqcheck "LIME (samples): the profile says how many samples decode" "$j" '(.meta.samples_memory_access | tonumber) + (.meta.samples_undecodable | tonumber) + (.meta.samples_no_memory_access | tonumber) > 0'
+	if record_json "$j" -F 999 -- "$(wl $cc lime_cache)" 4 40 200000; then
+		jqcheck "LIME (samples, $cc): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | max_by(.score) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples, $cc): causes carry the JSON contract's fields" "$j" '(.causes | length) > 0 and all(.causes[]; has("rank") and has("section") and has("score") and has("kind") and has("location") and has("function") and has("address"))'
+		jqcheck "LIME (samples, $cc): causes sorted by score" "$j" '[.causes[].score] as $s | $s == ($s | sort | reverse)'
+		check "LIME (samples, $cc): the report hints at exact mode" bash -c "'$SB' report -i '${j%.json}.sbp' | grep -q \"confirm with exact counts\""
+		jqcheck "LIME (samples, $cc): the profile says how many samples decode" "$j" '(.meta.samples_memory_access | tonumber) + (.meta.samples_undecodable | tonumber) + (.meta.samples_no_memory_access | tonumber) > 0'
 	else
-		bad "LIME (samples): record"
+		bad "LIME (samples, $cc): record"
 	fi
 }
-timed_group "LIME cache" lime_cache_group
 
 # --- control-flow causes --------------------------------------------------
 # The planted decision, though the extra work it leads to runs in a
@@ -32,37 +32,43 @@ timed_group "LIME cache" lime_cache_group
 #   lime_root:    the root thread works more behind `if (me == 0)`, through
 #                 a wrapper that tail-calls the shared work;
 #   lime_omp_tri: a static OpenMP loop whose inner trip count grows with i.
-# lime_planted_group WORKLOAD SECTION-SITE WHAT ARGS...
+# lime_planted_group CC WORKLOAD SECTION-SITE WHAT ARGS...
 lime_planted_group() {
-	local w=$1 ssite=$2 what=$3 j=$TMP/$1.json loc sec
-	shift 3
+	local cc=$1 w=$2 ssite=$3 what=$4 j=$TMP/$2_$1.json loc sec
+	shift 4
 	loc=$(site cause $w.c)
 	sec=$(site $ssite $w.c)
-	if record_json "$j" -F 999 -- "$WL/$w" "$@"; then
-		jqcheck "LIME (samples): top cause of the $sec section is $what at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .score > 0.5"
-		jqcheck "LIME (samples): no confident control-flow kind from block samples ($w)" "$j" '[.causes[].kind] | all(. == "undetermined")'
+	if record_json "$j" -F 999 -- "$(wl $cc $w)" "$@"; then
+		jqcheck "LIME (samples, $cc): top cause of the $sec section is $what at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples, $cc): no confident control-flow kind from block samples ($w)" "$j" '[.causes[].kind] | all(. == "undetermined")'
 	else
-		bad "LIME $w: record"
+		bad "LIME $w ($cc): record"
 	fi
 }
-timed_group "LIME owner" lime_planted_group lime_owner barrier "the ownership test" 4 250 300
-timed_group "LIME root" lime_planted_group lime_root barrier "the me == 0 test" 4 300 1000
 # The bundled demo (make demo): the same ownership rule, its work two
 # calls deep behind factor_block, which tail-calls sb_work.
 lime_demo_group() {
-	local j=$TMP/demo.json loc sec
+	local cc=$1 j=$TMP/demo_$1.json loc sec
 	loc=$(site demo_cause demo.c)
 	sec=$(site demo_factor demo.c)
-	if record_json "$j" -F 999 -- "$WL/demo"; then
-		jqcheck "LIME (samples): top cause of the demo's $sec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .kind == \"undetermined\" and .score > 0.5"
+	if record_json "$j" -F 999 -- "$(wl $cc demo)"; then
+		jqcheck "LIME (samples, $cc): top cause of the demo's $sec section is the ownership test at $loc" "$j" "[.causes[] | select(.section == \"$sec\")] | .[0] | .location == \"$loc\" and .rank == 1 and .kind == \"undetermined\" and .score > 0.5"
 	else
-		bad "LIME demo: record"
+		bad "LIME demo ($cc): record"
 	fi
 }
-timed_group "LIME demo" lime_demo_group
-# The inner loop's header block is also the block that calls sb_work:
-# its samples are the callee's time, repeated by the loop, so the cause is
-# shown at the loop's latch, the planted line.  8 threads: the F-test
-# has 6 degrees of freedom, not 2, against host noise in busy times.
-OMP_NUM_THREADS=8 timed_group "LIME omp_tri" lime_planted_group lime_omp_tri omp_region \
-	"the inner loop" 20 64 50
+for cc in gcc clang; do
+	wl_built $cc lime_cache && timed_group "LIME cache ($cc)" lime_cache_group $cc
+	wl_built $cc lime_owner && timed_group "LIME owner ($cc)" lime_planted_group $cc \
+		lime_owner barrier "the ownership test" 4 250 300
+	wl_built $cc lime_root && timed_group "LIME root ($cc)" lime_planted_group $cc \
+		lime_root barrier "the me == 0 test" 4 300 1000
+	wl_built $cc demo && timed_group "LIME demo ($cc)" lime_demo_group $cc
+	# The inner loop's header block is also the block that calls
+	# sb_work: its samples are the callee's time, repeated by the loop,
+	# so the cause is shown at the loop's latch, the planted line.  8
+	# threads: the F-test has 6 degrees of freedom, not 2, against host
+	# noise in busy times.
+	wl_built $cc lime_omp_tri && OMP_NUM_THREADS=8 timed_group "LIME omp_tri ($cc)" \
+		lime_planted_group $cc lime_omp_tri omp_region "the inner loop" 20 64 50
+done

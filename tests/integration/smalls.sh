@@ -20,9 +20,9 @@ join_late_group() {
 		bad "join_late ($cc): record"
 	fi
 }
-# Built as users build them (no frame pointers), with gcc and clang.
+# Built as every workload is (no frame pointers), with gcc and clang.
 timed_group "join after the workers exited (gcc)" join_late_group "$WL/join_late" gcc
-[ -x "$WL/clang-O2/join_late" ] && timed_group "join after the workers exited (clang)" join_late_group "$WL/clang-O2/join_late" clang
+wl_built clang join_late && timed_group "join after the workers exited (clang)" join_late_group "$(wl clang join_late)" clang
 
 # --- a stripped executable: text and JSON name it module+offset alike ----
 stripped_text_group() {
@@ -76,7 +76,7 @@ dup_site_group() {
 	fi
 }
 timed_group "duplicated call site (gcc)" dup_site_group "$WL/dup_site" gcc
-[ -x "$WL/clang-O2/dup_site" ] && timed_group "duplicated call site (clang)" dup_site_group "$WL/clang-O2/dup_site" clang
+wl_built clang dup_site && timed_group "duplicated call site (clang)" dup_site_group "$(wl clang dup_site)" clang
 
 # --- lines from a separate debug file: the header names that file --------
 # The program's DWARF is split off (found by .gnu_debuglink); libc's comes
@@ -103,7 +103,7 @@ debug_file_group() {
 	check "debug file: the notes name the debug file used ($notes)" \
 		grep -qF "debug info from separate files: $d/bin/dbg_split ($d/bin/dbg_split.debug)" <<<"$notes"
 	check "debug file: the program is not called without debug info" \
-		bash -c "! grep -qE 'no debug info[^;]*dbg_split' <<<'$notes'"
+		bash -c '! grep -qE "no debug info[^;]*dbg_split" <<<"$1"' _ "$notes"
 	libc=$(grep -oE '/[^ ,;()]*/libc\.so\.6' <<<"$notes" | head -1)
 	# libc is named only when one of its locations was: memset's samples
 	# do not map to libc's CFG blocks (sample_keys_unmapped counts them),
@@ -161,4 +161,4 @@ futex_other_group() {
 	fi
 }
 timed_group "futex_other (gcc)" futex_other_group "$WL/futex_other" gcc
-[ -x "$WL/clang-O2/futex_other" ] && timed_group "futex_other (clang)" futex_other_group "$WL/clang-O2/futex_other" clang
+wl_built clang futex_other && timed_group "futex_other (clang)" futex_other_group "$(wl clang futex_other)" clang

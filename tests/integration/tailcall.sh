@@ -7,10 +7,10 @@
 # routine slave_start() (run by main and by pthread_create'd threads)
 # both end in `jmp pthread_barrier_wait`.
 tail_pthread_group() {
-	local bin=$1 j=$TMP/$1.json psel lsel
+	local cc=$1 bin="tail_barrier ($1)" j=$TMP/tail_barrier_$1.json psel lsel
 	psel=$(section_at "$(site tail_phase tail_barrier.c)" barrier)
 	lsel=$(section_at "$(site tail_last tail_barrier.c)" barrier)
-	if record_json "$j" -- "$WL/$bin" 4 30 3000; then
+	if record_json "$j" -- "$(wl $cc tail_barrier)" 4 30 3000; then
 		jqcheck "$bin: tail-called barrier in a helper: section at $(site tail_phase tail_barrier.c), 30 instances, 4 threads" "$j" "$psel != null and ($psel).instances == 30 and ($psel).threads == 4"
 		ratio_check "$bin: helper barrier busy ratio 1:2:3:4 within 10%" "$j" "$psel" 4 0.10
 		jqcheck "$bin: helper barrier imbalance 37.5 +- 5" "$j" "(($psel).imbalance_pct - 37.5 | fabs) <= 5"
@@ -20,19 +20,20 @@ tail_pthread_group() {
 		bad "$bin: record"
 	fi
 }
-for bin in tail_barrier tail_barrier_clang; do
-	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang)"; continue; }
-	timed_group "$bin" tail_pthread_group $bin
+for cc in gcc clang; do
+	wl_built $cc tail_barrier || continue
+	timed_group "tail_barrier ($cc)" tail_pthread_group $cc
 done
 
 # --barrier phase: phase() itself is probed (entry + return), so the
 # pthread_barrier_wait it jumps to finds the uretprobe trampoline in its
 # return slot.
-for bin in tail_barrier tail_barrier_clang; do
-	[ -x "$WL/$bin" ] || continue
+for cc in gcc clang; do
+	wl_built $cc tail_barrier || continue
+	bin="tail_barrier ($cc)"
 	loc=$(site tail_phase tail_barrier.c)
-	j=$TMP/${bin}_probed.json
-	if record_json "$j" --barrier phase -- "$WL/$bin" 4 10 500; then
+	j=$TMP/tail_barrier_${cc}_probed.json
+	if record_json "$j" --barrier phase -- "$(wl $cc tail_barrier)" 4 10 500; then
 		jqcheck "$bin --barrier phase: the barrier it jumps to is at $loc, 10 instances" "$j" "$(section_at "$loc" barrier) | . != null and .instances == 10 and .threads == 4"
 		jqcheck "$bin --barrier phase: no trampoline address, none unresolved" "$j" '([.sections[].location | select(test("^0x7ff"))] | length == 0) and .meta.sites_trampoline_lost == "0"'
 	else
@@ -45,10 +46,10 @@ done
 # probed (entry + return), so the barrier's return slot holds the
 # uretprobe trampoline.
 tail_omp_group() {
-	local bin=$1 j=$TMP/$1.json loc bsel
+	local cc=$1 bin="omp_tail ($1)" j=$TMP/omp_tail_$1.json loc bsel
 	loc=$(site omp_tail_barrier omp_tail.c)
 	bsel=$(section_at "$loc" omp_barrier)
-	if OMP_NUM_THREADS=4 record_json "$j" -- "$WL/$bin" 20 2000; then
+	if OMP_NUM_THREADS=4 record_json "$j" -- "$(wl $cc omp_tail)" 20 2000; then
 		jqcheck "$bin: tail-jumped explicit barrier: section at $loc, 20 instances, 4 threads" "$j" "$bsel != null and ($bsel).instances == 20 and ($bsel).threads == 4"
 		ratio_check "$bin: explicit barrier busy ratio 1:2:3:4 within 10%" "$j" "$bsel" 4 0.10
 		jqcheck "$bin: explicit barrier imbalance 37.5 +- 5" "$j" "(($bsel).imbalance_pct - 37.5 | fabs) <= 5"
@@ -60,7 +61,7 @@ tail_omp_group() {
 		bad "$bin: record"
 	fi
 }
-for bin in omp_tail omp_tail_libomp; do
-	[ -x "$WL/$bin" ] || { echo "skip $bin: not built (no clang/libomp)"; continue; }
-	timed_group "$bin" tail_omp_group $bin
+for cc in gcc clang; do
+	wl_built $cc omp_tail || continue
+	timed_group "omp_tail ($cc)" tail_omp_group $cc
 done

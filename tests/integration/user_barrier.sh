@@ -2,21 +2,24 @@
 # condvar_barrier.c, auto-detected at the default -F: per-thread sample
 # vectors in its section and a LIME cause (work 1:2:3:4).
 condvar_vectors_group() {
-	local j=$TMP/condvar_vec.json c=$TMP/condvar_vec_counts.json loc
+	local cc=$1 j=$TMP/condvar_vec_$1.json c=$TMP/condvar_vec_$1_counts.json loc
 	loc=$(site user_barrier condvar_barrier.c)
-	if ! record_json "$j" -- "$WL/condvar_barrier" 4 20 3000; then
-		bad "condvar_barrier auto: record"
+	if ! record_json "$j" -- "$(wl $cc condvar_barrier)" 4 20 3000; then
+		bad "condvar_barrier auto ($cc): record"
 		return
 	fi
 	"$SB" report -i "${j%.json}.sbp" --counts --format json >"$c"
-	jqcheck "condvar_barrier auto: per-thread sample vectors at $loc, worker-3 > 2 x worker-0" "$c" \
+	jqcheck "condvar_barrier auto ($cc): per-thread sample vectors at $loc, worker-3 > 2 x worker-0" "$c" \
 		"[.counts[] | select(.section == \"$loc\") | .per_thread[]] | group_by(.comm) |
 		 map({key: .[0].comm, value: (map(.count) | add)}) | from_entries as \$n |
 		 (\$n | length) == 4 and \$n[\"worker-3\"] > 2 * \$n[\"worker-0\"]"
-	jqcheck "condvar_barrier auto: a LIME cause for its section" "$j" \
+	jqcheck "condvar_barrier auto ($cc): a LIME cause for its section" "$j" \
 		"[.causes[] | select(.section == \"$loc\")] | length >= 1"
 }
-timed_group "condvar barrier, auto-detected: vectors" condvar_vectors_group
+for cc in gcc clang; do
+	wl_built $cc condvar_barrier &&
+		timed_group "condvar barrier, auto-detected: vectors ($cc)" condvar_vectors_group $cc
+done
 
 # C++ barriers (issue 9): tests/workloads/cxx_barrier.cc, built with g++
 # and clang++, has a mutex + condvar barrier parsec::parsec_barrier_wait and
@@ -28,10 +31,10 @@ timed_group "condvar barrier, auto-detected: vectors" condvar_vectors_group
 # whose mangled name spells the barrier's type (probing it hid every
 # sample of the work: "no per-thread event vectors" at 199 Hz).
 cxx_auto_group() {
-	local bin=$1 j=$TMP/$1_auto.json loc sel c
+	local cc=$1 bin="cxx_barrier ($1)" j=$TMP/cxx_barrier_$1_auto.json loc sel c
 	loc=$(site cxx_barrier cxx_barrier.cc)
 	sel=$(section_at "$loc" user_barrier)
-	if ! record_json "$j" -- "$WL/$bin" 4 20 3000; then
+	if ! record_json "$j" -- "$(wl $cc cxx_barrier)" 4 20 3000; then
 		bad "$bin auto: record"
 		return
 	fi
@@ -42,7 +45,7 @@ cxx_auto_group() {
 		'.meta.notes | test("user barrier detected: parsec::parsec_barrier_wait\\(parsec::parsec_barrier\\*\\) \\(_ZN6parsec19parsec_barrier_waitEPNS_14parsec_barrierE")'
 	jqcheck "$bin auto: the phase function taking the barrier is not one" "$j" \
 		'.meta.notes | test("run_phases") | not'
-	c=$TMP/$1_auto_counts.json
+	c=$TMP/cxx_barrier_$1_auto_counts.json
 	"$SB" report -i "${j%.json}.sbp" --counts --format json >"$c"
 	# Per-thread sample vectors in the section: every worker has samples,
 	# worker-3 (4 units a phase) well over twice worker-0's (1 unit).
@@ -58,14 +61,14 @@ cxx_auto_group() {
 			"[.causes[] | select(.section == \"$loc\")] | length >= 1"
 	fi
 }
-timed_group "C++ barrier, auto-detected (g++)" cxx_auto_group cxx_barrier cause
-if [ -x "$WL/cxx_barrier_clang" ]; then
-	timed_group "C++ barrier, auto-detected (clang++)" cxx_auto_group cxx_barrier_clang
+timed_group "C++ barrier, auto-detected (g++)" cxx_auto_group gcc cause
+if wl_built clang cxx_barrier; then
+	timed_group "C++ barrier, auto-detected (clang++)" cxx_auto_group clang
 fi
 
 # --barrier by the name the source uses; stderr names the symbol probed.
 cxx_named_group() {
-	local j=$TMP/cxx_named.json loc sel bin sym='_ZN6parsec19parsec_barrier_waitEPNS_14parsec_barrierE'
+	local j=$TMP/cxx_named.json loc sel cc sym='_ZN6parsec19parsec_barrier_waitEPNS_14parsec_barrierE'
 	loc=$(site cxx_barrier cxx_barrier.cc)
 	sel=$(section_at "$loc" user_barrier)
 	if "$SB" record -o "$TMP/cxx_named.sbp" --barrier parsec_barrier_wait -- \
@@ -85,11 +88,11 @@ cxx_named_group() {
 		bad "--barrier parsec_barrier_wait: record"
 		cat "$TMP/cxx_named.err"
 	fi
-	bin=cxx_barrier_clang
-	[ -x "$WL/$bin" ] || bin=cxx_barrier
+	cc=clang
+	wl_built $cc cxx_barrier || cc=gcc
 	if record_json "$TMP/cxx_q.json" --barrier 'parsec::parsec_barrier_wait' -- \
-		"$WL/$bin" 3 10 500; then
-		jqcheck "--barrier parsec::parsec_barrier_wait ($bin): 10 instances, 3 threads" \
+		"$(wl $cc cxx_barrier)" 3 10 500; then
+		jqcheck "--barrier parsec::parsec_barrier_wait ($cc): 10 instances, 3 threads" \
 			"$TMP/cxx_q.json" "$sel != null and ($sel).instances == 10 and ($sel).threads == 3"
 	else
 		bad "--barrier parsec::parsec_barrier_wait: record"

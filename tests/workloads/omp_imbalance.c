@@ -6,7 +6,7 @@
  * barrier.  Known truth: the explicit barrier's section has the 1..N
  * imbalance (1 - (N + 1) / (2N)); the region end is balanced.
  * Built with gcc -fopenmp (libgomp) as omp_imbalance and with
- * clang -fopenmp=libomp (LLVM libomp) as omp_imbalance_libomp.
+ * clang -fopenmp (LLVM libomp) as clang/omp_imbalance.
  * Prints nothing on stdout; exits 0.
  */
 #include <omp.h>

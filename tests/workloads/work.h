@@ -53,11 +53,6 @@ static SB_NOINLINE __attribute__((unused)) void sb_work(unsigned long units)
 	unsigned long n = units * SB_WORK_ITERS_PER_UNIT;
 	unsigned long x = units | 1;
 
-	/* gcc skips the frame-pointer setup in leaf functions that need no
-	 * stack frame even with -fno-omit-frame-pointer; that would drop the
-	 * caller from frame-pointer stack walks of samples taken in here.
-	 * Taking the frame address forces a real frame. */
-	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
 	for (unsigned long i = 0; i < n; i++) {
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 		__asm__ volatile("" : "+r"(x));

@@ -369,6 +369,50 @@ uint64_t sb_elf_tail_jump_to(const struct sb_elf *e, uint64_t func_vaddr, const 
 	return hits == 1 ? hit : 0;
 }
 
+/* Every call instruction of the function [start, start + size): its
+ * vaddr, the vaddr after it (its return address) and what it calls
+ * (named as by sb_elf_callee_at, NULL when unknown).  Returns the number
+ * of calls, or -1 when the function cannot be read or decoded whole. */
+int sb_elf_calls_in(const struct sb_elf *e, uint64_t start, uint64_t size,
+		    sb_elf_call_cb cb, void *arg)
+{
+	struct sb_insn *x = sb_elf_insn(e);
+	uint64_t a = start, entry;
+	const char *name;
+	const uint8_t *p;
+	uint8_t *code;
+	int calls = 0;
+	size_t n;
+	cs_insn *in;
+
+	if (!x || !size || size > TAIL_SCAN_MAX || !(code = malloc(size)))
+		return -1;
+	if (!x->built)
+		build_slots(e, x);
+	n = sb_elf_read(e, start, code, size);
+	if (n != size || !(in = cs_malloc(x->cs))) {
+		free(code);
+		return -1;
+	}
+	p = code;
+	while (n > 0) {
+		uint64_t at = a;
+
+		if (!cs_disasm_iter(x->cs, &p, &n, &a, in)) {
+			calls = -1;
+			break;
+		}
+		if (in->id != X86_INS_CALL)
+			continue;
+		branch_target(e, x, in, &name, &entry);
+		cb(at, a, name, arg);
+		calls++;
+	}
+	cs_free(in, 1);
+	free(code);
+	return calls;
+}
+
 /* ---- probe sites ---- */
 
 static bool in_group(const cs_insn *in, uint8_t g)

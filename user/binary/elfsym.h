@@ -95,6 +95,15 @@ uint64_t sb_elf_direct_callee_at(const struct sb_elf *e, uint64_t ret_vaddr);
  */
 uint64_t sb_elf_tail_jump_to(const struct sb_elf *e, uint64_t func_vaddr, const char *callee);
 
+/* Every call instruction of the function at [start, start + size), in
+ * address order: where it is, where it returns to, what it calls (as
+ * sb_elf_callee_at names it; NULL unknown).  The count, or -1 when the
+ * function cannot be decoded whole. */
+typedef void (*sb_elf_call_cb)(uint64_t vaddr, uint64_t ret_vaddr, const char *callee,
+			       void *arg);
+int sb_elf_calls_in(const struct sb_elf *e, uint64_t start, uint64_t size,
+		    sb_elf_call_cb cb, void *arg);
+
 /*
  * Source location through libdw: the innermost (inlined) frame's file and
  * line, and the name of the function that contains it (DWARF name, falling

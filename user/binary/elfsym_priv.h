@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to elfsym.c, elfinsn.c, elfopen.c and elfdebug.c.  elfsym.c owns struct
+ * Private to elfsym.c, elfinsn.c, elfopen.c, elfdebug.c and unwind.c (which
+ * reads the libelf handle for the CFI).  elfsym.c owns struct
  * sb_elf (the libelf handle, symbols, segments) and lends the handle;
  * elfinsn.c owns the instruction decoder state (capstone handle,
  * call-target caches) and reads code and symbols through elfsym.h.

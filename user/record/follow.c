@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
+#include "stacks.h"
 #include "binary/procmaps.h"
 #include "clock.h"
 #include "record_bpf.h"
@@ -32,6 +33,7 @@ static void free_proc(struct sb_proc *p)
 	sb_idmap_free_with(p->threads, free_thread);
 	sb_builder_free(p->builder);
 	sb_addr_sampler_free(p->addrs);
+	sb_stacks_free(p->stacks);
 	sb_records_release(&p->recs);
 	sb_maps_free(p->maps);
 	for (size_t i = 0; i < p->nbins; i++)
@@ -93,12 +95,14 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsi
 	p->threads = sb_idmap_alloc();
 	p->builder = sb_builder_alloc(r->max_instances);
 	p->addrs = p->maps ? sb_addr_sampler_alloc(p->maps, pid, 0) : NULL;
+	p->stacks = p->maps ? sb_stacks_alloc(p->maps, pid) : NULL;
 	p->recs.plan = &r->plan;
 	p->recs.maps = p->maps;
 	p->recs.pid = pid;
 	p->start_ns = sb_now_ns();
 	np = realloc(fw->procs, (fw->nprocs + 1) * sizeof(*np));
-	if (!p->exe || !p->maps || !p->threads || !p->builder || !p->addrs || !np) {
+	if (!p->exe || !p->maps || !p->threads || !p->builder || !p->addrs || !p->stacks ||
+	    !np) {
 		if (np)
 			fw->procs = np;
 		free_proc(p);
@@ -124,6 +128,7 @@ void sb_follow_use(struct sb_rec *r, struct sb_proc *p)
 	r->builder = p->builder;
 	r->recs = p->recs;
 	r->addrs = p->addrs;
+	r->stacks = p->stacks;
 	r->threads = p->threads;
 	r->nthreads_live = p->nthreads_live;
 }
@@ -195,6 +200,7 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	memcpy(p->comm, comm, sizeof(p->comm));
 	for (size_t i = 0; i < parent->nbins; i++)
 		sb_proc_add_bin(p, parent->bins[i]);
+	sb_follow_keep_log(r, p);
 	sb_follow_use(r, p);
 	sb_rec_thread_seen(r, t->hdr.tid, 0, t->hdr.ts, comm, SB_EV_THREAD_START);
 	late(r, sb_follow_attach(r, p, false));
@@ -382,6 +388,7 @@ void sb_follow_free(struct sb_rec *r)
 	memset(&r->fw, 0, sizeof(r->fw));
 	memset(&r->recs, 0, sizeof(r->recs));   /* the current image's copy */
 	r->maps = NULL;
+	r->stacks = NULL;
 	r->builder = NULL;
 	r->addrs = NULL;
 	r->threads = NULL;

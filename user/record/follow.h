@@ -34,6 +34,7 @@ struct sb_profile;
 struct sb_maps;
 struct sb_builder;
 struct sb_addr_sampler;
+struct sb_stacks;
 struct sb_idmap;
 
 /* Process images kept; a process beyond is not followed (and said so). */
@@ -50,6 +51,7 @@ struct sb_proc {
 	struct sb_builder *builder;
 	struct sb_records recs;
 	struct sb_addr_sampler *addrs;
+	struct sb_stacks *stacks;    /* its samples' call chains (stacks.h) */
 	struct sb_idmap *threads;    /* tid -> struct sb_thread */
 	uint64_t nthreads_live, records;
 	uint64_t start_ns, end_ns;   /* end: exec'd away or exited, else 0 */
@@ -105,6 +107,8 @@ void sb_follow_note(void *ctx, const char *fmt, ...) __attribute__((format(print
 /* A library of c->p's image: its binaries and the plan's libraries. */
 void sb_follow_add_library(const char *path, void *ctx);
 void sb_follow_free_plans(struct sb_rec *r);
+/* Keeps p's event log when the plan has condvar barrier candidates. */
+void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p);
 
 /* Routing (record_route.c): the image a record belongs to, made current.
  * A THREAD_NEW record of a new process is handled here (true: consumed). */

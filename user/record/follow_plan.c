@@ -142,6 +142,16 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
 	r->fw.planned = ip;
 }
 
+#define SB_COND_LOG_MAX (4u << 20)
+
+/* Inline condvar barriers show only in the whole history: an image's is
+ * kept for the end (SB_COND_LOG_MAX events of 48 bytes at most). */
+void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p)
+{
+	if (r->plan.condvars)
+		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, r->plan.condvars_named);
+}
+
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 {
 	struct sb_follow_ctx c = { r, p };
@@ -155,11 +165,13 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 			sb_proc_add_bin(p, ip->bins->bins[i]);
 		sb_proc_add_bin(p, p->exe);
 		memcpy(p->notes, ip->bins->notes, sizeof(p->notes));
+		sb_follow_keep_log(r, p);
 		return 0;
 	}
 	ret = follow_plan_new(r, p, from_maps, &c);
 	if (known && ret >= 0)
 		remember_plan(r, &st, p);
+	sb_follow_keep_log(r, p);
 	return ret;
 }
 
@@ -260,6 +272,8 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		const struct sb_probe *pr = &r->plan.probes[i];
 		uint64_t flags = pr->arg, cookie;
 		bool exact = pr->role == SB_ROLE_EXACT;
+		/* A wake-up call's return tells nothing. */
+		bool ret = !exact && pr->role != SB_ROLE_COND_BROADCAST;
 		void **slot;
 
 		if (!sb_proc_has_bin(p, pr->binary))
@@ -274,7 +288,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		cookie = SB_COOKIE_MAKE(i, flags);
 		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
 					 p->pid, err, sizeof(err)) ||
-		    (!exact && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
+		    (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
 						    cookie, p->pid, err, sizeof(err)))) {
 			if (strict && !sb_target_alive(p->pid))
 				return -sb_rec_fail(r, "process %d exited during attach", p->pid);

@@ -27,6 +27,18 @@ static const struct spec libc_specs[] = {
 	{ NULL, 0, 0, 0 },
 };
 
+/* For inline condvar barriers; only with pl->condvars.  pthread_cond_signal
+ * is left alone: in producer/consumer code it is a fast path called per
+ * item (a probe there cost 7 us a call, a 2-thread ping-pong ran 2.5x
+ * slower), and a barrier never signals.  A broadcast is rare by nature. */
+static const struct spec cond_specs[] = {
+	{ "pthread_cond_wait", SB_ROLE_COND_WAIT, SB_PRIM_COND, 1 },
+	{ "pthread_cond_timedwait", SB_ROLE_COND_WAIT, SB_PRIM_COND, 1 },
+	{ "pthread_cond_clockwait", SB_ROLE_COND_WAIT, SB_PRIM_COND, 1 },
+	{ "pthread_cond_broadcast", SB_ROLE_COND_BROADCAST, SB_PRIM_COND, 1 },
+	{ NULL, 0, 0, 0 },
+};
+
 /* libgomp: the combined parallel-loop entry points fork a region too. */
 static const struct spec gomp_specs[] = {
 	{ "GOMP_parallel", SB_ROLE_REGION, 0, 1 },
@@ -64,6 +76,9 @@ void sb_plan_free(struct sb_plan *pl)
 		free(pl->spins[i].binary);
 	for (size_t i = 0; i < pl->nlibs; i++)
 		free(pl->libs[i]);
+	for (size_t i = 0; i < pl->nsites; i++)
+		free(pl->sites[i].binary);
+	free(pl->sites);
 	free(pl->libs);
 	free(pl->probes);
 	memset(pl, 0, sizeof(*pl));
@@ -224,6 +239,11 @@ static int add_runtime_libraries(struct sb_plan *pl, struct sb_elf *exe)
 		added += r > 0 ? r : 0;
 		if (specs == libc_specs)
 			add_spin(pl, e, "pthread_spin_lock", SB_PRIM_SPIN);
+		if (specs == libc_specs && pl->condvars && r >= 0) {
+			r = add_specs(pl, e, cond_specs, (struct sb_elf *const *)bins,
+				      pl->nlibs + 1);
+			added += r > 0 ? r : 0;
+		}
 	}
 	for (size_t i = 1; i <= pl->nlibs; i++)
 		sb_elf_close(bins[i]);
@@ -382,7 +402,7 @@ struct named_ctx {
 	int added, err;
 };
 
-static int add_barrier_probe(struct sb_plan *pl, struct sb_elf *e, const char *sym,
+int sb_plan_add_barrier_func(struct sb_plan *pl, struct sb_elf *e, const char *sym,
 			     uint64_t vaddr, uint64_t size)
 {
 	int r = add_probe(pl, e, sym, vaddr, size, SB_ROLE_SYNC, SB_PRIM_USER_BARRIER, 0);
@@ -396,7 +416,7 @@ static void on_named_cxx(const char *sym, const char *demangled, uint64_t vaddr,
 			 uint64_t size, void *arg)
 {
 	struct named_ctx *c = arg;
-	int r = add_barrier_probe(c->pl, c->e, sym, vaddr, size);
+	int r = sb_plan_add_barrier_func(c->pl, c->e, sym, vaddr, size);
 
 	if (r < 0)
 		c->err = r;
@@ -421,7 +441,7 @@ static int add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *w
 	if (!sb_elf_func_by_name(e, want, &vaddr, &size) && vaddr)
 	{
 		pl->barriers_found |= idx < 32 ? 1u << idx : 0;
-		return add_barrier_probe(pl, e, want, vaddr, size);
+		return sb_plan_add_barrier_func(pl, e, want, vaddr, size);
 	}
 	n = sb_elf_cxx_funcs(e, want, on_named_cxx, &c);
 	if (n > 0 && idx < 32)   /* matched in some image (following) */
@@ -431,10 +451,7 @@ static int add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *w
 	if (n > 1 && msg)
 		msg(ctx, "--barrier %s: %d functions match (overloads or scopes): all are "
 		    "probed; name one to choose (e.g. ns::f or f(int))", want, n);
-	if (!n && pl->lenient) {
-		/* Following exec and forks: another image may have it
-		 * (a launcher runs first); the end of the recording tells
-		 * when none had. */
+	if (!n && pl->lenient) {   /* following: another image may have it */
 		if (msg)
 			msg(ctx, "--barrier %s: not in %s%s", want, sb_elf_path(e),
 			    sb_elf_has_symtab(e) ? "" : " (stripped)");
@@ -476,11 +493,8 @@ int sb_plan_add_runtime(struct sb_plan *pl, const char *exe)
 {
 	char err[256];
 	struct sb_elf *e = sb_elf_open(exe, err, sizeof(err));
-	int r;
+	int r = e ? add_runtime_libraries(pl, e) : -ENOENT;
 
-	if (!e)
-		return -ENOENT;
-	r = add_runtime_libraries(pl, e);
 	sb_elf_close(e);
 	return r;
 }
@@ -517,6 +531,25 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 	if (!e)
 		return -ENOENT;
 	oc.e = e;
+	/* Places first: they decide whether condvars are probed. */
+	for (size_t i = 0; i < nbarriers; i++) {
+		if (!sb_barrier_is_site(barriers[i]))
+			continue;
+		if ((r = sb_plan_add_site_barrier(pl, e, barriers[i], msg, ctx)) < 0)
+			goto out;
+		added += r;
+	}
+	{
+		uint64_t v, s;
+		bool has_cond = !sb_elf_func_by_name(e, "pthread_cond_wait", &v, &s) ||
+				sb_elf_imports(e, "pthread_cond_wait");
+
+		/* Inline barriers have no name: looked for wherever
+		 * functions named *barrier* would be, unless the user named
+		 * the sites (then only those). */
+		pl->condvars_named = pl->nsites > 0;
+		pl->condvars = has_cond && (pl->nsites > 0 || (!nbarriers && auto_barrier));
+	}
 	if ((r = add_runtime_libraries(pl, e)) < 0)
 		goto out;
 	added += r;
@@ -527,6 +560,11 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 	if ((r = add_specs(pl, e, gomp_specs, NULL, 0)) < 0)
 		goto out;
 	added += r;
+	if (pl->condvars) {
+		if ((r = add_specs(pl, e, cond_specs, NULL, 0)) < 0)
+			goto out;
+		added += r;
+	}
 	add_spin(pl, e, "pthread_spin_lock", SB_PRIM_SPIN);
 	sb_elf_funcs_matching(e, "._omp_fn.", on_outlined, &oc);
 	sb_elf_funcs_matching(e, ".omp_outlined.", on_outlined, &oc);
@@ -534,6 +572,10 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 		goto out;
 	added += oc.added;
 	for (size_t i = 0; i < nbarriers; i++) {
+		if (sb_barrier_is_site(barriers[i])) {   /* FILE:LINE: not a function */
+			pl->barriers_found |= i < 32 ? 1u << i : 0;
+			continue;
+		}
 		if ((r = add_named_barrier(pl, e, barriers[i], i, msg, ctx)) < 0)
 			goto out;
 		added += r;

@@ -21,6 +21,11 @@ enum sb_probe_role {
 			     * entry only, copies the exact-count batch */
 	SB_ROLE_CREATE,     /* pthread_create: arg = the start routine of the
 			     * thread created before it returns */
+	/* Condition variables, arg = the condvar, for finding inline barriers
+	 * (analysis/sections/condbar.c); not waiting calls of their own:
+	 * their futex waits are seen as before. */
+	SB_ROLE_COND_WAIT,      /* pthread_cond_wait: entry and return */
+	SB_ROLE_COND_BROADCAST, /* entry only */
 };
 
 struct sb_probe {
@@ -49,6 +54,11 @@ struct sb_plan {
 	size_t nspins;
 	char **libs;            /* canonical paths of the loaded libraries */
 	size_t nlibs;
+	bool condvars;          /* condvar probes: inline barriers are looked for */
+	bool condvars_named;    /* ... only at the sites below (--barrier FILE:LINE) */
+	struct sb_site { char *binary; uint64_t vaddr; } *sites;  /* pthread_cond_wait
+				 * calls the user named barriers: vaddr inside the call */
+	size_t nsites;
 	bool exact;             /* the executable counts its blocks (exact mode) */
 	bool lenient;           /* following: a --barrier absent from one image
 				 * is a note, not an error */
@@ -73,6 +83,23 @@ int sb_plan_add_library(struct sb_plan *pl, const char *path);
  * receives one line per decision worth telling the user.
  */
 typedef void (*sb_plan_msg_fn)(void *ctx, const char *fmt, ...);
+/*
+ * --barrier may name a place instead of a function: FILE:LINE (as the
+ * report prints locations), or a call site, 0xVADDR or BINARY+0xVADDR
+ * (as JSON and stripped binaries print them).  The condvar waits called
+ * there become barrier waits (inline SPLASH barriers); a call there of a
+ * function of the executable makes that function a barrier.
+ */
+struct sb_elf;
+bool sb_barrier_is_site(const char *spec);
+/* 0 or more probes added, -ENOENT (msg said why), -ENOMEM (probe_sites.c). */
+int sb_plan_add_site_barrier(struct sb_plan *pl, struct sb_elf *e, const char *spec,
+			     sb_plan_msg_fn msg, void *ctx);
+/* The function at vaddr as a user barrier (probes.c): 1 added, 0 already. */
+int sb_plan_add_barrier_func(struct sb_plan *pl, struct sb_elf *e, const char *sym,
+			     uint64_t vaddr, uint64_t size);
+/* Whether the call site vaddr of binary was named a barrier. */
+bool sb_plan_site_named(const struct sb_plan *pl, const char *binary, uint64_t vaddr);
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx);

@@ -159,6 +159,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->sample_period_ns =
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	s->skel->rodata->stack_copy = opts->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
 	s->multi = uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
@@ -432,6 +433,22 @@ void sb_bpf_stop(struct sb_bpf *s)
 	s->nlinks = 0;
 	if (s->rb)
 		ring_buffer__consume(s->rb);
+}
+
+int sb_bpf_sample_stats(struct sb_bpf *s, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*run_ns = *runs = 0;
+	if (!s || !s->skel)
+		return -EINVAL;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
 }
 
 unsigned sb_bpf_nprobes(const struct sb_bpf *s)

@@ -20,6 +20,7 @@ struct sb_bpf_opts {
 	bool follow_forks;             /* follow processes that followed ones fork */
 	unsigned sample_hz;            /* cpu-clock sampling per CPU, 0 = off */
 	size_t ringbuf_bytes;          /* power of two */
+	bool stack_copy;               /* samples carry their stack (stacks.h) */
 };
 
 /* Called for each ring-buffer record; data is valid during the call. */
@@ -62,6 +63,10 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
 void sb_bpf_stop(struct sb_bpf *s);
 void sb_bpf_finish(struct sb_bpf *s);
 unsigned sb_bpf_nprobes(const struct sb_bpf *s);
+/* Time the kernel spent in the cpu-clock sample program, and its runs
+ * (all CPUs, target or not): counted only while the kernel.bpf_stats_enabled
+ * sysctl is 1, else zeros.  0 or -errno. */
+int sb_bpf_sample_stats(struct sb_bpf *s, uint64_t *run_ns, uint64_t *runs);
 /* How uprobes are attached: "uprobe_multi" links (Linux >= 6.6, detached
  * together) or "perf_event" (one perf event each; slow to detach). */
 const char *sb_bpf_uprobe_links(const struct sb_bpf *s);

@@ -15,6 +15,7 @@
 
 #include "addr_sampler.h"
 #include "hw/hwsession.h"
+#include "stacks.h"
 #include "util/idmap.h"
 
 static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
@@ -130,16 +131,17 @@ static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
 static void on_sample(struct sb_rec *r, const void *data, size_t size)
 {
 	const struct sb_rec_sample *s = data;
-	uint64_t keys[SB_SAMPLE_FRAMES];
+	uint64_t keys[SB_SAMPLE_FRAMES], frames[SB_SAMPLE_FRAMES];
 	struct sb_event ev;
 	size_t n;
 
-	(void)size;
 	sb_records_sample(s, &ev);
 	sb_builder_add(r->builder, &ev);
 	/* The sample's time also counts for every call site it runs under,
-	 * so a branch that calls shared work more often shows. */
-	n = sb_records_callsites(s, keys, SB_SAMPLE_FRAMES);
+	 * so a branch that calls shared work more often shows: frame
+	 * pointers, or the CFI unwind of its stack copy (stacks.h). */
+	n = sb_stacks_chain(r->stacks, s, size, frames, SB_SAMPLE_FRAMES);
+	n = sb_records_callsites(frames, n, keys, SB_SAMPLE_FRAMES);
 	for (size_t i = 0; i < n; i++) {
 		ev.obj = keys[i];
 		sb_builder_add(r->builder, &ev);
@@ -191,6 +193,7 @@ static const struct route {
 	[SB_REC_LBR] = { 0, on_hw },
 	[SB_REC_LOAD] = { 0, on_hw },
 	[SB_REC_EXACT] = { sizeof(struct sb_rec_exact), on_exact },
+	[SB_REC_SAMPLE_STACK] = { sizeof(struct sb_rec_sample_stack), on_sample },
 	[SB_REC_PROC] = { sizeof(struct sb_rec_proc), on_proc },
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "addr_sampler.h"
+#include "stacks.h"
 #include "clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
@@ -244,7 +245,7 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
-	if (sb_follow_init(r))
+	if (sb_follow_init(r))   /* the first image: maps, threads, builder, stacks */
 		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
@@ -254,7 +255,20 @@ int sb_rec_setup(struct sb_rec *r)
 	bo.stop_mode = r->spawned && r->follow;
 	bo.follow_forks = r->follow;
 	bo.sample_hz = r->sample_hz;
+	bo.stack_copy = !r->unwind_fp;
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
+	/* Stack copies make samples 16 KiB each: room for half a second of
+	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
+	 * so a high -F does not drop them. */
+	if (bo.stack_copy) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
+			      sizeof(struct sb_rec_sample_stack) / 2;
+
+		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
+			bo.ringbuf_bytes <<= 1;
+		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
+	}
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	if ((ret = start_hw(r)))
@@ -324,7 +338,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 {
 	sb_hwsession_free(r->hw);
 	sb_bpf_finish(r->bpf);
-	sb_follow_free(r);   /* every image's maps, threads, builder, records */
+	sb_follow_free(r);   /* every image's maps, threads, builder, stacks, records */
 	sb_plan_free(&r->plan);
 	r->hw = NULL;
 	r->bpf = NULL;

@@ -19,6 +19,7 @@ struct sb_bpf;
 struct sb_maps;
 struct sb_idmap;
 struct sb_addr_sampler;
+struct sb_stacks;
 struct sb_hwsession;
 
 struct sb_rec {
@@ -38,6 +39,7 @@ struct sb_rec {
 	char **cmd;
 	int ncmd;
 	int events_req;              /* --events: enum sb_events_mode (hw/pmu.h) */
+	bool unwind_fp;              /* --unwind fp: no stack copies */
 
 	/* state */
 	bool spawned, child_exited;
@@ -58,6 +60,7 @@ struct sb_rec {
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */
 	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
+	struct sb_stacks *stacks;    /* samples' call chains (stacks.h) */
 	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
 	/* Process images followed (follow.h): maps, builder, recs, addrs,
 	 * threads and nthreads_live above are those of fw.cur. */

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "addr_sampler.h"
+#include "stacks.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
@@ -82,11 +84,18 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
 	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
 	sb_profile_meta_set(p, "stop_reason", r->stop_reason ? r->stop_reason : "");
-	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return); tracepoints: "
-		 "sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
-		 "sched_process_exit, sched_process_exec; cpu-clock sampling: %u Hz (per-thread IP samples, "
-		 "spin waits)",
-		 r->fw.cur->nprobes, r->sample_hz);
+	size_t entry_only = 0;
+
+	for (size_t i = 0; i < r->plan.n; i++)
+		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
+		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST;
+	/* The profile's image's probes (follow.c); the plan holds all images'. */
+	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
+		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
+		 "sched_process_exit, sched_process_exec; cpu-clock sampling: %u Hz "
+		 "(per-thread IP samples, spin waits)", r->fw.cur->nprobes,
+		 entry_only ? "; " : "", entry_only, entry_only ? " entry only" : "",
+		 r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
 	buf[0] = 0;
@@ -290,12 +299,15 @@ int sb_rec_write(struct sb_rec *r)
 	if (!p)
 		return sb_rec_fail(r, "out of memory");
 	sb_bpf_read_counters(r->bpf, c);
-	/* One profile: the image that did the work (the others are listed). */
+	/* Every image's sections are complete (inline condvar barriers are
+	 * found only from a whole history), then one profile: the image that
+	 * did the work (the others are listed). */
+	for (size_t i = 0; i < r->fw.nprocs; i++)
+		if (sb_builder_finish(r->fw.procs[i]->builder)) {
+			sb_rec_fail(r, "out of memory while building sections");
+			goto out;
+		}
 	sb_follow_use(r, sb_follow_choose(r));
-	if (sb_builder_finish(r->builder)) {
-		sb_rec_fail(r, "out of memory while building sections");
-		goto out;
-	}
 	follow_notes(r);
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
@@ -335,7 +347,56 @@ int sb_rec_write(struct sb_rec *r)
 			 "%sdebug info from separate files: %s", len ? "; " : "",
 			 sb_symbolizer_debug_files(sym));
 	}
+	{
+		struct sb_builder_stats st;
+		size_t len = strlen(r->notes);
+
+		/* Found only now, from the whole history: tell how. */
+		sb_builder_get_stats(r->builder, &st);
+		if (st.cond_barriers && r->plan.condvars_named)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%s--barrier: %llu condition variable%s waited on at the named "
+				 "sites (%llu release episodes): barrier sections there",
+				 len ? "; " : "", (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", (unsigned long long)st.cond_episodes);
+		else if (st.cond_barriers)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline barrier detected: %llu condition variable%s used as "
+				 "mutex + condvar barrier%s (%llu release episodes), sections at "
+				 "the pthread_cond_wait call sites; --no-auto-barrier to ignore, "
+				 "--barrier FILE:LINE to choose", len ? "; " : "",
+				 (unsigned long long)st.cond_barriers,
+				 st.cond_barriers > 1 ? "s" : "", st.cond_barriers > 1 ? "s" : "",
+				 (unsigned long long)st.cond_episodes);
+		else if (st.cond_log_full)
+			snprintf(r->notes + len, sizeof(r->notes) - len,
+				 "%sinline condvar barriers not looked for: more events than "
+				 "the history keeps", len ? "; " : "");
+		if (!r->quiet && (st.cond_barriers || st.cond_log_full))
+			fprintf(stderr, "scalebpf: %s\n", r->notes + len + (len ? 2 : 0));
+	}
 	add_meta(r, p, c);
+	{
+		/* The recorder's own CPU time so far (make bench divides it by
+		 * the samples: what a sample costs the recorder). */
+		struct rusage ru;
+
+		uint64_t ns, runs;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			sb_profile_meta_set_u64(p, "recorder_cpu_ns",
+				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+		/* What a sample costs the target in BPF (stack copy included),
+		 * where kernel.bpf_stats_enabled lets the kernel time it. */
+		if (!sb_bpf_sample_stats(r->bpf, &ns, &runs) && runs)
+			sb_profile_meta_set_u64(p, "bpf_sample_ns_per_run", ns / runs);
+	}
+	if (sb_stacks_store(r->stacks, p, c, r->notes, sizeof(r->notes)) ||
+	    sb_profile_meta_set(p, "notes", r->notes) < 0) {
+		sb_rec_fail(r, "out of memory while writing the profile");
+		goto out;
+	}
 	if (sb_profile_write(p, r->output, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);
 		goto out;

@@ -298,6 +298,51 @@ static uint64_t call_site(struct sb_records *d, const struct sb_rec_probe *r,
 	return site;
 }
 
+/*
+ * A condvar call, for the inline-barrier detection: its condvar, its call
+ * site, whether the user named that site a barrier (prim USER_BARRIER),
+ * and the entry of the function making it (dur), by which waits and
+ * broadcasts of one BARRIER macro expansion are told to belong together.
+ * Calls inside a probed waiting call (a barrier function's own condvar)
+ * are that call's business: none.
+ */
+static int cond_event(struct sb_records *d, const struct sb_rec_probe *r,
+		      const struct sb_probe *p, bool enter, struct sb_event *ev)
+{
+	uint64_t vaddr, start = 0;
+	struct sb_elf *e;
+	int bin;
+
+	if (r->depth > 0)
+		return 0;
+	if (!enter) {
+		if (p->role != SB_ROLE_COND_WAIT ||
+		    !(ev->obj = tid_get(d->condwaits, r->hdr.tid)))
+			return 0;
+		tid_set(&d->condwaits, r->hdr.tid, 0);
+		tid_set(&d->condsites, r->hdr.tid, 0);
+		ev->kind = SB_EV_COND_WOKEN;
+		return 1;
+	}
+	ev->kind = p->role == SB_ROLE_COND_WAIT ? SB_EV_COND_WAIT : SB_EV_COND_BROADCAST;
+	ev->obj = r->arg;
+	ev->prim = SB_PRIM_COND;
+	ev->site = call_site(d, r, p);
+	if (ev->site && !resolve(d, ev->site, &bin, &vaddr) &&
+	    (e = sb_maps_binary_elf(d->maps, bin))) {
+		if (sb_elf_func_at(e, vaddr, &start))
+			ev->dur = ev->site - vaddr + start;
+		if (p->role == SB_ROLE_COND_WAIT &&
+		    sb_plan_site_named(d->plan, sb_maps_binary_path(d->maps, bin), vaddr))
+			ev->prim = SB_PRIM_USER_BARRIER;
+	}
+	if (p->role == SB_ROLE_COND_WAIT) {
+		tid_set(&d->condwaits, r->hdr.tid, r->arg);
+		tid_set(&d->condsites, r->hdr.tid, ev->site);
+	}
+	return 1;
+}
+
 int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool enter,
 		     struct sb_event *ev)
 {
@@ -328,6 +373,9 @@ int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool en
 	case SB_ROLE_CREATE:
 		tid_set(&d->creating, r->hdr.tid, enter ? r->arg : 0);
 		return 0;
+	case SB_ROLE_COND_WAIT:
+	case SB_ROLE_COND_BROADCAST:
+		return cond_event(d, r, p, enter, ev);
 	default:
 		goto bad;
 	}
@@ -353,6 +401,11 @@ void sb_records_wait(struct sb_records *d, const struct sb_rec_wait *w, struct s
 
 	event_of(&w->hdr, SB_EV_WAIT, ev);
 	scan_stack(d, w, &prim, &ev->site);
+	/* In a probed pthread_cond_wait, the uretprobe holds the slot of the
+	 * return into the program (the copied stack shows its trampoline):
+	 * the call site is the one its entry saw. */
+	if (!ev->site)
+		ev->site = tid_get(d->condsites, w->hdr.tid);
 	if (!ev->site)
 		d->unattributed++;
 	/* A sample outside any known primitive is still spinning. */
@@ -377,6 +430,8 @@ void sb_records_thread_exit(struct sb_records *d, const struct sb_rec_thread *t,
 	tid_set(&d->tasks, t->hdr.tid, 0);
 	tid_set(&d->starts, t->hdr.tid, 0);
 	tid_set(&d->creating, t->hdr.tid, 0);
+	tid_set(&d->condwaits, t->hdr.tid, 0);
+	tid_set(&d->condsites, t->hdr.tid, 0);
 	event_of(&t->hdr, SB_EV_THREAD_EXIT, ev);
 	ev->oncpu = t->oncpu_ns;
 }
@@ -425,21 +480,24 @@ void sb_records_release(struct sb_records *d)
 	d->creating = NULL;
 	sb_idmap_free(d->sites);
 	d->sites = NULL;
+	sb_idmap_free(d->condwaits);
+	d->condwaits = NULL;
+	sb_idmap_free(d->condsites);
+	d->condsites = NULL;
 }
 
-size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max)
+size_t sb_records_callsites(const uint64_t *frames, size_t n, uint64_t *keys, size_t max)
 {
-	uint32_t n = s->nframes < SB_SAMPLE_FRAMES ? s->nframes : SB_SAMPLE_FRAMES;
 	size_t k = 0;
 
 	/* frames[0] is the sampled IP itself; the rest are return addresses. */
-	for (uint32_t i = 1; i < n && k < max; i++) {
+	for (size_t i = 1; i < n && k < max; i++) {
 		uint64_t key;
 		bool dup = false;
 
-		if (s->frames[i] < 4096 || s->frames[i] >= SB_KEY_CALLSITE)
+		if (frames[i] < 4096 || frames[i] >= SB_KEY_CALLSITE)
 			continue;
-		key = (s->frames[i] - 1) | SB_KEY_CALLSITE;   /* inside the call */
+		key = (frames[i] - 1) | SB_KEY_CALLSITE;   /* inside the call */
 		for (size_t j = 0; j < k; j++)
 			dup |= keys[j] == key;   /* recursion: once per sample */
 		if (!dup)

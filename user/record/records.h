@@ -35,6 +35,8 @@ struct sb_records {
 	struct sb_idmap *starts;    /* tid -> its start routine (pthread_create) */
 	struct sb_idmap *creating;  /* tid in pthread_create -> the start routine */
 	struct sb_idmap *sites;     /* (return address, caller, probe) -> call site */
+	struct sb_idmap *condwaits; /* tid in pthread_cond_wait -> the condvar */
+	struct sb_idmap *condsites; /* ... -> its call site */
 };
 
 /*
@@ -66,9 +68,10 @@ void sb_records_sample(const struct sb_rec_sample *s, struct sb_event *ev);
  * in bad_records). */
 int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct sb_event *ev);
 
-/* The call-site keys of a sample's call chain, each once: the blocks a
- * sample's time is spent under.  Returns how many (<= max). */
-size_t sb_records_callsites(const struct sb_rec_sample *s, uint64_t *keys, size_t max);
+/* The call-site keys of a sample's call chain (frames[0] its IP, then
+ * return addresses: stacks.h), each once: the blocks a sample's time is
+ * spent under.  Returns how many (<= max). */
+size_t sb_records_callsites(const uint64_t *frames, size_t n, uint64_t *keys, size_t max);
 
 /* True for the C and OpenMP runtimes (libc, libpthread, ld.so, libstdc++,
  * libgomp, libomp), whose frames are not the program's own. */

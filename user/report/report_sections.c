@@ -196,8 +196,9 @@ static int sections_text(const struct sb_report_ctx *r, FILE *f)
 				"Their work is not in this profile: record with --follow (the "
 				"default with -- CMD), or record the program itself.\n\n", nf);
 		else
-			fputs("If the program builds its own barriers, name them with "
-			      "--barrier SYMBOL.\n\n", f);
+			fputs("If the program builds its own barriers, name them with --barrier "
+			      "SYMBOL, or --barrier FILE:LINE for an inline\none (a BARRIER macro: "
+			      "the line of its condition waits).\n\n", f);
 		return 0;
 	}
 	if (!r->order)

@@ -230,6 +230,75 @@ static void test_chain(void)
 	sb_cfg_free(g);
 }
 
+/*
+ * Two levels of shared helpers (tests/integration/unwind.c cause2, as a
+ * CFI unwind sees it): worker V0 calls S (every thread), V1 tests
+ * me == 0, V2 calls E (thread 0 only); E0 calls S; S0 calls the loop
+ * H1.  S0 and H1 hold the samples of both paths.  S0 - V2 is flat, but
+ * S0 runs under V2 (V2 -> E -> S), with far more samples: it is V2's
+ * callee, and taking it for V2's caller made a cycle without a leader
+ * (the decision scored 0).  V2 must lead.
+ */
+static void test_two_levels(void)
+{
+	enum { V0, V1, V2, V3, E0, E1, S0, S1, H0, H1, H2, N2 };
+	static const int fn[N2] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 3 };
+	static const char *names[] = { "worker", "extra", "shared", "leaf" };
+	static const int first[] = { V0, E0, S0, H0, N2 };
+	static const double tm[NT] = { 1770, 415, 425, 410 };
+	static const double v0[NT] = { 430, 413, 421, 403 };
+	static const double v2[NT] = { 1327, 0, 0, 0 };
+	static double counts[4][NT];
+	static struct sb_lime_event ev[4];
+	static const int blk[4] = { V0, V2, S0, H1 };
+	double time[NT];
+	struct sb_lime_instance in = { .nthreads = NT, .time = time, .imbalance = 0.56,
+				       .events = ev, .nevents = 4 };
+	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_lime_result *r = NULL;
+
+	for (int f = 0; f < 4; f++)
+		sb_cfg_add_func(g, names[f], 0x1000 + 0x10 * (uint64_t)first[f],
+				0x1000 + 0x10 * (uint64_t)first[f + 1]);
+	for (int b = 0; b < N2; b++)
+		sb_cfg_add_block(g, (uint32_t)fn[b], 0x1000 + 0x10 * (uint64_t)b,
+				 0x1010 + 0x10 * (uint64_t)b, 0x100c + 0x10 * (uint64_t)b);
+	sb_cfg_add_edge(g, V0, S0, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, V0, V1, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, V1, V2, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, V1, V3, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, V2, E0, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, V2, V3, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, E0, S0, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, E0, E1, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, S0, H0, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, S0, S1, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, H0, H1, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, H1, H1, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, H1, H2, SB_EDGE_FALLTHROUGH);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	for (int t = 0; t < NT; t++) {
+		time[t] = tm[t] * 1e6;
+		counts[0][t] = v0[t];
+		counts[1][t] = v2[t];
+		counts[2][t] = counts[3][t] = v0[t] + v2[t];
+	}
+	for (int e = 0; e < 4; e++)
+		ev[e] = (struct sb_lime_event){ .kind = SB_LIME_BLOCK, .id = (uint32_t)blk[e],
+						.superior = -1, .counts = counts[e] };
+	CHECK(sb_lime_analyze(g, &in, NULL, &r) == 0 && r && r->ncauses, "two levels: analyze");
+	if (r && r->ncauses) {
+		CHECK(r->causes[0].addr == last_insn(V2), "two levels: V2 on top (%#llx)",
+		      (unsigned long long)r->causes[0].addr);
+		CHECK(r->causes[0].score > 0.99, "two levels: score %g", r->causes[0].score);
+		for (size_t i = 0; i < r->ncauses; i++)
+			CHECK(r->causes[i].addr != last_insn(S0) && r->causes[i].addr != last_insn(H1),
+			      "two levels: a helper is cause %zu", i);
+	}
+	sb_lime_result_free(r);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	test_dispersion();
@@ -237,5 +306,6 @@ int main(void)
 	test_root(0);
 	test_two_sites();
 	test_chain();
+	test_two_levels();
 	return CHECK_DONE("test_lime_samples");
 }
