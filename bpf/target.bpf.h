@@ -7,8 +7,22 @@
 #ifndef SB_TARGET_BPF_H
 #define SB_TARGET_BPF_H
 
-const volatile __u32 targ_tgid = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;
+
+/*
+ * The processes recorded: tgid -> struct sb_follow.  The -p PID or the
+ * launched command to start with; with following (record.bpf.c) every
+ * process a followed one forks joins at once, and an exec keeps its
+ * entry (same tgid, new image).  One hash lookup per check replaces the
+ * single target tgid compare of old: the only cost following adds to
+ * the hot paths (sched_switch, sys_enter/exit, samples, probes).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SB_MAX_FOLLOWED);
+	__type(key, __u32);
+	__type(value, struct sb_follow);
+} followed SEC(".maps");
 
 /* Sized from userspace before load; hwsample.bpf.c's is replaced by
  * record.bpf.c's (bpf_map__reuse_fd), so all records share one order. */
@@ -28,9 +42,14 @@ static __always_inline __u64 wakeup_flags(void)
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+static __always_inline struct sb_follow *follow_of(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&followed, &tgid);
+}
+
 static __always_inline bool is_target(void)
 {
-	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+	return follow_of((__u32)(bpf_get_current_pid_tgid() >> 32)) != NULL;
 }
 
 /* counters: a per-CPU array of __u64; drops are never silent */

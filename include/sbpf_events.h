@@ -25,6 +25,8 @@ enum sb_rec_type {
 	SB_REC_LOAD = 8,          /* hardware path: PEBS load sample */
 	SB_REC_EXACT = 9,         /* exact block counts from `scalebpf cc` code */
 	SB_REC_SAMPLE_STACK = 10, /* a sample with a copy of its user stack */
+	SB_REC_PROC = 11,         /* a followed process exec'd, was stopped after
+				   * fork, or mapped libraries (dlopen) */
 	SB_REC_TYPE_MAX
 };
 
@@ -77,9 +79,44 @@ struct sb_rec_wait {
 struct sb_rec_thread {
 	struct sb_rec_hdr hdr;
 	__u32 parent_tid;        /* THREAD_NEW: the creating thread */
-	__u32 pad;
+	__u32 tgid;              /* the thread's process: == tid and not the
+				  * creator's for a forked process */
 	__u64 oncpu_ns;          /* THREAD_EXIT: final on-CPU time */
 	char comm[16];
+};
+
+/*
+ * Following (launchers, forks, dlopen): what the BPF side tells about a
+ * followed process.  In launch mode the process is stopped (SIGSTOP from
+ * BPF, taken on its return to user) before it runs a user instruction of
+ * what is new, so userspace attaches the probes of the new image or
+ * libraries first, then sends SIGCONT (user/record/follow.c).
+ */
+enum sb_proc_kind {
+	SB_PROC_EXEC = 1,        /* a new image; hdr.tid is the tgid now */
+	SB_PROC_FORKED = 2,      /* a followed fork child at its first return
+				  * to user (stopped in launch mode) */
+	SB_PROC_DLOPEN = 3,      /* ld.so's r_brk hook, RT_CONSISTENT: libraries
+				  * were mapped (or unmapped) */
+};
+
+struct sb_rec_proc {
+	struct sb_rec_hdr hdr;
+	__u32 kind;              /* enum sb_proc_kind */
+	__u32 tgid;
+	__u32 old_tid;           /* EXEC: the thread that called execve */
+	__u32 stopped;           /* 1: SIGSTOP was sent, SIGCONT is owed */
+	__u64 oncpu_ns;          /* EXEC: on-CPU time of the old image's thread */
+	char comm[16];
+};
+
+#define SB_MAX_FOLLOWED 1024
+#define SB_FOLLOW_PENDING_STOP 1u   /* stop at the first return to user */
+
+/* The value of the `followed` map (bpf/target.bpf.h): tgid -> this. */
+struct sb_follow {
+	__u32 flags;
+	__u32 pad;
 };
 
 /* User registers of a sample, in x86 encoding order, for decoding the
@@ -156,6 +193,8 @@ enum sb_counter {
 				  * ends sooner (normal for shallow stacks) */
 	SB_CNT_STACK_FAULT,      /* a sample whose stack could not be read */
 	SB_CNT_STACK_NOVMA,      /* bpf_find_vma failed: copy sized by retries */
+	SB_CNT_FOLLOW_FULL,      /* a forked process not followed: map full */
+	SB_CNT_DROP_PROC,        /* exec/fork/dlopen records lost */
 	SB_CNT_MAX
 };
 

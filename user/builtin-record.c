@@ -72,6 +72,15 @@ static const char record_usage[] =
 "                         totals always cover all of them)\n"
 "      --ringbuf-mb MB    ring buffer size (default 16; grown to hold half a\n"
 "                         second of stack-copy samples at high -F)\n"
+"      --follow, --no-follow  follow exec, fork and dlopen: a launcher (env,\n"
+"                         sh -c, a script, time) and the program it starts,\n"
+"                         processes the target forks, libraries it loads\n"
+"                         later all get their probes; the profile is made of\n"
+"                         the process that did the work and lists every\n"
+"                         process followed.  Default: on with -- CMD (each\n"
+"                         new image waits, stopped, until probed), off with\n"
+"                         -p (exec and dlopen of PID are still probed,\n"
+"                         asynchronously)\n"
 "  -q, --quiet            no status line\n"
 "  -h, --help             this text\n"
 "\n"
@@ -109,6 +118,8 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "events", required_argument, NULL, 'E' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "no-follow", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -171,6 +182,11 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		case 'q':
 			r->quiet = true;
 			break;
+		case 'f':
+		case 'N':
+			r->follow = c == 'f';
+			r->follow_set = true;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			exit(0);
@@ -181,6 +197,9 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	}
 	r->cmd = argv + optind;
 	r->ncmd = argc - optind;
+	if (!r->follow_set)
+		r->follow = r->ncmd > 0;
+	r->follow_image = r->follow || !r->follow_set;
 	if ((r->pid > 0) == (r->ncmd > 0)) {
 		fprintf(stderr, "scalebpf record: give either -p PID or -- CMD [ARGS...]\n\n%s",
 			record_usage);
@@ -223,15 +242,20 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 	if (r->spawned) {
 		int status;
 
-		if (waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
+		if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 			r->child_exited = true;
 			r->child_status = status;
-			r->stop_reason = "target exited";
-			return true;
 		}
-		return false;
+		if (!r->child_exited)
+			return false;
+		/* A followed process the command left running (a daemon, a
+		 * background job) is still recorded until it exits. */
+		if (r->follow && sb_follow_alive(r))
+			return false;
+		r->stop_reason = "target exited";
+		return true;
 	}
-	if (!sb_target_alive(r->pid)) {
+	if (!sb_target_alive(r->pid) && !(r->follow && sb_follow_alive(r))) {
 		r->stop_reason = "target exited";
 		return true;
 	}
@@ -252,14 +276,14 @@ static int record_loop(struct sb_rec *r)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));
 		now = sb_now_ns();
 		/* Records from other CPUs may lag a little: hold back 200 ms. */
-		if (sb_builder_flush(r->builder, now - 200000000ull))
-			return sb_rec_fail(r, "out of memory while building sections");
+		for (size_t i = 0; i < r->fw.nprocs; i++)
+			if (sb_builder_flush(r->fw.procs[i]->builder, now - 200000000ull))
+				return sb_rec_fail(r, "out of memory while building sections");
 		/* Libraries appear right after exec: look often at first. */
 		if (now - last_refresh > (age < 300000000ull ? 10000000ull :
 					  age < 2000000000ull ? 100000000ull : 1000000000ull)) {
 			last_refresh = now;
-			sb_maps_refresh(r->maps, r->pid);
-			sb_rec_set_spin_ranges(r);
+			sb_follow_refresh(r);   /* every live image; spin ranges */
 		}
 		if (!r->quiet && now - last_status > (r->tty ? 500000000ull : 10000000000ull)) {
 			last_status = now;

@@ -194,9 +194,54 @@ static int read_all(int fd, char **out)
 	return 0;
 }
 
+/* Whether [start, end) overlaps a current mapping (m->map is sorted). */
+static bool overlaps(const struct sb_maps *m, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = m->nmap;
+
+	while (lo < hi) {   /* the first mapping that ends after start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->map[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nmap && m->map[lo].start < end;
+}
+
+/*
+ * Mappings gone since the last look whose addresses nothing reuses: a
+ * library unloaded by dlclose.  Addresses recorded while it was mapped
+ * (call sites, samples) are named when the profile is written, after it
+ * may be gone.  Overlapped ones are dropped: the new mapping rules.
+ */
+static int keep_unmapped(struct sb_maps *m, const struct sb_mapping *old, size_t nold)
+{
+	size_t keep = 0, n = m->nmap;
+	struct sb_mapping *nm;
+
+	for (size_t i = 0; i < nold; i++)
+		keep += !overlaps(m, old[i].start, old[i].end);
+	if (!keep)
+		return 0;
+	nm = realloc(m->map, (n + keep) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	m->map = nm;   /* the checks below see the first m->nmap only */
+	for (size_t i = 0; i < nold; i++)
+		if (!overlaps(m, old[i].start, old[i].end))
+			nm[n++] = old[i];
+	m->nmap = n;
+	qsort(m->map, m->nmap, sizeof(*m->map), map_cmp);
+	return 0;
+}
+
 int sb_maps_refresh(struct sb_maps *m, int pid)
 {
 	char path[64], *text = NULL;
+	struct sb_mapping *old;
+	size_t nold;
 	int fd, ret;
 
 	if (pid <= 0)
@@ -215,8 +260,20 @@ int sb_maps_refresh(struct sb_maps *m, int pid)
 		free(text);
 		return -ESRCH;
 	}
+	old = m->map;
+	nold = m->nmap;
+	m->map = NULL;
+	m->nmap = 0;
 	ret = sb_maps_parse(m, text);
 	free(text);
+	if (ret) {
+		free(m->map);
+		m->map = old;
+		m->nmap = nold;
+		return ret;
+	}
+	ret = keep_unmapped(m, old, nold);
+	free(old);
 	m->generation += !ret;
 	return ret;
 }

@@ -35,7 +35,6 @@ int sb_hw_load(struct sb_hw **out, int pid, int ringbuf_fd, size_t wakeup_bytes,
 			 strerror(-ret));
 		goto fail;
 	}
-	h->skel->rodata->targ_tgid = (__u32)pid;
 	h->skel->rodata->wakeup_bytes = wakeup_bytes;
 	/* One ring buffer, one consumer, one timestamp order. */
 	ret = bpf_map__reuse_fd(h->skel->maps.events, ringbuf_fd);
@@ -49,6 +48,21 @@ int sb_hw_load(struct sb_hw **out, int pid, int ringbuf_fd, size_t wakeup_bytes,
 		snprintf(err, errlen, "cannot load the hardware-sampling BPF programs: %s",
 			 strerror(-ret));
 		goto fail;
+	}
+	/* Its perf events are opened on pid alone (hwsession.c): the
+	 * processes record follows after exec keep them, forked ones
+	 * are software-sampled only (README, "Following"). */
+	{
+		__u32 k = (__u32)pid;
+		struct sb_follow f = { 0 };
+
+		ret = bpf_map__update_elem(h->skel->maps.followed, &k, sizeof(k), &f,
+					   sizeof(f), BPF_ANY);
+		if (ret) {
+			snprintf(err, errlen, "cannot set the hardware samplers' target: %s",
+				 strerror(-ret));
+			goto fail;
+		}
 	}
 	h->ncpus = libbpf_num_possible_cpus();
 	if (h->ncpus <= 0) {

@@ -165,6 +165,9 @@ static void add_spin(struct sb_plan *pl, struct sb_elf *e, const char *name, uin
 	if (pl->nspins >= sizeof(pl->spins) / sizeof(pl->spins[0]) ||
 	    sb_elf_func_by_name(e, name, &vaddr, &size) || !vaddr || !size)
 		return;
+	for (size_t i = 0; i < pl->nspins; i++)   /* planned again: a later image */
+		if (pl->spins[i].vaddr == vaddr && !strcmp(pl->spins[i].binary, sb_elf_path(e)))
+			return;
 	pl->spins[pl->nspins].binary = strdup(sb_elf_path(e));
 	if (!pl->spins[pl->nspins].binary)
 		return;
@@ -429,20 +432,31 @@ static void on_named_cxx(const char *sym, const char *demangled, uint64_t vaddr,
  * overloads and scopes that match are probed, one line each.
  */
 static int add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *want,
-			     sb_plan_msg_fn msg, void *ctx)
+			     size_t idx, sb_plan_msg_fn msg, void *ctx)
 {
 	struct named_ctx c = { .pl = pl, .e = e, .want = want, .msg = msg, .mctx = ctx };
 	uint64_t vaddr, size;
 	int n;
 
 	if (!sb_elf_func_by_name(e, want, &vaddr, &size) && vaddr)
+	{
+		pl->barriers_found |= idx < 32 ? 1u << idx : 0;
 		return sb_plan_add_barrier_func(pl, e, want, vaddr, size);
+	}
 	n = sb_elf_cxx_funcs(e, want, on_named_cxx, &c);
+	if (n > 0 && idx < 32)   /* matched in some image (following) */
+		pl->barriers_found |= 1u << idx;
 	if (c.err < 0)
 		return c.err;
 	if (n > 1 && msg)
 		msg(ctx, "--barrier %s: %d functions match (overloads or scopes): all are "
 		    "probed; name one to choose (e.g. ns::f or f(int))", want, n);
+	if (!n && pl->lenient) {   /* following: another image may have it */
+		if (msg)
+			msg(ctx, "--barrier %s: not in %s%s", want, sb_elf_path(e),
+			    sb_elf_has_symtab(e) ? "" : " (stripped)");
+		return 0;
+	}
 	if (!n) {
 		if (msg)
 			msg(ctx, "error: --barrier %s: no such function in %s%s", want,
@@ -451,6 +465,57 @@ static int add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *w
 		return -ENOENT;
 	}
 	return c.added;
+}
+
+/* Functions named *barrier* in a binary that uses condition variables
+ * and no pthread barrier. */
+static int add_auto_barriers(struct sb_plan *pl, struct sb_elf *e, sb_plan_msg_fn msg,
+			     void *ctx)
+{
+	struct auto_ctx ac = { .pl = pl, .e = e, .msg = msg, .mctx = ctx };
+	uint64_t v, s;
+	/* Reliable only where condition variables are the sole barrier
+	 * mechanism: a wrapper around pthread_barrier_wait would nest. */
+	bool has_cond, has_pbar;
+
+	if (!sb_elf_has_symtab(e))
+		return 0;
+	has_cond = !sb_elf_func_by_name(e, "pthread_cond_wait", &v, &s) ||
+		   sb_elf_imports(e, "pthread_cond_wait");
+	has_pbar = sb_elf_imports(e, "pthread_barrier_wait");
+	if (!has_cond || has_pbar)
+		return 0;
+	sb_elf_funcs_matching(e, "arrier", on_barrier_candidate, &ac);
+	return ac.err < 0 ? ac.err : ac.added;
+}
+
+int sb_plan_add_runtime(struct sb_plan *pl, const char *exe)
+{
+	char err[256];
+	struct sb_elf *e = sb_elf_open(exe, err, sizeof(err));
+	int r = e ? add_runtime_libraries(pl, e) : -ENOENT;
+
+	sb_elf_close(e);
+	return r;
+}
+
+int sb_plan_add_user_binary(struct sb_plan *pl, const char *path, bool auto_barrier,
+			    sb_plan_msg_fn msg, void *ctx)
+{
+	struct outlined_ctx oc = { .pl = pl };
+	char err[256];
+	int r = 0;
+
+	if (specs_for(path) || !(oc.e = sb_elf_open(path, err, sizeof(err))))
+		return 0;
+	sb_elf_funcs_matching(oc.e, "._omp_fn.", on_outlined, &oc);
+	sb_elf_funcs_matching(oc.e, ".omp_outlined.", on_outlined, &oc);
+	if (oc.err < 0)
+		r = oc.err;
+	else if (auto_barrier && (r = add_auto_barriers(pl, oc.e, msg, ctx)) >= 0)
+		r += oc.added;
+	sb_elf_close(oc.e);
+	return r;
 }
 
 int sb_plan_build(struct sb_plan *pl, const char *path,
@@ -507,28 +572,18 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 		goto out;
 	added += oc.added;
 	for (size_t i = 0; i < nbarriers; i++) {
-		if (sb_barrier_is_site(barriers[i]))
+		if (sb_barrier_is_site(barriers[i])) {   /* FILE:LINE: not a function */
+			pl->barriers_found |= i < 32 ? 1u << i : 0;
 			continue;
-		if ((r = add_named_barrier(pl, e, barriers[i], msg, ctx)) < 0)
+		}
+		if ((r = add_named_barrier(pl, e, barriers[i], i, msg, ctx)) < 0)
 			goto out;
 		added += r;
 	}
-	if (!nbarriers && auto_barrier && sb_elf_has_symtab(e)) {
-		uint64_t v, s;
-		/* Reliable only where condition variables are the sole barrier
-		 * mechanism: a wrapper around pthread_barrier_wait would nest. */
-		bool has_cond = !sb_elf_func_by_name(e, "pthread_cond_wait", &v, &s) ||
-				sb_elf_imports(e, "pthread_cond_wait");
-		bool has_pbar = sb_elf_imports(e, "pthread_barrier_wait");
-
-		if (has_cond && !has_pbar) {
-			struct auto_ctx ac = { .pl = pl, .e = e, .msg = msg, .mctx = ctx };
-
-			sb_elf_funcs_matching(e, "arrier", on_barrier_candidate, &ac);
-			if ((r = ac.err) < 0)
-				goto out;
-			added += ac.added;
-		}
+	if (!nbarriers && auto_barrier) {
+		if ((r = add_auto_barriers(pl, e, msg, ctx)) < 0)
+			goto out;
+		added += r;
 	}
 	if ((r = add_exact(pl, e)) < 0)
 		goto out;

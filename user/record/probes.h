@@ -60,6 +60,9 @@ struct sb_plan {
 				 * calls the user named barriers: vaddr inside the call */
 	size_t nsites;
 	bool exact;             /* the executable counts its blocks (exact mode) */
+	bool lenient;           /* following: a --barrier absent from one image
+				 * is a note, not an error */
+	uint32_t barriers_found; /* bit i: --barrier i matched in some image */
 	bool trace_mem;         /* ... and traces its loads and stores */
 };
 
@@ -100,5 +103,14 @@ bool sb_plan_site_named(const struct sb_plan *pl, const char *binary, uint64_t v
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
 			   sb_plan_msg_fn msg, void *ctx);
+
+/* After libraries were added (dlopen): the runtime functions that some
+ * binary now imports.  Returns probes added, or -errno. */
+int sb_plan_add_runtime(struct sb_plan *pl, const char *exe);
+/* A library that is not a runtime, loaded by dlopen: its OpenMP outlined
+ * functions and (auto_barrier) its barrier functions, as for the
+ * executable.  Returns probes added, or -errno. */
+int sb_plan_add_user_binary(struct sb_plan *pl, const char *path, bool auto_barrier,
+			    sb_plan_msg_fn msg, void *ctx);
 
 #endif

@@ -28,6 +28,7 @@ struct sb_bpf {
 	unsigned nlinks, caplinks, nprobes;
 	int *perf_fds;
 	int ncpus;
+	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
 	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
 };
 
@@ -152,7 +153,9 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		goto fail;
 	}
-	s->skel->rodata->targ_tgid = (__u32)opts->pid;
+	s->pid = opts->pid;
+	s->skel->rodata->stop_mode = opts->stop_mode;
+	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->sample_period_ns =
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
@@ -166,11 +169,17 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 						      SB_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.exact_batch,
 						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
+						      SB_TRACE_UPROBE_MULTI);
 	}
 	ret = record_bpf__load(s->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
 			 ret == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	if ((ret = sb_bpf_follow(s, opts->pid, true))) {
+		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
 		goto fail;
 	}
 	s->ncpus = libbpf_num_possible_cpus();
@@ -201,25 +210,44 @@ fail:
 	return ret;
 }
 
-int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, bool exact, uint64_t cookie, char *err, size_t errlen)
+int sb_bpf_follow(struct sb_bpf *s, int pid, bool add)
+{
+	__u32 k = (__u32)pid;
+	struct sb_follow f = { 0 };
+
+	if (!add)
+		return bpf_map__delete_elem(s->skel->maps.followed, &k, sizeof(k), 0);
+	return bpf_map__update_elem(s->skel->maps.followed, &k, sizeof(k), &f, sizeof(f),
+				    BPF_ANY);
+}
+
+int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
+{
+	__u32 k = (__u32)pid;
+	__u8 one = 1;
+
+	if (!stop)
+		return bpf_map__delete_elem(s->skel->maps.fork_stop, &k, sizeof(k), 0);
+	return bpf_map__update_elem(s->skel->maps.fork_stop, &k, sizeof(k), &one,
+				    sizeof(one), BPF_ANY);
+}
+
+static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *path,
+		      uint64_t offset, bool retprobe, uint64_t cookie, int pid,
+		      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
-	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
-					    : s->skel->progs.probe_enter;
-	uint32_t pid = s->skel->rodata->targ_tgid;
 	struct bpf_link *l = NULL;
 	int fd = -1;
 
-	if (exact)
-		prog = s->skel->progs.exact_batch;
+	if (!pid)
+		pid = s->pid;
 	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
 		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
 				       pid == 0 ? (uint32_t)getpid() :
-				       pid == (uint32_t)-1 ? 0 : pid);
+				       pid == -1 ? 0 : (uint32_t)pid);
 	else
-		l = bpf_program__attach_uprobe_opts(prog, s->skel->rodata->targ_tgid, path,
-						    (size_t)offset, &uo);
+		l = bpf_program__attach_uprobe_opts(prog, pid, path, (size_t)offset, &uo);
 	if (!l && fd < 0) {
 		int e = errno;
 
@@ -230,6 +258,25 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 	}
 	s->nprobes++;
 	return add_link(s, l, fd);
+}
+
+int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
+			 bool retprobe, bool exact, uint64_t cookie, int pid,
+			 char *err, size_t errlen)
+{
+	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
+					    : s->skel->progs.probe_enter;
+
+	if (exact)
+		prog = s->skel->progs.exact_batch;
+	return attach_one(s, prog, path, offset, retprobe, cookie, pid, err, errlen);
+}
+
+int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
+			   int64_t to_state, int pid, char *err, size_t errlen)
+{
+	return attach_one(s, s->skel->progs.on_dl_state, ldso, offset, false,
+			  (uint64_t)to_state, pid, err, errlen);
 }
 
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
@@ -267,7 +314,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 	struct bpf_program *tps[] = {
 		s->skel->progs.on_switch, s->skel->progs.on_sys_enter,
 		s->skel->progs.on_sys_exit, s->skel->progs.on_newtask,
-		s->skel->progs.on_exit,
+		s->skel->progs.on_exit, s->skel->progs.on_exec,
 	};
 	int ret;
 

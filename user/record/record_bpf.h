@@ -16,6 +16,8 @@ struct sb_bpf;
 
 struct sb_bpf_opts {
 	int pid;                       /* target tgid */
+	bool stop_mode;                /* stop followed processes for attaching */
+	bool follow_forks;             /* follow processes that followed ones fork */
 	unsigned sample_hz;            /* cpu-clock sampling per CPU, 0 = off */
 	size_t ringbuf_bytes;          /* power of two */
 	bool stack_copy;               /* samples carry their stack (stacks.h) */
@@ -28,9 +30,20 @@ typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
 int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		   char *err, size_t errlen);
 /* Entry or return probe at a file offset of a binary, with a cookie;
- * exact: the exact-count batch program instead (an entry probe). */
+ * exact: the exact-count batch program instead (an entry probe).  It
+ * fires in process pid only (0: the first target). */
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, bool exact, uint64_t cookie, char *err, size_t errlen);
+			 bool retprobe, bool exact, uint64_t cookie, int pid,
+			 char *err, size_t errlen);
+/* The dlopen hook: ld.so's _dl_debug_state at offset, to_state the
+ * distance from it to r_debug.r_state (bytes, runtime = link-time). */
+int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
+			   int64_t to_state, int pid, char *err, size_t errlen);
+/* Whether children pid forks wait (stopped) for their probes: when its
+ * image has some (launch mode). */
+int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop);
+/* Adds a process to (or removes it from) the followed set. */
+int sb_bpf_follow(struct sb_bpf *s, int pid, bool add);
 /* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r);
 /* Gives an existing thread a state as if it went on CPU at now_ns, its

@@ -40,6 +40,7 @@ void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_
 {
 	struct sb_thread *t = thread_entry(r, tid);
 	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
+	void **slot;
 
 	if (!t)
 		return;
@@ -48,6 +49,8 @@ void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_
 	if (comm && !t->comm)
 		t->comm = strdup(comm);
 	r->nthreads_live++;
+	if (r->fw.tid_proc && (slot = sb_idmap_slot(r->fw.tid_proc, tid, 0, true)))
+		*slot = r->fw.cur;   /* its records go to this image */
 	sb_builder_add(r->builder, &ev);
 }
 
@@ -93,13 +96,11 @@ static void on_thread_new(struct sb_rec *r, const void *data, size_t size)
 			   SB_EV_THREAD_START);
 }
 
-static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
+void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 {
-	const struct sb_rec_thread *rt = data;
 	struct sb_thread *t = thread_entry(r, rt->hdr.tid);
 	struct sb_event ev;
 
-	(void)size;
 	if (t) {
 		/* The name it ends with: programs name their workers after
 		 * creating them (pthread_setname_np). */
@@ -118,6 +119,13 @@ static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
 		r->nthreads_live--;
 	sb_records_thread_exit(&r->recs, rt, &ev);
 	sb_builder_add(r->builder, &ev);
+	sb_follow_thread_gone(r, rt->hdr.tid);
+}
+
+static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)
+{
+	(void)size;
+	sb_rec_thread_exit(r, data);
 }
 
 static void on_sample(struct sb_rec *r, const void *data, size_t size)
@@ -164,6 +172,13 @@ static void on_hw(struct sb_rec *r, const void *data, size_t size)
 		r->recs.bad_records++;
 }
 
+/* A followed process exec'd, forked or mapped libraries (follow.h). */
+static void on_proc(struct sb_rec *r, const void *data, size_t size)
+{
+	(void)size;
+	sb_follow_on_proc(r, data);
+}
+
 /* size: what a record of the type measures (0: its handler checks). */
 static const struct route {
 	uint16_t size;
@@ -179,6 +194,7 @@ static const struct route {
 	[SB_REC_LOAD] = { 0, on_hw },
 	[SB_REC_EXACT] = { sizeof(struct sb_rec_exact), on_exact },
 	[SB_REC_SAMPLE_STACK] = { sizeof(struct sb_rec_sample_stack), on_sample },
+	[SB_REC_PROC] = { sizeof(struct sb_rec_proc), on_proc },
 };
 
 int sb_rec_route_record(void *ctx, const void *data, size_t size)
@@ -197,6 +213,10 @@ int sb_rec_route_record(void *ctx, const void *data, size_t size)
 		r->recs.bad_records++;
 		return 0;
 	}
+	/* Which process image it belongs to (follow.h); a new process's
+	 * first thread is handled there. */
+	if (h->type != SB_REC_PROC && sb_follow_route(r, data, size))
+		return 0;
 	rt->handle(r, data, size);
 	return 0;
 }

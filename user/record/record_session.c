@@ -48,70 +48,22 @@ static void note(void *ctx, const char *fmt, ...)
 		snprintf(r->notes + len, sizeof(r->notes) - len, "%s%s", len ? "; " : "", line);
 }
 
-static void add_library(const char *path, void *ctx)
-{
-	struct sb_rec *r = ctx;
-
-	sb_plan_add_library(&r->plan, path);
-}
-
-#define SB_COND_LOG_MAX (4u << 20)
-
 static int plan_probes(struct sb_rec *r)
 {
-	int ret;
+	int ret = sb_follow_plan_image(r, r->fw.cur, !r->spawned);
 
-	if (r->spawned) {
-		sb_target_libraries(r->exe, add_library, r);
-	} else {
-		if ((ret = sb_maps_refresh(r->maps, r->pid)))
-			return sb_rec_fail(r, "cannot read the mappings of process %d: %s",
-					   r->pid, strerror(-ret));
-		for (size_t i = 0; i < sb_maps_nbinaries(r->maps); i++)
-			add_library(sb_maps_binary_path(r->maps, (int)i), r);
-	}
-	ret = sb_plan_build(&r->plan, r->exe, r->barriers, r->nbarriers,
-				     r->auto_barrier, note, r);
 	if (ret == -ENOENT && r->nbarriers)
 		return 1;   /* the message is out */
+	if (ret == -ESRCH || (ret < 0 && !r->spawned && !sb_target_alive(r->pid)))
+		return sb_rec_fail(r, "cannot read the mappings of process %d: %s",
+				   r->pid, strerror(-ret));
 	if (ret < 0)
 		return sb_rec_fail(r, "cannot read the executable %s: %s", r->exe, strerror(-ret));
-	if (r->plan.n == 0)
+	/* A launcher (env, sh, time) has none: the program it starts is
+	 * planned when it is exec'd or forked (follow.c). */
+	if (r->plan.n == 0 && !(r->spawned && r->follow))
 		note(r, "warning: no synchronization functions found to probe in %s or its "
 		     "libraries: only waits and threads will be recorded", r->exe);
-	/* Inline condvar barriers show only in the whole history: kept for
-	 * the end (SB_COND_LOG_MAX events of 48 bytes at most). */
-	if (r->plan.condvars &&
-	    sb_builder_keep_log(r->builder, SB_COND_LOG_MAX, r->plan.condvars_named))
-		return sb_rec_fail(r, "out of memory");
-	return 0;
-}
-
-static int attach_probes(struct sb_rec *r)
-{
-	char err[512];
-
-	for (size_t i = 0; i < r->plan.n; i++) {
-		const struct sb_probe *p = &r->plan.probes[i];
-		uint64_t flags = p->arg, cookie;
-
-		if (p->role == SB_ROLE_SYNC || p->role == SB_ROLE_JOIN)
-			flags |= SB_COOKIE_SYNC;
-		bool exact = p->role == SB_ROLE_EXACT;
-
-		cookie = SB_COOKIE_MAKE(i, flags);
-		/* A wake-up call's return tells nothing. */
-		bool ret = !exact && p->role != SB_ROLE_COND_BROADCAST;
-
-		if (sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, false, exact, cookie,
-					 err, sizeof(err)) ||
-		    (ret && sb_bpf_attach_uprobe(r->bpf, p->binary, p->offset, true, false,
-						    cookie, err, sizeof(err)))) {
-			if (!r->spawned && !sb_target_alive(r->pid))
-				return sb_rec_fail(r, "process %d exited during attach", r->pid);
-			return sb_rec_fail(r, "%s", err);
-		}
-	}
 	return 0;
 }
 
@@ -266,12 +218,7 @@ int sb_rec_setup(struct sb_rec *r)
 	char err[512];
 	int ret;
 
-	r->maps = sb_maps_alloc();
-	r->threads = sb_idmap_alloc();
-	r->builder = sb_builder_alloc(r->max_instances);
 	sb_plan_init(&r->plan);
-	if (!r->maps || !r->threads || !r->builder)
-		return sb_rec_fail(r, "out of memory");
 	r->child.gate_fd = r->child.err_fd = -1;
 	if (r->ncmd > 0) {
 		char dir[4200];
@@ -284,6 +231,13 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
 		r->pid = r->child.pid;
+		/* A script: the kernel runs its interpreter, the first image. */
+		{
+			char interp[sizeof(r->exe)];
+
+			if (!sb_target_script(r->exe, interp, sizeof(interp)))
+				memcpy(r->exe, interp, sizeof(interp));
+		}
 	} else {
 		if (sb_target_check_pid(r->pid, err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
@@ -291,16 +245,15 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
-	r->recs.plan = &r->plan;
-	r->recs.maps = r->maps;
-	r->recs.pid = r->pid;
-	if (!(r->addrs = sb_addr_sampler_alloc(r->maps, r->pid, 0)))
-		return sb_rec_fail(r, "out of memory");
-	if (!(r->stacks = sb_stacks_alloc(r->maps, r->pid)))
+	if (sb_follow_init(r))   /* the first image: maps, threads, builder, stacks */
 		return sb_rec_fail(r, "out of memory");
 	if ((ret = plan_probes(r)))
 		return ret;
 	bo.pid = r->pid;
+	/* -p: the process runs on; stopping it could show to a job-control
+	 * shell as a stopped job, so probes go in asynchronously there. */
+	bo.stop_mode = r->spawned && r->follow;
+	bo.follow_forks = r->follow;
 	bo.sample_hz = r->sample_hz;
 	bo.stack_copy = !r->unwind_fp;
 	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
@@ -320,8 +273,9 @@ int sb_rec_setup(struct sb_rec *r)
 		return sb_rec_fail(r, "%s", err);
 	if ((ret = start_hw(r)))
 		return ret;
-	if ((ret = attach_probes(r)))
-		return ret;
+	if (sb_follow_attach(r, r->fw.cur, true) < 0)
+		return 1;
+	r->fw.first_exec_pending = r->spawned;
 	if (sb_bpf_start(r->bpf, sb_rec_route_record, r, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	r->start_ns = sb_now_ns();
@@ -340,9 +294,10 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "process %d exited during attach", r->pid);
 	}
 	if (!r->quiet)
-		fprintf(stderr, "scalebpf: recording %s %d (%s): %u probes on %zu functions, "
+		fprintf(stderr, "scalebpf: recording %s %d (%s): %u probes on %zu functions%s, "
 			"Ctrl-C to stop\n", r->spawned ? "command, PID" : "PID", r->pid, r->exe,
-			sb_bpf_nprobes(r->bpf), r->plan.n);
+			sb_bpf_nprobes(r->bpf), r->plan.n,
+			r->follow ? "; following exec, fork and dlopen" : "");
 	return 0;
 }
 
@@ -373,35 +328,18 @@ void sb_rec_status(struct sb_rec *r, bool final)
 void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
+	r->fw.stopping = true;   /* the drain below attaches nothing more */
 	sb_hwsession_stop(r->hw);
 	if (r->bpf)
 		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 }
 
-static void free_thread(void *p)
-{
-	struct sb_thread *t = p;
-
-	free(t->comm);
-	free(t);
-}
-
 void sb_rec_cleanup(struct sb_rec *r)
 {
-	sb_idmap_free_with(r->threads, free_thread);
 	sb_hwsession_free(r->hw);
 	sb_bpf_finish(r->bpf);
-	sb_builder_free(r->builder);
-	sb_addr_sampler_free(r->addrs);
-	sb_stacks_free(r->stacks);
-	r->stacks = NULL;
-	sb_records_release(&r->recs);
+	sb_follow_free(r);   /* every image's maps, threads, builder, stacks, records */
 	sb_plan_free(&r->plan);
-	sb_maps_free(r->maps);
-	r->threads = NULL;
 	r->hw = NULL;
 	r->bpf = NULL;
-	r->builder = NULL;
-	r->addrs = NULL;
-	r->maps = NULL;
 }

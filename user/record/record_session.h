@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "follow.h"
 #include "records.h"
 #include "probes.h"
 #include "sections/sections.h"
@@ -29,6 +30,9 @@ struct sb_rec {
 	char *barriers[SB_REC_MAX_BARRIERS];
 	size_t nbarriers;
 	bool auto_barrier, quiet, tty;
+	bool follow, follow_set;     /* --follow/--no-follow (default: on with -- CMD) */
+	bool follow_image;           /* exec and dlopen of followed processes: all
+				      * but an explicit --no-follow (-p too) */
 	unsigned sample_hz;
 	uint64_t max_instances;
 	unsigned long ringbuf_mb;
@@ -58,6 +62,9 @@ struct sb_rec {
 	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
 	struct sb_stacks *stacks;    /* samples' call chains (stacks.h) */
 	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
+	/* Process images followed (follow.h): maps, builder, recs, addrs,
+	 * threads and nthreads_live above are those of fw.cur. */
+	struct sb_follow_state fw;
 };
 
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */
@@ -77,6 +84,8 @@ int sb_rec_route_record(void *ctx, const void *data, size_t size);
  * (SB_EV_THREAD_SEEN): its table entry and its event. */
 void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
 			const char *comm, uint16_t kind);
+/* A thread ends (a THREAD_EXIT record, or an exec ending its image). */
+void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt);
 void sb_rec_status(struct sb_rec *r, bool final);
 /* Records lost to a full ring buffer, all sources (counters from BPF). */
 uint64_t sb_rec_drops(const uint64_t *counters);

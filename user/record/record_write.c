@@ -75,9 +75,11 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
 						i ? " " : "", r->cmd[i]);
 	sb_profile_meta_set(p, "command", r->spawned ? buf : "");
-	sb_profile_meta_set(p, "executable", r->exe);
+	/* The process image the profile is made of (follow.c). */
+	sb_profile_meta_set(p, "executable", r->fw.cur->exe);
 	sb_profile_meta_set(p, "attach", r->spawned ? "spawned" : "pid");
-	sb_profile_meta_set_u64(p, "pid", (uint64_t)r->pid);
+	sb_profile_meta_set_u64(p, "pid", (uint64_t)r->fw.cur->pid);
+	sb_follow_meta(r, p, r->fw.cur);
 	sb_profile_meta_set_u64(p, "start_realtime", (uint64_t)r->start_realtime);
 	sb_profile_meta_set_u64(p, "start_ns", r->start_ns);
 	sb_profile_meta_set_u64(p, "duration_ns", r->end_ns - r->start_ns);
@@ -87,11 +89,12 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	for (size_t i = 0; i < r->plan.n; i++)
 		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
 		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST;
+	/* The profile's image's probes (follow.c); the plan holds all images'. */
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
 		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
-		 "sched_process_exit; cpu-clock sampling: %u Hz (per-thread IP samples, "
-		 "spin waits)", r->plan.n, entry_only ? "; " : "", entry_only,
-		 entry_only ? " entry only" : "",
+		 "sched_process_exit, sched_process_exec; cpu-clock sampling: %u Hz "
+		 "(per-thread IP samples, spin waits)", r->fw.cur->nprobes,
+		 entry_only ? "; " : "", entry_only, entry_only ? " entry only" : "",
 		 r->sample_hz);
 	sb_profile_meta_set(p, "event_sources", buf);
 	len = 0;
@@ -111,6 +114,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "drops_wait", c[SB_CNT_DROP_WAIT]);
 	sb_profile_meta_set_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
 	sb_profile_meta_set_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
+	sb_profile_meta_set_u64(p, "drops_proc", c[SB_CNT_DROP_PROC]);
+	sb_profile_meta_set_u64(p, "follow_full", c[SB_CNT_FOLLOW_FULL]);
 	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
 	sb_profile_meta_set(p, "block_counts", r->plan.exact ?
 			    "exact (scalebpf cc: every block counted per thread)" :
@@ -235,6 +240,52 @@ out:
 	return ret;
 }
 
+static void add_note(struct sb_rec *r, const char *fmt, const char *a, const char *b)
+{
+	size_t len = strlen(r->notes);
+
+	snprintf(r->notes + len, sizeof(r->notes) - len, "%s", len ? "; " : "");
+	len = strlen(r->notes);
+	snprintf(r->notes + len, sizeof(r->notes) - len, fmt, a, b);
+}
+
+/*
+ * The notes of the profile's image first (what planning its probes
+ * found), then what following left out: the user must not be told to
+ * name a barrier when the work ran in a process that was not followed.
+ */
+static void follow_notes(struct sb_rec *r)
+{
+	char keep[sizeof(r->notes)];
+	struct sb_proc *p = r->fw.cur;
+
+	snprintf(keep, sizeof(keep), "%s", r->notes);
+	snprintf(r->notes, sizeof(r->notes), "%s", p->notes);
+	if (*keep)
+		add_note(r, "%s%s", keep, "");
+	if (p->nprobes == 0 && r->spawned && r->follow)
+		add_note(r, "warning: no synchronization functions found to probe in %s or its "
+			 "libraries%s: only waits and threads were recorded", p->exe,
+			 r->fw.nprocs > 1 ? " (the process that did the most work)" : "");
+	if (*r->fw.not_followed)
+		add_note(r, "processes not followed: %s%s", r->fw.not_followed,
+			 r->follow ? "" : " (record with --follow)");
+}
+
+/* --barrier names looked up in every image followed (probes.h, lenient):
+ * one that none had is the error it is without following, once the
+ * profile is written.  Returns 1 then (the exit code). */
+static int barriers_missing(struct sb_rec *r)
+{
+	int ret = 0;
+
+	for (size_t i = 0; r->plan.lenient && i < r->nbarriers && i < 32; i++)
+		if (!(r->plan.barriers_found & (1u << i)))
+			ret = sb_rec_fail(r, "--barrier %s: no such function in any process "
+					  "followed", r->barriers[i]);
+	return ret;
+}
+
 int sb_rec_write(struct sb_rec *r)
 {
 	struct sb_profile *p = sb_profile_alloc();
@@ -248,10 +299,16 @@ int sb_rec_write(struct sb_rec *r)
 	if (!p)
 		return sb_rec_fail(r, "out of memory");
 	sb_bpf_read_counters(r->bpf, c);
-	if (sb_builder_finish(r->builder)) {
-		sb_rec_fail(r, "out of memory while building sections");
-		goto out;
-	}
+	/* Every image's sections are complete (inline condvar barriers are
+	 * found only from a whole history), then one profile: the image that
+	 * did the work (the others are listed). */
+	for (size_t i = 0; i < r->fw.nprocs; i++)
+		if (sb_builder_finish(r->fw.procs[i]->builder)) {
+			sb_rec_fail(r, "out of memory while building sections");
+			goto out;
+		}
+	sb_follow_use(r, sb_follow_choose(r));
+	follow_notes(r);
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
@@ -354,7 +411,7 @@ int sb_rec_write(struct sb_rec *r)
 		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
 			"full): raise --ringbuf-mb or lower -F\n",
 			(unsigned long long)sb_rec_drops(c));
-	ret = 0;
+	ret = barriers_missing(r);
 out:
 	sb_eventmap_free(em);
 	sb_symbolizer_free(sym);

@@ -288,6 +288,30 @@ static int interpreter(const char *exe, char *buf, size_t len)
 	return ret;
 }
 
+int sb_target_script(const char *path, char *interp, size_t len)
+{
+	char line[512], *p, *end;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!p || strncmp(line, "#!", 2))
+		return -1;
+	p = line + 2 + strspn(line + 2, " \t");
+	end = p + strcspn(p, " \t\n");
+	*end = 0;
+	if (*p != '/' || !realpath(p, interp) || strlen(interp) >= len)
+		return -1;
+	return 0;
+}
+
+int sb_target_interp(const char *exe, char *buf, size_t len)
+{
+	return interpreter(exe, buf, len);
+}
+
 int sb_target_libraries(const char *exe, void (*cb)(const char *path, void *ctx), void *ctx)
 {
 	char interp[512], line[4096];

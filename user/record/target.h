@@ -39,4 +39,10 @@ void sb_target_abort(struct sb_child *c);
  * loader with --list, which runs none of the program).  cb per path. */
 int sb_target_libraries(const char *exe, void (*cb)(const char *path, void *ctx), void *ctx);
 
+/* A script's interpreter (its #! line, canonical) into interp: 0, or -1
+ * when path is no script.  What runs when the script is executed. */
+int sb_target_script(const char *path, char *interp, size_t len);
+/* exe's dynamic loader (PT_INTERP) into buf: 0, or -1 (static). */
+int sb_target_interp(const char *exe, char *buf, size_t len);
+
 #endif

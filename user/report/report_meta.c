@@ -28,6 +28,14 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
 		sb_profile_meta_get(p, "pmu"));
 	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
+	/* Following: which processes ran, and which one this profile is. */
+	if (sb_profile_meta_get(p, "processes_followed") &&
+	    strtoull(sb_profile_meta_get(p, "processes_followed"), NULL, 10) > 1)
+		fprintf(f, "  processes: %s (the sections are those of [profile])\n",
+			sb_profile_meta_get(p, "processes"));
+	if (sb_profile_meta_get(p, "not_followed") && *sb_profile_meta_get(p, "not_followed"))
+		fprintf(f, "  WARNING:  processes not followed (their work is not here): %s\n",
+			sb_profile_meta_get(p, "not_followed"));
 	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
 	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
 		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));

@@ -185,10 +185,20 @@ static int sections_text(const struct sb_report_ctx *r, FILE *f)
 	char buf[512];
 
 	if (!p->nsections) {
+		const char *nf = sb_profile_meta_get(p, "not_followed");
+
 		fputs("No parallel sections were recorded: no barrier, OpenMP region or joined "
-		      "thread group completed while recording.\nIf the program builds its own "
-		      "barriers, name them with --barrier SYMBOL, or --barrier FILE:LINE for an inline\n"
-		      "one (a BARRIER macro: the line of its condition waits).\n\n", f);
+		      "thread group completed while recording.\n", f);
+		/* The work may have run in a process record did not follow:
+		 * naming a barrier would not help then. */
+		if (nf && *nf)
+			fprintf(f, "Processes the target started were not followed: %s.\n"
+				"Their work is not in this profile: record with --follow (the "
+				"default with -- CMD), or record the program itself.\n\n", nf);
+		else
+			fputs("If the program builds its own barriers, name them with --barrier "
+			      "SYMBOL, or --barrier FILE:LINE for an inline\none (a BARRIER macro: "
+			      "the line of its condition waits).\n\n", f);
 		return 0;
 	}
 	if (!r->order)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -201,6 +203,43 @@ static void check_resolve_live(void)
 	sb_maps_free(m);
 }
 
+/* A file unmapped since the last look (dlclose) keeps resolving, until
+ * another file is mapped over its addresses. */
+static void check_unmapped_kept(const char *exe)
+{
+	struct sb_maps *m = sb_maps_alloc();
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), bin = -1;
+	uint64_t vaddr = 0;
+	char *a = MAP_FAILED, *b;
+
+	if (fd >= 0)
+		a = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(m && a != MAP_FAILED, "map the executable's first pages");
+	if (!m || a == MAP_FAILED) {
+		sb_maps_free(m);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	CHECK(sb_maps_refresh(m, getpid()) == 0 &&
+	      sb_maps_resolve(m, (uintptr_t)a + 0x40, &bin, &vaddr) == 0 && vaddr == 0x40 &&
+	      !strcmp(sb_maps_binary_path(m, bin), exe), "mapped: resolves to offset 0x40");
+	munmap(a, 8192);
+	vaddr = 0;
+	CHECK(sb_maps_refresh(m, getpid()) == 0 &&
+	      sb_maps_resolve(m, (uintptr_t)a + 0x40, &bin, &vaddr) == 0 && vaddr == 0x40,
+	      "unmapped since: still resolves (0x%llx)", (unsigned long long)vaddr);
+	b = mmap(a, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 4096);
+	vaddr = 0;
+	CHECK(b == a && sb_maps_refresh(m, getpid()) == 0 &&
+	      sb_maps_resolve(m, (uintptr_t)a + 0x40, &bin, &vaddr) == 0 && vaddr == 0x1040,
+	      "mapped over: the new mapping rules (0x%llx)", (unsigned long long)vaddr);
+	if (b != MAP_FAILED)
+		munmap(b, 4096);
+	close(fd);
+	sb_maps_free(m);
+}
+
 int main(void)
 {
 	char exe[512], dir[] = "/tmp/sb_procmaps_XXXXXX", cmd[256];
@@ -218,5 +257,6 @@ int main(void)
 	}
 	check_live(exe);
 	check_resolve_live();
+	check_unmapped_kept(exe);
 	return CHECK_DONE("test_procmaps");
 }
