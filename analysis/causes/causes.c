@@ -121,6 +121,68 @@ static bool repeats_call(const struct sb_cfg *g, long b)
 	       sb_cfg_ends_in_call(g, (uint32_t)b);
 }
 
+/* Samples of block b (merged index) over the whole profile. */
+static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+			      uint32_t b)
+{
+	uint64_t n = 0;
+
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_event_def *d = &p->events[x->event];
+
+		if (d->kind != SB_EVK_BLOCK_SAMPLES || sb_causes_event_block(p, g, d) != (long)b)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads; t++)
+			n += x->counts[t];
+	}
+	return n;
+}
+
+/*
+ * The decision that sends threads into a sampled leader's work: the
+ * branch guarding its block (sb_cfg_guards), shown at the branch if the
+ * profile symbolized it.  Several guards on one source line are one test
+ * the compiler duplicated (clang's 32/64-bit `div` fast path under a `%`
+ * copies the comparison after it): the cause goes to that line, at the
+ * copy that ran most (the one whose path the threads took).  Guards on
+ * different lines are different decisions: the cause stays at the block.
+ */
+static void locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t blk, struct sb_cause *c)
+{
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+	long n = sb_cfg_guards(g->merged, blk, gs, SB_CFG_MAX_GUARDS);
+	const struct sb_loc *first = NULL;
+	struct sb_cause best = *c;
+	uint64_t best_n = 0;
+
+	for (long i = 0; i < n; i++) {
+		struct sb_cause at = *c;
+		const struct sb_loc *l;
+		uint64_t ns;
+
+		at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
+		locate(p, g->merged->blocks[gs[i]].last_insn, &at);
+		if (at.loc < 0 || !p->locs[at.loc].line)
+			return;
+		l = &p->locs[at.loc];
+		if (first && (l->line != first->line || l->binary != first->binary ||
+			      !l->file != !first->file || (l->file && strcmp(l->file, first->file))))
+			return;
+		first = first ? first : l;
+		ns = n > 1 ? block_samples(p, g, gs[i]) : 0;
+		if (!i || ns > best_n || (ns == best_n && at.addr < best.addr)) {
+			best = at;
+			best_n = ns;
+		}
+	}
+	if (first) {
+		c->loc = best.loc;
+		c->addr = best.addr;
+	}
+}
+
 /* True when block a calls (a CALL edge) the function that holds b. */
 static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
 {
@@ -239,7 +301,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
 	struct sb_lime_result *comb = NULL;
 	size_t nres = 0;
-	long pred, blk;
+	long blk;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -287,22 +349,11 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 		     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
 		    locate_latch(p, g->merged, (uint32_t)blk, c))
 			continue;
-		/* The decision that sends threads into the leader's work: the
-		 * branch that alone leads into it.  (Block samples only: with
-		 * exact counts the leader is the decision itself.) */
-		pred = blk >= 0 ? sb_cfg_conditional_pred(g->merged, (uint32_t)blk) : -1;
-		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && pred >= 0) {
-			struct sb_cause at = *c;
-
-			/* shown at the branch (its block's last instruction), if
-			 * the profile symbolized it */
-			at.kind = SB_CAUSE_BRANCH;
-			locate(p, g->merged->blocks[pred].last_insn, &at);
-			if (at.loc >= 0 && p->locs[at.loc].line) {
-				c->loc = at.loc;
-				c->addr = at.addr;
-			}
-		}
+		/* The decision that sends threads into the leader's work.
+		 * (Block samples only: with exact counts the leader is the
+		 * decision itself.) */
+		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0)
+			locate_guard(p, g, (uint32_t)blk, c);
 	}
 out:
 	for (size_t i = 0; i < nres; i++)

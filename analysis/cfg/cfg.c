@@ -388,19 +388,78 @@ bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
 	return false;
 }
 
-long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b)
+/*
+ * Collects into gs the conditional branches guarding block b, walking back
+ * through blocks that are only an unconditional jump (a lone `jmp`, as
+ * compilers leave where a duplicated path rejoins): such a block does
+ * nothing but lead on to b, so what decides it decides b.  Blocks with
+ * code of their own are not looked through, even when they only run on
+ * into b: a loop's preheader is no decision, and the loop body it enters
+ * may be a cause of its own (time spent, not a branch taken).  One guard
+ * is a (block, out edge) pair; a branch reaching b by both of its edges
+ * decides nothing, and a path into b that is no branch (a call's return,
+ * straight-line code, a function's entry, a back edge on the way) means b
+ * runs unguarded.
+ */
+#define GUARD_DEPTH 8
+
+static int collect_guards(const struct sb_cfg *g, uint32_t b, unsigned depth,
+			  uint32_t *gs, uint32_t *via, size_t max, size_t *n)
 {
-	long pred = -1;
+	bool any = false;
 
 	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
-		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+		uint32_t ei = g->in_edges[k];
+		const struct sb_cfg_edge *e = &g->edges[ei];
+		size_t i;
 
-		if (e->back || e->kind == SB_EDGE_CALL)
+		if (e->kind == SB_EDGE_CALL)
 			continue;
-		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
-		    (pred >= 0 && pred != (long)e->src))
+		if (e->back) {
+			if (depth)   /* a loop through the walk: not one decision */
+				return -1;
+			continue;
+		}
+		any = true;
+		if (e->kind == SB_EDGE_JUMP) {
+			if (depth >= GUARD_DEPTH || sb_cfg_nout(g, e->src) != 1 ||
+			    g->blocks[e->src].start != g->blocks[e->src].last_insn ||
+			    collect_guards(g, e->src, depth + 1, gs, via, max, n))
+				return -1;
+			continue;
+		}
+		if (e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH)
 			return -1;
-		pred = e->src;
+		for (i = 0; i < *n && gs[i] != e->src; i++)
+			;
+		if (i < *n) {
+			if (via[i] != ei)
+				return -1;   /* both ways lead to b */
+			continue;
+		}
+		if (*n == max)
+			return -1;
+		gs[*n] = e->src;
+		via[(*n)++] = ei;
 	}
-	return pred;
+	return any ? 0 : -1;
+}
+
+long sb_cfg_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs, size_t max)
+{
+	uint32_t via[SB_CFG_MAX_GUARDS];
+	size_t n = 0;
+
+	if (max > SB_CFG_MAX_GUARDS)
+		max = SB_CFG_MAX_GUARDS;
+	if (collect_guards(g, b, 0, gs, via, max, &n) || !n)
+		return -1;
+	return (long)n;
+}
+
+long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b)
+{
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+
+	return sb_cfg_guards(g, b, gs, SB_CFG_MAX_GUARDS) == 1 ? (long)gs[0] : -1;
 }

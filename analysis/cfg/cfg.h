@@ -113,8 +113,23 @@ static inline size_t sb_cfg_nin(const struct sb_cfg *g, uint32_t b)
 #define SB_CFG_SLOT(addr) ((uint32_t)((addr) >> SB_CFG_TAG_SHIFT))
 struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_offset);
 
-/* The one block whose conditional branch alone leads into block b (back
- * and call edges aside), or -1 (needs finalize). */
+/*
+ * The conditional branches that decide whether block b runs (back and
+ * call edges into b aside), looking back through blocks that are only an
+ * unconditional jump (a lone `jmp`; blocks with code of their own, a
+ * loop's preheader, are not decisions and are not looked through).  Several guards are several decisions, or one the compiler
+ * duplicated (clang's 32/64-bit division fast path copies the test after
+ * a `%`): which, only the source lines can tell, so callers compare them.
+ * Returns how many were stored in gs (at most max, <= SB_CFG_MAX_GUARDS),
+ * or -1: b is reached some other way too (a call's return, straight-line
+ * code, a function's entry, a branch both of whose edges lead to it), or more guards than
+ * max (needs finalize).
+ */
+#define SB_CFG_MAX_GUARDS 8
+long sb_cfg_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs, size_t max);
+
+/* The one block whose conditional branch alone decides block b, as
+ * sb_cfg_guards() finds it, or -1 (needs finalize). */
 long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
 
 /* The source of a back edge into b (a latch of the loop b heads), or -1;

@@ -374,8 +374,9 @@ static long block_event(struct sb_eventmap *em, const struct keycode *kc)
 {
 	uint64_t base = kc->ip - kc->vaddr;
 	int bin = kc->bin;
+	uint32_t gs[SB_CFG_MAX_GUARDS];
 	struct bincfg *bc;
-	long blk, idx, pred;
+	long blk, idx, pred, ng;
 
 	em->st.keys++;
 	if (bin < 0 || !(bc = cfg_of(em, bin)) || !bc->cfg ||
@@ -388,12 +389,13 @@ static long block_event(struct sb_eventmap *em, const struct keycode *kc)
 		return -1;
 	}
 	idx = event_of_block(em, bin, bc, blk, base, SB_EVK_BLOCK_SAMPLES);
-	/* A block entered only through one conditional branch: the causes
-	 * view shows that branch, so name it too, even if it has no samples
-	 * of its own (it has no vector then). */
-	pred = idx >= 0 ? sb_cfg_conditional_pred(bc->cfg, (uint32_t)blk) : -1;
-	if (pred >= 0 && event_of_block(em, bin, bc, pred, base, SB_EVK_BLOCK_SAMPLES) < 0)
-		return -1;
+	/* A block guarded by conditional branches: the causes view shows
+	 * the branch (one test, if the compiler duplicated it), so name them
+	 * too, even without samples of their own (no vector then). */
+	ng = idx >= 0 ? sb_cfg_guards(bc->cfg, (uint32_t)blk, gs, SB_CFG_MAX_GUARDS) : -1;
+	for (long i = 0; i < ng; i++)
+		if (event_of_block(em, bin, bc, gs[i], base, SB_EVK_BLOCK_SAMPLES) < 0)
+			return -1;
 	/* Likewise a loop's latch, where a loop cause is shown. */
 	pred = idx >= 0 ? sb_cfg_latch(bc->cfg, (uint32_t)blk) : -1;
 	if (pred >= 0 && event_of_block(em, bin, bc, pred, base, SB_EVK_BLOCK_SAMPLES) < 0)

@@ -45,6 +45,54 @@ static struct sb_cfg *build(void)
 	return g;
 }
 
+/*
+ * Guards looked for through blocks that are only a `jmp` (J):
+ *   0 `if` -> 1 J -> 2 call;  0 -> 2: 0 decides nothing about 2 (both its
+ *   ways lead there);
+ *   3 `if` -> 4 J -> 5 J -> 6;  3 -> 7: 3 alone decides 6;
+ *   8 `if` -> 9 code; jmp -> 10;  8 -> 11: 9 is code, not looked through;
+ *   12 `if` -> 13 preheader code -(straight line)-> 14 loop <-> 14: the
+ *   loop is no decision of 12's (a loop body is its own cause).
+ */
+static void guards(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+	static const uint32_t ed[][3] = {
+		{ 0, 1, SB_EDGE_FALLTHROUGH }, { 0, 2, SB_EDGE_TAKEN }, { 1, 2, SB_EDGE_JUMP },
+		{ 2, 3, SB_EDGE_CALL_RETURN }, { 3, 4, SB_EDGE_FALLTHROUGH },
+		{ 3, 7, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_JUMP }, { 5, 6, SB_EDGE_JUMP },
+		{ 6, 7, SB_EDGE_SEQUENTIAL }, { 7, 8, SB_EDGE_SEQUENTIAL },
+		{ 8, 9, SB_EDGE_FALLTHROUGH }, { 8, 11, SB_EDGE_TAKEN }, { 9, 10, SB_EDGE_JUMP },
+		{ 10, 11, SB_EDGE_SEQUENTIAL }, { 11, 12, SB_EDGE_SEQUENTIAL },
+		{ 12, 13, SB_EDGE_FALLTHROUGH }, { 12, 15, SB_EDGE_TAKEN },
+		{ 13, 14, SB_EDGE_SEQUENTIAL }, { 14, 14, SB_EDGE_TAKEN },
+		{ 14, 15, SB_EDGE_FALLTHROUGH },
+	};
+
+	sb_cfg_add_func(g, "h", 0x3000, 0x3100);
+	for (uint64_t i = 0; i < 16; i++) {
+		bool jmp_only = i == 1 || i == 4 || i == 5;
+		uint64_t a = 0x3000 + 0x10 * i;
+
+		sb_cfg_add_block(g, 0, a, a + 0x10, jmp_only ? a : a + 0xc);
+	}
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize guards graph");
+	CHECK(sb_cfg_guards(g, 2, gs, SB_CFG_MAX_GUARDS) == -1 &&
+	      sb_cfg_conditional_pred(g, 2) == -1, "a branch both of whose ways lead on decides nothing");
+	CHECK(sb_cfg_conditional_pred(g, 1) == 0, "the `if` guards its then-block");
+	CHECK(sb_cfg_guards(g, 6, gs, SB_CFG_MAX_GUARDS) == 1 && gs[0] == 3 &&
+	      sb_cfg_conditional_pred(g, 6) == 3, "guard found through two jmp blocks");
+	CHECK(sb_cfg_guards(g, 10, gs, SB_CFG_MAX_GUARDS) == -1, "a block with code is no jmp");
+	CHECK(sb_cfg_guards(g, 14, gs, SB_CFG_MAX_GUARDS) == -1 &&
+	      sb_cfg_conditional_pred(g, 13) == 12, "a loop entered from its preheader: unguarded");
+	CHECK(sb_cfg_guards(g, 3, gs, SB_CFG_MAX_GUARDS) == -1, "entered by a call's return");
+	CHECK(sb_cfg_guards(g, 0, gs, SB_CFG_MAX_GUARDS) == -1, "function entry: no guard");
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	struct sb_cfg *g = build();
@@ -98,5 +146,6 @@ int main(void)
 		sb_cfg_free(m);
 	}
 	sb_cfg_free(g);
+	guards();
 	return CHECK_DONE("test_cfg");
 }
