@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -321,6 +322,20 @@ static int exit_code(const struct sb_rec *r, int ret)
 	return 1;
 }
 
+/* Each uprobe is an fd (two with its return probe): a followed program
+ * with many libraries and processes needs more than a soft limit of
+ * 1024.  Links of processes that end are closed (follow.h); this is for
+ * those that live together. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct sb_rec r = { .tty = isatty(2) };
@@ -333,6 +348,7 @@ int cmd_record(int argc, char **argv)
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
 	install_signals();
+	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
 		ret = record_loop(&r);

@@ -80,17 +80,23 @@ done
 
 # --- a driver script that runs many short commands before the worker:
 # more process images than record keeps (256); those that ended without
-# a section make room, so the worker is still followed.
+# a section make room, so the worker is still followed.  A short first
+# run of the program puts libc probes in the plan, so every later command
+# gets ~7 uprobes: those of ended processes must be released, or ~1000
+# fds pile up and, under a 1024 fd limit (set here as hard limit too),
+# the worker's attaches fail (EMFILE) and its barriers go unseen.
 busy_script_group() {
 	local c=$1 j=$FD/busy_script_$1.json bin=$FD/barrier_ratio_$1
-	if ! record_json "$j" -- sh -c 'for i in $(seq 140); do /bin/true; done; "$@"' sh \
-		"$bin" 4 40 3000; then
+	if ! (ulimit -n 1024 && record_json "$j" -- sh -c \
+		'"$@" 4 5 100; for i in $(seq 140); do /bin/true; done; "$@" 4 40 3000' sh "$bin"); then
 		bad "follow busy script ($c): record"
 		return
 	fi
 	follow_sections "follow busy script ($c)" "$j" "$(site barrier barrier_ratio.c)" barrier 4 40
 	jqcheck "follow busy script ($c): 280+ images, those without sections unlisted, none unfollowed" "$j" \
 		"(.meta.processes_followed | tonumber) >= 282 and (.meta.processes_unlisted | tonumber) >= 1 and .meta.not_followed == \"\" and .meta.executable == \"$bin\""
+	jqcheck "follow busy script ($c): under ulimit -n 1024, every probe attached" "$j" \
+		'.meta.follow_attach_errors == "0"'
 }
 c=${FOLLOW_CCS%% *}
 timed_group "follow busy script" busy_script_group "${c##*/}"

@@ -230,6 +230,9 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 
 		memcpy(x.comm, old->comm, sizeof(x.comm));
 		sb_follow_use(r, old);
+		/* Done first: its pid's probes stay for the new image. */
+		old->done = true;
+		old->end_ns = e->hdr.ts;
 		sb_rec_thread_exit(r, &x);
 		/* Its maps are frozen: the pid's mappings are the new image's. */
 		r->recs.pid = 0;
@@ -339,8 +342,11 @@ bool sb_follow_route(struct sb_rec *r, const void *data, size_t size)
 void sb_follow_thread_gone(struct sb_rec *r, uint32_t tid)
 {
 	sb_idmap_remove(r->fw.tid_proc, tid, 0);
-	if (!r->nthreads_live && r->fw.cur && !r->fw.cur->end_ns)
+	if (!r->nthreads_live && r->fw.cur && !r->fw.cur->end_ns) {
 		r->fw.cur->end_ns = sb_now_ns();   /* its last thread: it exited */
+		if (!r->fw.cur->done)   /* else exec'd: the pid is the next image's */
+			sb_follow_detach(r, r->fw.cur);
+	}
 }
 
 void sb_follow_refresh(struct sb_rec *r)
@@ -350,14 +356,18 @@ void sb_follow_refresh(struct sb_rec *r)
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		struct sb_proc *p = r->fw.procs[i];
 
-		if (p->done)
+		/* An image that ended is no live process: its pid may be
+		 * another's now, whose mappings are not its. */
+		if (p->done || p->end_ns)
 			continue;
-		if (sb_maps_refresh(p->maps, p->pid) == -ESRCH && !p->end_ns)
+		if (sb_maps_refresh(p->maps, p->pid) == -ESRCH) {
 			p->end_ns = sb_now_ns();
-		else
+			sb_follow_detach(r, p);
+		} else {
 			last = p;
+		}
 	}
-	/* Spin ranges are addresses of one address space: the newest image. */
+	/* Spin ranges are addresses of one address space: the newest live image. */
 	if (last) {
 		sb_follow_use(r, last);
 		sb_rec_set_spin_ranges(r);

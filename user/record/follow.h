@@ -107,6 +107,10 @@ void sb_follow_note(void *ctx, const char *fmt, ...) __attribute__((format(print
 /* A library of c->p's image: its binaries and the plan's libraries. */
 void sb_follow_add_library(const char *path, void *ctx);
 void sb_follow_free_plans(struct sb_rec *r);
+/* p's process ended: unless its pid runs on as a newer image, its
+ * uprobes are detached and its attached set emptied (a new process may
+ * get the pid, and each link holds an fd). */
+void sb_follow_detach(struct sb_rec *r, struct sb_proc *p);
 /* Keeps p's event log when the plan has condvar barrier candidates. */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p);
 

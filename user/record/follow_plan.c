@@ -308,6 +308,22 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	return added;
 }
 
+void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
+{
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *o = r->fw.procs[i];
+
+		if (o->pid == p->pid && !o->done && !o->end_ns)
+			return;   /* exec'd: the pid runs on as another image */
+	}
+	sb_bpf_detach_pid(r->bpf, p->pid);
+	for (size_t i = 0; i < r->plan.n; i++)
+		sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, i);
+	sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, DL_HOOK_KEY);
+	if (r->bpf)
+		sb_bpf_fork_stop(r->bpf, p->pid, false);
+}
+
 static void free_bins(struct sb_proc *p)
 {
 	for (size_t i = 0; p && i < p->nbins; i++)
