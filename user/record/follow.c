@@ -379,7 +379,8 @@ bool sb_follow_alive(struct sb_rec *r)
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		const struct sb_proc *p = r->fw.procs[i];
 
-		if (!p->done && p->pid != r->child.pid && sb_target_alive(p->pid))
+		/* Ended: a live pid is a reused one, not ours to wait for. */
+		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
 			return true;
 	}
 	return false;
