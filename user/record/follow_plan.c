@@ -287,9 +287,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 			flags |= SB_COOKIE_SYNC;
 		cookie = SB_COOKIE_MAKE(i, flags);
 		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
-					 p->pid, err, sizeof(err)) ||
-		    (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
-						    cookie, p->pid, err, sizeof(err)))) {
+					 p->pid, err, sizeof(err))) {
 			if (strict && !sb_target_alive(p->pid))
 				return -sb_rec_fail(r, "process %d exited during attach", p->pid);
 			if (strict)
@@ -297,8 +295,16 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 			r->fw.attach_errors++;
 			continue;
 		}
+		/* The entry is in: marked so, or a later attach (a fork, a
+		 * dlopen) would add it twice and count every call twice. */
 		*slot = (void *)1;
 		added++;
+		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
+						cookie, p->pid, err, sizeof(err))) {
+			if (strict)
+				return -sb_rec_fail(r, "%s", err);
+			r->fw.attach_errors++;
+		}
 	}
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
