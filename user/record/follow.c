@@ -330,9 +330,15 @@ bool sb_follow_route(struct sb_rec *r, const void *data, size_t size)
 	} else {
 		p = proc_of_tid(r, h->tid);
 	}
+	/* A thread of no known image: its addresses and times belong to no
+	 * image here (an exec'd program not followed, a thread whose start
+	 * was lost): counted and dropped.  With one live image only, the
+	 * BPF side follows nothing else: it is that image's. */
+	if (!p && r->fw.nprocs == 1 && !r->fw.procs[0]->done && !r->fw.procs[0]->end_ns)
+		p = r->fw.procs[0];
 	if (!p) {
 		r->fw.unrouted++;
-		p = r->fw.procs[0];
+		return true;
 	}
 	sb_follow_use(r, p);
 	p->records++;

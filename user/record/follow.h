@@ -115,7 +115,8 @@ void sb_follow_detach(struct sb_rec *r, struct sb_proc *p);
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p);
 
 /* Routing (record_route.c): the image a record belongs to, made current.
- * A THREAD_NEW record of a new process is handled here (true: consumed). */
+ * A THREAD_NEW record of a new process is handled here, a record of no
+ * known image counted and dropped (true: nothing more to do). */
 bool sb_follow_route(struct sb_rec *r, const void *data, size_t size);
 /* An SB_REC_PROC record: exec, fork stop, dlopen.  A process stopped
  * for it is always sent SIGCONT. */
