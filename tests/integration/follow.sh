@@ -171,6 +171,21 @@ nofollow_group() {
 }
 nofollow_group
 
+# --- --no-follow and a launcher that execs: the launcher alone is
+# recorded; the program's threads land in no image (before: its thread
+# and its time went into the shell's image, as a section of the shell).
+nofollow_exec_group() {
+	local j=$FD/nofollow_exec.json c=${FOLLOW_CCS%% *}
+	c=${c##*/}
+	if ! record_json "$j" --no-follow -- sh -c 'exec "$@"' sh "$FD/barrier_ratio_$c" 2 5 1000; then
+		bad "follow --no-follow exec: record"
+		return
+	fi
+	jqcheck "follow --no-follow exec: the exec'd program not followed, nothing of it recorded" "$j" \
+		'(.sections | length) == 0 and (.meta.not_followed | test("\\(exec; --no-follow\\)")) and (.meta.executable | test("sh$"))'
+}
+nofollow_exec_group
+
 # --- -p: a shell's forked child, followed asynchronously with --follow --
 pid_follow_group() {
 	local j=$FD/pid_follow.json c pid loc sel

@@ -220,8 +220,11 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	if (sb_target_exe(pid, exe, sizeof(exe)))
 		return;   /* gone already */
 	if (!r->follow_image) {
+		/* Its records would land in the image before (whose
+		 * addresses they are not): the process is not followed
+		 * from here on, the image it was ends. */
+		sb_bpf_follow(r->bpf, pid, false);
 		not_followed(r, pid, exe, "exec; --no-follow");
-		return;
 	}
 	if (old) {
 		struct sb_rec_thread x = { .hdr = { .type = SB_REC_THREAD_EXIT, .size = sizeof(x),
@@ -236,9 +239,11 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 		sb_rec_thread_exit(r, &x);
 		/* Its maps are frozen: the pid's mappings are the new image's. */
 		r->recs.pid = 0;
-		old->done = true;
-		old->end_ns = e->hdr.ts;
+		if (!r->follow_image)
+			sb_follow_detach(r, old);
 	}
+	if (!r->follow_image)
+		return;
 	if (r->fw.stopping || !(p = proc_new(r, pid, exe, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
 		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :
