@@ -299,9 +299,21 @@ static void finish_child(struct sb_rec *r)
 {
 	if (!r->spawned || r->child_exited)
 		return;
-	if (stop_signal)
-		kill(r->child.pid, stop_signal == SIGHUP ? SIGTERM : stop_signal);
-	else if (!r->quiet)
+	if (stop_signal) {
+		int sig = stop_signal == SIGHUP ? SIGTERM : stop_signal;
+
+		kill(r->child.pid, sig);
+		/* The processes it started too (a launcher's program, its
+		 * forked workers): a shell may not pass the signal on.  Not
+		 * those that ended: their pid may be another's now. */
+		for (size_t i = 0; i < r->fw.nprocs; i++) {
+			const struct sb_proc *p = r->fw.procs[i];
+
+			if (!p->done && !p->end_ns && p->pid != r->child.pid &&
+			    sb_target_alive(p->pid))
+				kill(p->pid, sig);
+		}
+	} else if (!r->quiet)
 		fprintf(stderr, "scalebpf: recording stopped (%s); waiting for the command "
 			"to exit\n", r->stop_reason);
 	while (waitpid(r->child.pid, &r->child_status, 0) < 0 && errno == EINTR)

@@ -186,6 +186,29 @@ nofollow_exec_group() {
 }
 nofollow_exec_group
 
+# --- Ctrl-C: the signal reaches the followed program, not just the
+# launcher (a non-interactive sh dies of SIGINT and leaves its child).
+signal_group() {
+	local j=$FD/signal.json c=${FOLLOW_CCS%% *} rec left
+	c=${c##*/}
+	"$SB" record -q -o "${j%.json}.sbp" -- sh -c '"$@"; exit $?' sh \
+		"$FD/barrier_ratio_$c" 4 100000 3000 2>"${j%.json}.err" &
+	rec=$!
+	sleep 2
+	kill -INT "$rec"
+	# Unforwarded, the program runs on and record waits for it.
+	for _ in $(seq 50); do
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.2
+	done
+	left=$(pgrep -f "barrier_ratio_$c 4 100000 3000")
+	check "follow SIGINT: the followed program got the signal too (left: ${left:-none})" \
+		test -z "$left"
+	[ -n "$left" ] && kill -KILL $left 2>/dev/null
+	wait "$rec"
+}
+signal_group
+
 # --- -p: a shell's forked child, followed asynchronously with --follow --
 pid_follow_group() {
 	local j=$FD/pid_follow.json c pid loc sel
