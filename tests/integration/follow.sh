@@ -171,6 +171,19 @@ nofollow_group() {
 }
 nofollow_group
 
+# --- more processes not followed than the list holds: counted, and the
+# list says how many it leaves out (60 forks of /bin/true, one of seq).
+nofollow_many_group() {
+	local j=$FD/nofollow_many.json
+	if ! record_json "$j" --no-follow -- sh -c 'for i in $(seq 60); do /bin/true; done'; then
+		bad "follow --no-follow, 61 forks: record"
+		return
+	fi
+	jqcheck "follow --no-follow, 61 forks: all counted, the list ends with +N more" "$j" \
+		'(.meta.processes_not_followed | tonumber) == 61 and (.meta.not_followed | test(", \\+[0-9]+ more$"))'
+}
+nofollow_many_group
+
 # --- --no-follow and a launcher that execs: the launcher alone is
 # recorded; the program's threads land in no image (before: its thread
 # and its time went into the shell's image, as a section of the shell).

@@ -165,9 +165,12 @@ static void not_followed(struct sb_rec *r, int pid, const char *what, const char
 {
 	size_t len = strlen(r->fw.not_followed);
 
+	r->fw.nnot_followed++;
 	if (len + 64 < sizeof(r->fw.not_followed))
 		snprintf(r->fw.not_followed + len, sizeof(r->fw.not_followed) - len,
 			 "%s%d %.40s (%s)", len ? ", " : "", pid, what, why);
+	else
+		r->fw.not_listed++;   /* said as "+N more" (sb_follow_meta) */
 }
 
 /* Probes attached while the process runs (-p: not stopped for them). */

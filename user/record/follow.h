@@ -78,6 +78,8 @@ struct sb_follow_state {
 	uint64_t unrouted;           /* records of a thread of no known image */
 	uint64_t reclaimed;          /* images dropped at the limit: ended, no section */
 	uint64_t async_delay_max_ns; /* -p: record to probes in, at most */
+	uint64_t nnot_followed;      /* processes not followed */
+	uint64_t not_listed;         /* of those, not in not_followed (full) */
 	char not_followed[1024];     /* "pid comm (why)", comma-separated */
 	char late_libs[512];         /* libraries found mapped after start */
 	char barriers_missing[256];  /* --barrier names no image had */
