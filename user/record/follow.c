@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "record_bpf.h"
 #include "record_session.h"
+#include "target.h"
 #include "util/idmap.h"
 
 static void free_thread(void *p)
@@ -385,6 +386,16 @@ void sb_follow_refresh(struct sb_rec *r)
 	if (last) {
 		sb_follow_use(r, last);
 		sb_rec_set_spin_ranges(r);
+	}
+}
+
+void sb_follow_unstop(struct sb_rec *r)
+{
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *p = r->fw.procs[i];
+
+		if (!p->done && !p->end_ns && sb_target_state(p->pid) == 'T')
+			kill(p->pid, SIGCONT);
 	}
 }
 

@@ -128,6 +128,10 @@ void sb_follow_thread_gone(struct sb_rec *r, uint32_t tid);
 
 /* Periodic: mappings of the live images, spin ranges. */
 void sb_follow_refresh(struct sb_rec *r);
+/* After the probes are out: SIGCONT to each live image left stopped (a
+ * BPF program that ran as its link closed may have stopped it after
+ * the last drain; stop mode only). */
+void sb_follow_unstop(struct sb_rec *r);
 /* Whether any followed process other than the launched one still runs. */
 bool sb_follow_alive(struct sb_rec *r);
 /* The image that did the work: most section instances, then on-CPU. */

@@ -63,6 +63,11 @@ int sb_target_check_pid(int pid, char *err, size_t errlen)
 	return 0;
 }
 
+char sb_target_state(int pid)
+{
+	return proc_state(pid);
+}
+
 bool sb_target_alive(int pid)
 {
 	char st;
