@@ -152,6 +152,26 @@ for cc in $FOLLOW_CCS; do
 	timed_group "follow dlopen user barrier ($c)" dlopen_group "$c" user_barrier follow_ubar
 done
 
+# --- an inline condvar barrier program run again after another command:
+# its second image is planned from the cache and must keep its event log
+# by its own plan, not by the plan of the command planned last (/bin/true
+# has no condvars; e10c1f5: the 20-step run had no barrier section and
+# the profile was the 3-step warm-up's).
+condvar_again_group() {
+	local j=$FD/condvar_again.json loc sel
+	loc=$(site parsec_step ../integration/condbar_parsec.c)
+	loc=condbar_parsec.c:${loc#*:}
+	sel=$(section_at "$loc" user_barrier)
+	if ! record_json "$j" -- sh -c '"$@" 4 3 300; /bin/true; "$@" 4 20 3000' sh "$FD/condbar_parsec"; then
+		bad "follow condvar barrier run again: record"
+		return
+	fi
+	jqcheck "follow condvar barrier run again: the 20-step run's barrier at $loc, 20 instances, 4 threads" "$j" \
+		"$sel != null and ($sel).instances == 20 and ($sel).threads == 4"
+}
+follow_build condbar_parsec gcc "$TOP/tests/integration/condbar_parsec.c" &&
+	timed_group "follow condvar barrier run again" condvar_again_group
+
 # --- not followed: the report says so and does not suggest --barrier ----
 nofollow_group() {
 	local j=$FD/nofollow.json out=$FD/nofollow.txt

@@ -204,6 +204,8 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	memcpy(p->comm, comm, sizeof(p->comm));
 	for (size_t i = 0; i < parent->nbins; i++)
 		sb_proc_add_bin(p, parent->bins[i]);
+	p->condvars = parent->condvars;   /* the same image, forked */
+	p->condvars_named = parent->condvars_named;
 	sb_follow_keep_log(r, p);
 	sb_follow_use(r, p);
 	sb_rec_thread_seen(r, t->hdr.tid, 0, t->hdr.ts, comm, SB_EV_THREAD_START);

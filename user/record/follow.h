@@ -56,6 +56,9 @@ struct sb_proc {
 	uint64_t nthreads_live, records;
 	uint64_t start_ns, end_ns;   /* end: exec'd away or exited, else 0 */
 	size_t nprobes;              /* plan probes attached for it */
+	/* Its own plan's inline condvar barrier flags (probes.h): the
+	 * plan's are those of the image planned last. */
+	bool condvars, condvars_named;
 	bool done;
 	char notes[1024];            /* what planning its probes said */
 };

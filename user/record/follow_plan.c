@@ -138,6 +138,8 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
 	for (size_t i = 0; i < p->nbins; i++)
 		sb_proc_add_bin(ip->bins, p->bins[i]);
 	memcpy(ip->bins->notes, p->notes, sizeof(p->notes));
+	ip->bins->condvars = p->condvars;
+	ip->bins->condvars_named = p->condvars_named;
 	ip->next = r->fw.planned;
 	r->fw.planned = ip;
 }
@@ -148,8 +150,9 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
  * kept for the end (SB_COND_LOG_MAX events of 48 bytes at most). */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p)
 {
-	if (r->plan.condvars)
-		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, r->plan.condvars_named);
+	(void)r;   /* the image decides (sb_follow_plan_image) */
+	if (p->condvars)
+		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, p->condvars_named);
 }
 
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
@@ -165,10 +168,17 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 			sb_proc_add_bin(p, ip->bins->bins[i]);
 		sb_proc_add_bin(p, p->exe);
 		memcpy(p->notes, ip->bins->notes, sizeof(p->notes));
+		p->condvars = ip->bins->condvars;
+		p->condvars_named = ip->bins->condvars_named;
 		sb_follow_keep_log(r, p);
 		return 0;
 	}
+	/* What its planning decides, not an earlier or later image's
+	 * (sb_plan_build sets them; a build that fails early does not). */
+	r->plan.condvars = r->plan.condvars_named = false;
 	ret = follow_plan_new(r, p, from_maps, &c);
+	p->condvars = r->plan.condvars;
+	p->condvars_named = r->plan.condvars_named;
 	if (known && ret >= 0)
 		remember_plan(r, &st, p);
 	sb_follow_keep_log(r, p);
