@@ -155,3 +155,29 @@ else
 fi
 expect_fail "--barrier on a line without a wait fails clearly" "no pthread_cond_wait call" \
 	"$SB" record -q -o "$TMP/x.sbp" --barrier condbar_parsec.c:1 -- "$(cb_build parsec gcc)" 2 2 10
+
+# Through a launcher (following): env has no such line, the program does.
+# A place is looked for in every image, as a function name is; one that
+# no image has is an error once the recording ends.
+cb_launched_group() {
+	local bin j=$TMP/cb_env.json loc sel
+	if ! bin=$(cb_build parsec gcc); then
+		bad "--barrier FILE:LINE through env: build"
+		return
+	fi
+	loc=$(cb_site parsec_step condbar_parsec.c)
+	sel=$(section_at "$loc" user_barrier)
+	if record_json "$j" --barrier "$loc" -- env "$bin" 4 $CB_STEPS 1500; then
+		jqcheck "--barrier $loc through env: section there, $CB_STEPS instances, 4 threads" "$j" \
+			"$sel != null and ($sel).instances == $CB_STEPS and ($sel).threads == 4"
+	else
+		bad "--barrier $loc through env: record"
+	fi
+	rm -f "$TMP/cb_env_none.sbp"
+	expect_fail "--barrier on a line of no image, through env: error at the end" \
+		"condbar_parsec.c:1: no pthread_cond_wait call .* in any process followed" \
+		"$SB" record -q -o "$TMP/cb_env_none.sbp" --barrier condbar_parsec.c:1 -- env "$bin" 2 2 10
+	check "--barrier on a line of no image, through env: the profile is still written" \
+		test -s "$TMP/cb_env_none.sbp"
+}
+timed_group "--barrier FILE:LINE through a launcher" cb_launched_group

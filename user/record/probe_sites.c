@@ -145,7 +145,7 @@ static int add_site(struct sb_plan *p, struct sb_elf *e, uint64_t vaddr)
 }
 
 int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *spec,
-			     sb_plan_msg_fn msg, void *ctx)
+			     size_t idx, sb_plan_msg_fn msg, void *ctx)
 {
 	struct place pl = { .e = e };
 	char *file = NULL;
@@ -154,6 +154,12 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 
 	if (r == -ENOMEM)
 		return r;
+	if (r == -EXDEV && p->lenient) {   /* following: that binary may come */
+		if (msg)
+			msg(ctx, "--barrier %s: names another binary than %s", spec,
+			    sb_elf_path(e));
+		return 0;
+	}
 	if (r) {
 		if (msg)
 			msg(ctx, "error: --barrier %s: %s", spec, r == -EXDEV ?
@@ -165,7 +171,9 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 	for (size_t i = 0; i < pl.ncond; i++)
 		if ((r = add_site(p, e, pl.cond_sites[i])) < 0)
 			return r;
+	/* Found here: sb_rec_write reports the places no image had. */
 	if (pl.ncond) {
+		p->barriers_found |= idx < 32 ? 1u << idx : 0;
 		if (msg)
 			msg(ctx, "--barrier %s: %zu condition variable wait%s there: barrier "
 			    "wait%s", spec, pl.ncond, pl.ncond > 1 ? "s" : "",
@@ -173,9 +181,16 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 		return 0;
 	}
 	if (pl.ncallees == 1 && !sb_elf_func_by_name(e, pl.callee, &v, &s) && v) {
+		p->barriers_found |= idx < 32 ? 1u << idx : 0;
 		if (msg)
 			msg(ctx, "--barrier %s: probing %s, called there", spec, pl.callee);
 		return sb_plan_add_barrier_func(p, e, pl.callee, v, s);
+	}
+	if (p->lenient && pl.ncallees <= 1) {   /* following: another image may have it */
+		if (msg)
+			msg(ctx, "--barrier %s: no pthread_cond_wait call and no call of a "
+			    "function of the program there in %s", spec, sb_elf_path(e));
+		return 0;
 	}
 	if (msg)
 		msg(ctx, "error: --barrier %s: %s in %s", spec, pl.ncallees > 1 ?
