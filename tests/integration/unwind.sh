@@ -48,6 +48,10 @@ unwind_callers_group() {
 		test $((ok * 100)) -ge $((n * 99)) -a "$n" -gt 0
 	jqcheck "unwind callers ($cc): every unwind's end is counted" "$j" \
 		'.meta | (.unwind_samples | tonumber) > 0 and ([.unwind_stop_outermost, .unwind_stop_full, .unwind_stop_truncated, .unwind_stop_no_cfi, .unwind_stop_bad, .unwind_stop_trampoline] | map(tonumber) | add) == (.unwind_samples | tonumber)'
+	# The frame-pointer chain stands in for the unwind only where the IP
+	# has no CFI: in frameless code it names callers at random.
+	jqcheck "unwind callers ($cc): whole frame-pointer chains only for IPs without CFI" "$j" \
+		'.meta | (.unwind_fp_only | tonumber) <= (.unwind_stop_no_cfi | tonumber)'
 	# Not all: the first samples after exec run in ld.so before the
 	# recorder has read the new image's mappings (<= 1% here).
 	jqcheck "unwind callers ($cc): >= 95% of the unwinds reach the outermost frame" "$j" \

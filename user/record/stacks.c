@@ -35,7 +35,7 @@ struct sb_stacks {
 	uint64_t frames, fp_frames;  /* chain lengths: unwound, frame pointers */
 	uint64_t stops[SB_UNWIND_NSTOPS];
 	uint64_t spliced;            /* continued by the frame-pointer chain */
-	uint64_t fp_only;            /* no unwind from the IP: FP chain whole */
+	uint64_t fp_only;            /* no CFI at the IP: FP chain whole */
 	uint64_t trampolines;        /* uretprobe slots given their original */
 	uint64_t bytes_max;          /* the most of a copy an unwind read */
 	uint64_t bytes_hist[5];      /* complete unwinds that read <= 1, 2, 4, 8 KiB, more */
@@ -162,9 +162,11 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 	if (res.stop == SB_UNWIND_OUTERMOST || res.stop == SB_UNWIND_FULL)
 		s->bytes_hist[res.bytes_used <= 1024 ? 0 : res.bytes_used <= 2048 ? 1 :
 			      res.bytes_used <= 4096 ? 2 : res.bytes_used <= 8192 ? 3 : 4]++;
-	if (n == 1 && res.stop != SB_UNWIND_OUTERMOST) {
-		/* Code without CFI (JIT, vdso), or no stack copy (the read
-		 * failed): only frame pointers can tell. */
+	if (n == 1 && res.stop == SB_UNWIND_NO_CFI) {
+		/* The IP's code has no CFI (JIT, vdso): only frame pointers
+		 * can tell.  Any other early stop (no copy, a bad rule) keeps
+		 * its one frame, spliced only where the chains agree: in
+		 * frameless code the FP chain names callers at random. */
 		n = fp_chain(rec, frames, max);
 		s->fp_only++;
 	} else if (res.stop != SB_UNWIND_OUTERMOST && res.stop != SB_UNWIND_FULL) {
