@@ -413,21 +413,26 @@ static __always_inline void copy_stack(struct sb_rec_sample_stack *r, __u64 sp)
 	__u64 end = 0, len, first = 4096 - (sp & 4095);
 	int k;
 
+	/* Each sample counts once: NOVMA only when bpf_find_vma failed,
+	 * SHORT (or FAULT) for the copy it ends with. */
 	if (!bpf_find_vma(task, sp, vma_end, &end, 0) && end > sp) {
 		len = end - sp;
-		if (len >= SB_SAMPLE_STACK_BYTES) {
+		if (len >= SB_SAMPLE_STACK_BYTES)
 			len = SB_SAMPLE_STACK_BYTES;
-		} else {
-			count(SB_CNT_STACK_SHORT);
+		else
 			len &= SB_SAMPLE_STACK_BYTES - 1;
-		}
 		r->stack_len = (__u32)len;
-		if (!bpf_probe_read_user(r->stack, len, (void *)sp))
+		if (!bpf_probe_read_user(r->stack, len, (void *)sp)) {
+			if (len < SB_SAMPLE_STACK_BYTES)
+				count(SB_CNT_STACK_SHORT);
 			return;
+		}
+	} else {
+		count(SB_CNT_STACK_NOVMA);
 	}
-	/* No mapping end (the lock was busy): the longest read that works,
-	 * by whole pages, down to sp's own page, which is mapped. */
-	count(SB_CNT_STACK_NOVMA);
+	/* No mapping end (the lock was busy), or a page of it unreadable:
+	 * the longest read that works, by whole pages, down to sp's own
+	 * page, which is mapped. */
 	for (k = SB_SAMPLE_STACK_BYTES / 4096; k >= 0; k--) {
 		len = first + (__u64)k * 4096;
 		if (len > SB_SAMPLE_STACK_BYTES)
