@@ -129,6 +129,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (st)
 		oncpu = oncpu_now(st, now);
 	bpf_map_delete_elem(&threads, &old);
+	/* The new image's thread is on CPU now: timed from here, as
+	 * state_get times a thread first seen running (else the run up
+	 * to its first switch-out, a whole run if never preempted, is
+	 * lost: sched_switch only times entries it has). */
+	state_get(BPF_CORE_READ(p, pid), now, p);
 	emit_proc(SB_PROC_EXEC, tgid, old, stop_mode, oncpu);
 	return 0;
 }
