@@ -181,3 +181,26 @@ cb_launched_group() {
 		test -s "$TMP/cb_env_none.sbp"
 }
 timed_group "--barrier FILE:LINE through a launcher" cb_launched_group
+
+# A place holds at most 16 waits (probe_sites.c): more are said, not
+# dropped silently.  17 cond_wait calls on one line, none reached.
+cat >"$TMP/cb_many.c" <<'CEOF'
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c[17];
+#define W(i) if (n & (1u << i)) pthread_cond_wait(&c[i], &m);
+int main(int argc, char **argv)
+{
+	unsigned n = (unsigned)argc - 1u;
+	W(0) W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
+	(void)argv;
+	return 0;
+}
+CEOF
+if gcc -O2 -g -pthread "$TMP/cb_many.c" -o "$TMP/cb_many" 2>"$TMP/cb_many.err"; then
+	"$SB" record -o "$TMP/cb_many.sbp" --barrier cb_many.c:8 -- "$TMP/cb_many" 2>"$TMP/cb_many.log"
+	check "--barrier on a line of 17 waits: 16 probed, the 17th said" \
+		grep -q "cb_many.c:8: 1 more condition variable wait there not probed" "$TMP/cb_many.log"
+else
+	bad "--barrier on a line of 17 waits: build"
+fi

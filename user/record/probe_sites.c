@@ -44,6 +44,7 @@ struct place {
 	/* what was found there */
 	uint64_t cond_sites[16];
 	size_t ncond;
+	size_t ncond_over;     /* more there than cond_sites holds: not probed */
 	const char *callee;    /* another call there (the first) */
 	uint64_t callee_entry;
 	unsigned ncallees;
@@ -81,6 +82,8 @@ static void on_call(uint64_t vaddr, uint64_t ret, const char *callee, void *arg)
 	if (sb_prim_of_function(callee) == SB_PRIM_COND) {
 		if (pl->ncond < sizeof(pl->cond_sites) / sizeof(pl->cond_sites[0]))
 			pl->cond_sites[pl->ncond++] = ret - 1;   /* as records.c puts sites */
+		else
+			pl->ncond_over++;
 		return;
 	}
 	if (sb_elf_func_by_name(pl->e, callee, &v, &s) || !v)
@@ -178,6 +181,10 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 			msg(ctx, "--barrier %s: %zu condition variable wait%s there: barrier "
 			    "wait%s", spec, pl.ncond, pl.ncond > 1 ? "s" : "",
 			    pl.ncond > 1 ? "s" : "");
+		if (msg && pl.ncond_over)
+			msg(ctx, "warning: --barrier %s: %zu more condition variable wait%s "
+			    "there not probed (at most %zu a place): name call sites",
+			    spec, pl.ncond_over, pl.ncond_over > 1 ? "s" : "", pl.ncond);
 		return 0;
 	}
 	if (pl.ncallees == 1 && !sb_elf_func_by_name(e, pl.callee, &v, &s) && v) {
