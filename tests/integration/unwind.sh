@@ -101,6 +101,23 @@ for cc in gcc clang; do
 	timed_group "unwind cause2 ($cc)" unwind_cause_group $cc cause2
 done
 
+# Through a launcher: env's image and the program's share the one dump
+# file, appending whole lines (the second image used to truncate it and
+# write over the first's lines).
+unwind_env_group() {
+	local bin=$TMP/unwind_gcc j=$TMP/unwind_env.json d=$TMP/unwind_env.dump n ok bad
+	if ! SCALEBPF_UNWIND_DUMP=$d record_json "$j" -F 999 -- env "$bin" callers 4 1 >"$TMP/unwind_env.out"; then
+		bad "unwind through env: record"
+		return
+	fi
+	bad=$(awk 'NF != $3 + 3 || $1 !~ /^[0-9]+$/ { b++ } END { print b + 0 }' "$d")
+	check "unwind through env: every line of the dump whole ($bad malformed)" test "$bad" -eq 0
+	read -r n ok < <(callers_share "$TMP/unwind_gcc.nm" "$TMP/unwind_env.out" "$d")
+	check "unwind through env: $ok of $n leaf samples name their thread's caller (>= 99%, n >= 200)" \
+		test $((ok * 100)) -ge $((n * 99)) -a "$n" -ge 200
+}
+[ -x "$TMP/unwind_gcc" ] && unwind_env_group
+
 # OpenMP outlined functions run under a pending uretprobe (the region
 # probe): the stack copy holds the "[uprobes]" trampoline in their return
 # slot, which the unwinder must replace by the kernel's original, never

@@ -17,6 +17,7 @@
 #include "stacks.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,8 @@ static int resolve(void *ctx, uint64_t addr, struct sb_elf **e, uint64_t *vaddr)
 	return *e ? 0 : -1;
 }
 
+static bool dump_started;   /* SCALEBPF_UNWIND_DUMP opened once already */
+
 struct sb_stacks *sb_stacks_alloc(struct sb_maps *maps, int pid)
 {
 	struct sb_stacks *s = calloc(1, sizeof(*s));
@@ -68,8 +71,19 @@ struct sb_stacks *sb_stacks_alloc(struct sb_maps *maps, int pid)
 		free(s);
 		return NULL;
 	}
-	if (dump && *dump)
-		s->dump = fopen(dump, "w");
+	/* One file for the recording, emptied first: every image
+	 * (launcher, exec'd program, forked children) appends to it, in
+	 * append mode (a write lands at the end whichever stream makes
+	 * it), a whole line a write. */
+	if (dump && *dump) {
+		FILE *f = dump_started ? NULL : fopen(dump, "w");
+
+		if (f)
+			fclose(f);
+		dump_started = true;
+		if ((s->dump = fopen(dump, "ae")))
+			setvbuf(s->dump, NULL, _IOLBF, 0);
+	}
 	return s;
 }
 
