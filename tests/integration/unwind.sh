@@ -124,7 +124,8 @@ unwind_env_group() {
 # stop at or emit.
 unwind_omp_group() {
 	local j=$TMP/unwind_omp.json
-	[ -x "$WL/omp_imbalance" ] || { echo "skip unwind omp: omp_imbalance not built"; return; }
+	# gcc builds it (libgomp comes with gcc): missing is a failure.
+	[ -x "$WL/omp_imbalance" ] || { bad "unwind omp: $WL/omp_imbalance not built (make workloads)"; return; }
 	if OMP_NUM_THREADS=2 record_json "$j" -F 999 -- "$WL/omp_imbalance" 20 2000; then
 		jqcheck "unwind omp: trampoline slots given their original return address, none lost" "$j" \
 			'.meta | (.unwind_trampolines | tonumber) > 0 and (.unwind_stop_trampoline | tonumber) == 0'
