@@ -28,29 +28,6 @@ const volatile __u64 sample_period_ns = 0;
 /* Samples carry a copy of their user stack (SB_REC_SAMPLE_STACK) for
  * unwinding code without frame pointers; 0: frame pointers only. */
 const volatile __u32 stack_copy = 0;
-/* Launch mode: a followed process stops (SIGSTOP) where a new image, a
- * forked child or dlopened libraries need probes, until userspace has
- * attached them and sends SIGCONT.  Off with -p: a job-control shell
- * would see its job stop; there probes go in asynchronously. */
-const volatile __u32 stop_mode = 0;
-/* --follow: processes that followed ones fork are followed too. */
-const volatile __u32 follow_forks = 0;
-
-#define SB_SIGSTOP 19
-
-/*
- * tgid -> 1: its image has probes, so a child it forks waits, stopped,
- * until they are attached for the child too.  Written by userspace only
- * (follow.c); a shell's image has none, and its children (which exec at
- * once, and stop there) need not stop twice.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SB_MAX_FOLLOWED);
-	__type(key, __u32);
-	__type(value, __u8);
-} fork_stop SEC(".maps");
-
 /* tid -> its on-CPU time and open waits (sbpf_events.h: userspace seeds
  * and reads it too). */
 struct {
@@ -339,31 +316,7 @@ static __always_inline void emit_wait(__u32 tid, __u64 ts, const struct wait_inf
 	bpf_ringbuf_submit(r, wakeup_flags());
 }
 
-static __always_inline void emit_proc(__u32 kind, __u32 tgid, __u32 old_tid, bool stop,
-				     __u64 oncpu)
-{
-	struct sb_rec_proc *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-
-	/* Stop only when userspace will hear of it and send SIGCONT. */
-	if (!r) {
-		count(SB_CNT_DROP_PROC);
-		return;
-	}
-	if (stop && bpf_send_signal(SB_SIGSTOP))
-		stop = false;
-	r->hdr.type = SB_REC_PROC;
-	r->hdr.size = sizeof(*r);
-	r->hdr.tid = (__u32)bpf_get_current_pid_tgid();
-	r->hdr.ts = bpf_ktime_get_ns();
-	r->kind = kind;
-	r->tgid = tgid;
-	r->old_tid = old_tid;
-	r->stopped = stop;
-	r->oncpu_ns = oncpu;
-	bpf_get_current_comm(&r->comm, sizeof(r->comm));
-	/* Wake the consumer at once: the process waits for it. */
-	bpf_ringbuf_submit(r, stop ? BPF_RB_FORCE_WAKEUP : wakeup_flags());
-}
+#include "follow.bpf.h"   /* needs threads, counters, events */
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
@@ -460,21 +413,26 @@ static __always_inline void copy_stack(struct sb_rec_sample_stack *r, __u64 sp)
 	__u64 end = 0, len, first = 4096 - (sp & 4095);
 	int k;
 
+	/* Each sample counts once: NOVMA only when bpf_find_vma failed,
+	 * SHORT (or FAULT) for the copy it ends with. */
 	if (!bpf_find_vma(task, sp, vma_end, &end, 0) && end > sp) {
 		len = end - sp;
-		if (len >= SB_SAMPLE_STACK_BYTES) {
+		if (len >= SB_SAMPLE_STACK_BYTES)
 			len = SB_SAMPLE_STACK_BYTES;
-		} else {
-			count(SB_CNT_STACK_SHORT);
+		else
 			len &= SB_SAMPLE_STACK_BYTES - 1;
-		}
 		r->stack_len = (__u32)len;
-		if (!bpf_probe_read_user(r->stack, len, (void *)sp))
+		if (!bpf_probe_read_user(r->stack, len, (void *)sp)) {
+			if (len < SB_SAMPLE_STACK_BYTES)
+				count(SB_CNT_STACK_SHORT);
 			return;
+		}
+	} else {
+		count(SB_CNT_STACK_NOVMA);
 	}
-	/* No mapping end (the lock was busy): the longest read that works,
-	 * by whole pages, down to sp's own page, which is mapped. */
-	count(SB_CNT_STACK_NOVMA);
+	/* No mapping end (the lock was busy), or a page of it unreadable:
+	 * the longest read that works, by whole pages, down to sp's own
+	 * page, which is mapped. */
 	for (k = SB_SAMPLE_STACK_BYTES / 4096; k >= 0; k--) {
 		len = first + (__u64)k * 4096;
 		if (len > SB_SAMPLE_STACK_BYTES)
@@ -576,104 +534,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	emit_sample(ctx, tid, uregs);
-	return 0;
-}
-
-static __always_inline void emit_thread(__u16 type, __u32 tid, __u32 parent,
-					__u64 oncpu, struct task_struct *task)
-{
-	struct sb_rec_thread *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-
-	if (!r) {
-		count(SB_CNT_DROP_THREAD);
-		return;
-	}
-	r->hdr.type = type;
-	r->hdr.size = sizeof(*r);
-	r->hdr.tid = tid;
-	r->hdr.ts = bpf_ktime_get_ns();
-	r->parent_tid = parent;
-	r->tgid = BPF_CORE_READ(task, tgid);
-	r->oncpu_ns = oncpu;
-	BPF_CORE_READ_STR_INTO(&r->comm, task, comm);
-	bpf_ringbuf_submit(r, wakeup_flags());
-}
-
-/*
- * A new task, before it first runs: a thread of a followed process, or
- * (--follow) a process a followed one forked, which is followed from its
- * first instruction on.  task_newtask rather than sched_process_fork:
- * it is attached already and says the same (the child's tgid is set).
- */
-SEC("tp_btf/task_newtask")
-int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
-{
-	__u64 cur = bpf_get_current_pid_tgid();
-	__u32 tgid = BPF_CORE_READ(task, tgid), parent = (__u32)(cur >> 32);
-
-	if (tgid != parent) {   /* a new process */
-		struct sb_follow f = { 0 };
-
-		if (!follow_of(parent))
-			return 0;
-		if (stop_mode && bpf_map_lookup_elem(&fork_stop, &parent))
-			f.flags = SB_FOLLOW_PENDING_STOP;
-		/* Not following: still told, so the profile can say what
-		 * it left out. */
-		if (follow_forks && bpf_map_update_elem(&followed, &tgid, &f, BPF_ANY)) {
-			count(SB_CNT_FOLLOW_FULL);
-			return 0;
-		}
-	} else if (!follow_of(tgid)) {
-		return 0;
-	}
-	emit_thread(SB_REC_THREAD_NEW, BPF_CORE_READ(task, pid), (__u32)cur, 0, task);
-	return 0;
-}
-
-/*
- * exec of a followed process: same tgid, new image.  The record tells
- * userspace to resolve the new executable and its libraries; in launch
- * mode the process stops before the new image's first instruction (the
- * signal is taken on the return to user).  The old image's thread state
- * ends here (a non-leader that exec'd takes the leader's tid).
- */
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
-{
-	__u64 now = bpf_ktime_get_ns(), oncpu = 0;
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), old = (__u32)old_pid;
-	struct sb_thread_state *st;
-
-	if (!follow_of(tgid))
-		return 0;
-	st = bpf_map_lookup_elem(&threads, &old);
-	if (st)
-		oncpu = oncpu_now(st, now);
-	bpf_map_delete_elem(&threads, &old);
-	emit_proc(SB_PROC_EXEC, tgid, old, stop_mode, oncpu);
-	return 0;
-}
-
-/*
- * ld.so's r_brk (_dl_debug_state), which it calls around every change of
- * its link map; r_state == RT_CONSISTENT (0) after dlopen mapped a
- * library, before its relocation and constructors.  The cookie is the
- * distance from the probed instruction to r_debug.r_state in ld.so.
- */
-SEC("uprobe")
-int on_dl_state(struct pt_regs *ctx)
-{
-	__u64 tgid = bpf_get_current_pid_tgid() >> 32;
-	__s64 delta = (__s64)bpf_get_attach_cookie(ctx);
-	int state = -1;
-
-	if (!follow_of((__u32)tgid))
-		return 0;
-	if (bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + delta)) ||
-	    state != 0)
-		return 0;
-	emit_proc(SB_PROC_DLOPEN, (__u32)tgid, 0, stop_mode, 0);
 	return 0;
 }
 

@@ -71,11 +71,18 @@ wl() {
 	esac
 }
 
-# wl_built CC NAME: true when that build exists; else says it is skipped
-# (no clang, or no libomp for clang's OpenMP programs).
+# wl_built CC NAME: true when that build exists.  Missing, it is a
+# failure when CC is installed (make workloads builds every program with
+# it; .ci/install-deps.sh installs clang's libomp too), a skip, said,
+# only when CC is not installed.
 wl_built() {
 	[ -x "$(wl "$1" "$2")" ] && return 0
-	echo "skip $2 ($1): not built (no $1, or no libomp)"
+	if command -v "$1" >/dev/null; then
+		bad "$2 ($1): $(wl "$1" "$2") not built, though $1 is installed" \
+		    "(make workloads; clang's OpenMP needs libomp: .ci/install-deps.sh)"
+	else
+		echo "skip $2 ($1): $1 is not installed"
+	fi
 	return 1
 }
 

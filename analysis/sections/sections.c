@@ -355,6 +355,7 @@ static void log_event(struct sb_builder *b, const struct sb_event *ev)
 		b->log = NULL;
 		b->nlog = b->caplog = 0;
 		b->logging = false;
+		b->log_over = true;
 		return;
 	}
 	if (!sb_sect_grow((void **)&b->log, sizeof(*b->log), b->nlog + 1, &cap)) {
@@ -371,6 +372,8 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 
 	if (b->logging)
 		log_event(b, ev);
+	else if (b->log_over)   /* every event past the limit (sections.h) */
+		b->st.cond_log_full++;
 	t = thread_get(b, ev->tid);
 	if (!t)
 		return;

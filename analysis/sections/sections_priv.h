@@ -91,6 +91,7 @@ struct sb_builder {
 	struct sb_event *log;        /* sb_builder_keep_log: every event processed */
 	size_t nlog, caplog, maxlog;
 	bool logging, named_only;
+	bool log_over;          /* the log outgrew maxlog: events counted only */
 	int err;
 };
 

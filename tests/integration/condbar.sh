@@ -155,3 +155,52 @@ else
 fi
 expect_fail "--barrier on a line without a wait fails clearly" "no pthread_cond_wait call" \
 	"$SB" record -q -o "$TMP/x.sbp" --barrier condbar_parsec.c:1 -- "$(cb_build parsec gcc)" 2 2 10
+
+# Through a launcher (following): env has no such line, the program does.
+# A place is looked for in every image, as a function name is; one that
+# no image has is an error once the recording ends.
+cb_launched_group() {
+	local bin j=$TMP/cb_env.json loc sel
+	if ! bin=$(cb_build parsec gcc); then
+		bad "--barrier FILE:LINE through env: build"
+		return
+	fi
+	loc=$(cb_site parsec_step condbar_parsec.c)
+	sel=$(section_at "$loc" user_barrier)
+	if record_json "$j" --barrier "$loc" -- env "$bin" 4 $CB_STEPS 1500; then
+		jqcheck "--barrier $loc through env: section there, $CB_STEPS instances, 4 threads" "$j" \
+			"$sel != null and ($sel).instances == $CB_STEPS and ($sel).threads == 4"
+	else
+		bad "--barrier $loc through env: record"
+	fi
+	rm -f "$TMP/cb_env_none.sbp"
+	expect_fail "--barrier on a line of no image, through env: error at the end" \
+		"condbar_parsec.c:1: no pthread_cond_wait call .* in any process followed" \
+		"$SB" record -q -o "$TMP/cb_env_none.sbp" --barrier condbar_parsec.c:1 -- env "$bin" 2 2 10
+	check "--barrier on a line of no image, through env: the profile is still written" \
+		test -s "$TMP/cb_env_none.sbp"
+}
+timed_group "--barrier FILE:LINE through a launcher" cb_launched_group
+
+# A place holds at most 16 waits (probe_sites.c): more are said, not
+# dropped silently.  17 cond_wait calls on one line, none reached.
+cat >"$TMP/cb_many.c" <<'CEOF'
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c[17];
+#define W(i) if (n & (1u << i)) pthread_cond_wait(&c[i], &m);
+int main(int argc, char **argv)
+{
+	unsigned n = (unsigned)argc - 1u;
+	W(0) W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
+	(void)argv;
+	return 0;
+}
+CEOF
+if gcc -O2 -g -pthread "$TMP/cb_many.c" -o "$TMP/cb_many" 2>"$TMP/cb_many.err"; then
+	"$SB" record -o "$TMP/cb_many.sbp" --barrier cb_many.c:8 -- "$TMP/cb_many" 2>"$TMP/cb_many.log"
+	check "--barrier on a line of 17 waits: 16 probed, the 17th said" \
+		grep -q "cb_many.c:8: 1 more condition variable wait there not probed" "$TMP/cb_many.log"
+else
+	bad "--barrier on a line of 17 waits: build"
+fi

@@ -48,6 +48,10 @@ unwind_callers_group() {
 		test $((ok * 100)) -ge $((n * 99)) -a "$n" -gt 0
 	jqcheck "unwind callers ($cc): every unwind's end is counted" "$j" \
 		'.meta | (.unwind_samples | tonumber) > 0 and ([.unwind_stop_outermost, .unwind_stop_full, .unwind_stop_truncated, .unwind_stop_no_cfi, .unwind_stop_bad, .unwind_stop_trampoline] | map(tonumber) | add) == (.unwind_samples | tonumber)'
+	# The frame-pointer chain stands in for the unwind only where the IP
+	# has no CFI: in frameless code it names callers at random.
+	jqcheck "unwind callers ($cc): whole frame-pointer chains only for IPs without CFI" "$j" \
+		'.meta | (.unwind_fp_only | tonumber) <= (.unwind_stop_no_cfi | tonumber)'
 	# Not all: the first samples after exec run in ld.so before the
 	# recorder has read the new image's mappings (<= 1% here).
 	jqcheck "unwind callers ($cc): >= 95% of the unwinds reach the outermost frame" "$j" \
@@ -97,13 +101,31 @@ for cc in gcc clang; do
 	timed_group "unwind cause2 ($cc)" unwind_cause_group $cc cause2
 done
 
+# Through a launcher: env's image and the program's share the one dump
+# file, appending whole lines (the second image used to truncate it and
+# write over the first's lines).
+unwind_env_group() {
+	local bin=$TMP/unwind_gcc j=$TMP/unwind_env.json d=$TMP/unwind_env.dump n ok bad
+	if ! SCALEBPF_UNWIND_DUMP=$d record_json "$j" -F 999 -- env "$bin" callers 4 1 >"$TMP/unwind_env.out"; then
+		bad "unwind through env: record"
+		return
+	fi
+	bad=$(awk 'NF != $3 + 3 || $1 !~ /^[0-9]+$/ { b++ } END { print b + 0 }' "$d")
+	check "unwind through env: every line of the dump whole ($bad malformed)" test "$bad" -eq 0
+	read -r n ok < <(callers_share "$TMP/unwind_gcc.nm" "$TMP/unwind_env.out" "$d")
+	check "unwind through env: $ok of $n leaf samples name their thread's caller (>= 99%, n >= 200)" \
+		test $((ok * 100)) -ge $((n * 99)) -a "$n" -ge 200
+}
+[ -x "$TMP/unwind_gcc" ] && unwind_env_group
+
 # OpenMP outlined functions run under a pending uretprobe (the region
 # probe): the stack copy holds the "[uprobes]" trampoline in their return
 # slot, which the unwinder must replace by the kernel's original, never
 # stop at or emit.
 unwind_omp_group() {
 	local j=$TMP/unwind_omp.json
-	[ -x "$WL/omp_imbalance" ] || { echo "skip unwind omp: omp_imbalance not built"; return; }
+	# gcc builds it (libgomp comes with gcc): missing is a failure.
+	[ -x "$WL/omp_imbalance" ] || { bad "unwind omp: $WL/omp_imbalance not built (make workloads)"; return; }
 	if OMP_NUM_THREADS=2 record_json "$j" -F 999 -- "$WL/omp_imbalance" 20 2000; then
 		jqcheck "unwind omp: trampoline slots given their original return address, none lost" "$j" \
 			'.meta | (.unwind_trampolines | tonumber) > 0 and (.unwind_stop_trampoline | tonumber) == 0'

@@ -44,6 +44,7 @@ struct place {
 	/* what was found there */
 	uint64_t cond_sites[16];
 	size_t ncond;
+	size_t ncond_over;     /* more there than cond_sites holds: not probed */
 	const char *callee;    /* another call there (the first) */
 	uint64_t callee_entry;
 	unsigned ncallees;
@@ -81,6 +82,8 @@ static void on_call(uint64_t vaddr, uint64_t ret, const char *callee, void *arg)
 	if (sb_prim_of_function(callee) == SB_PRIM_COND) {
 		if (pl->ncond < sizeof(pl->cond_sites) / sizeof(pl->cond_sites[0]))
 			pl->cond_sites[pl->ncond++] = ret - 1;   /* as records.c puts sites */
+		else
+			pl->ncond_over++;
 		return;
 	}
 	if (sb_elf_func_by_name(pl->e, callee, &v, &s) || !v)
@@ -145,7 +148,7 @@ static int add_site(struct sb_plan *p, struct sb_elf *e, uint64_t vaddr)
 }
 
 int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *spec,
-			     sb_plan_msg_fn msg, void *ctx)
+			     size_t idx, sb_plan_msg_fn msg, void *ctx)
 {
 	struct place pl = { .e = e };
 	char *file = NULL;
@@ -154,6 +157,12 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 
 	if (r == -ENOMEM)
 		return r;
+	if (r == -EXDEV && p->lenient) {   /* following: that binary may come */
+		if (msg)
+			msg(ctx, "--barrier %s: names another binary than %s", spec,
+			    sb_elf_path(e));
+		return 0;
+	}
 	if (r) {
 		if (msg)
 			msg(ctx, "error: --barrier %s: %s", spec, r == -EXDEV ?
@@ -165,17 +174,30 @@ int sb_plan_add_site_barrier(struct sb_plan *p, struct sb_elf *e, const char *sp
 	for (size_t i = 0; i < pl.ncond; i++)
 		if ((r = add_site(p, e, pl.cond_sites[i])) < 0)
 			return r;
+	/* Found here: sb_rec_write reports the places no image had. */
 	if (pl.ncond) {
+		p->barriers_found |= idx < 32 ? 1u << idx : 0;
 		if (msg)
 			msg(ctx, "--barrier %s: %zu condition variable wait%s there: barrier "
 			    "wait%s", spec, pl.ncond, pl.ncond > 1 ? "s" : "",
 			    pl.ncond > 1 ? "s" : "");
+		if (msg && pl.ncond_over)
+			msg(ctx, "warning: --barrier %s: %zu more condition variable wait%s "
+			    "there not probed (at most %zu a place): name call sites",
+			    spec, pl.ncond_over, pl.ncond_over > 1 ? "s" : "", pl.ncond);
 		return 0;
 	}
 	if (pl.ncallees == 1 && !sb_elf_func_by_name(e, pl.callee, &v, &s) && v) {
+		p->barriers_found |= idx < 32 ? 1u << idx : 0;
 		if (msg)
 			msg(ctx, "--barrier %s: probing %s, called there", spec, pl.callee);
 		return sb_plan_add_barrier_func(p, e, pl.callee, v, s);
+	}
+	if (p->lenient && pl.ncallees <= 1) {   /* following: another image may have it */
+		if (msg)
+			msg(ctx, "--barrier %s: no pthread_cond_wait call and no call of a "
+			    "function of the program there in %s", spec, sb_elf_path(e));
+		return 0;
 	}
 	if (msg)
 		msg(ctx, "error: --barrier %s: %s in %s", spec, pl.ncallees > 1 ?

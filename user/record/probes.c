@@ -535,7 +535,7 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 	for (size_t i = 0; i < nbarriers; i++) {
 		if (!sb_barrier_is_site(barriers[i]))
 			continue;
-		if ((r = sb_plan_add_site_barrier(pl, e, barriers[i], msg, ctx)) < 0)
+		if ((r = sb_plan_add_site_barrier(pl, e, barriers[i], i, msg, ctx)) < 0)
 			goto out;
 		added += r;
 	}
@@ -572,10 +572,8 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 		goto out;
 	added += oc.added;
 	for (size_t i = 0; i < nbarriers; i++) {
-		if (sb_barrier_is_site(barriers[i])) {   /* FILE:LINE: not a function */
-			pl->barriers_found |= i < 32 ? 1u << i : 0;
+		if (sb_barrier_is_site(barriers[i]))   /* FILE:LINE: above */
 			continue;
-		}
 		if ((r = add_named_barrier(pl, e, barriers[i], i, msg, ctx)) < 0)
 			goto out;
 		added += r;

@@ -93,7 +93,7 @@ typedef void (*sb_plan_msg_fn)(void *ctx, const char *fmt, ...);
 struct sb_elf;
 bool sb_barrier_is_site(const char *spec);
 /* 0 or more probes added, -ENOENT (msg said why), -ENOMEM (probe_sites.c). */
-int sb_plan_add_site_barrier(struct sb_plan *pl, struct sb_elf *e, const char *spec,
+int sb_plan_add_site_barrier(struct sb_plan *pl, struct sb_elf *e, const char *spec, size_t idx,
 			     sb_plan_msg_fn msg, void *ctx);
 /* The function at vaddr as a user barrier (probes.c): 1 added, 0 already. */
 int sb_plan_add_barrier_func(struct sb_plan *pl, struct sb_elf *e, const char *sym,

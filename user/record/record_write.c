@@ -281,8 +281,10 @@ static int barriers_missing(struct sb_rec *r)
 
 	for (size_t i = 0; r->plan.lenient && i < r->nbarriers && i < 32; i++)
 		if (!(r->plan.barriers_found & (1u << i)))
-			ret = sb_rec_fail(r, "--barrier %s: no such function in any process "
-					  "followed", r->barriers[i]);
+			ret = sb_rec_fail(r, "--barrier %s: %s in any process followed",
+					  r->barriers[i], sb_barrier_is_site(r->barriers[i]) ?
+					  "no pthread_cond_wait call and no call of a function "
+					  "of the program there" : "no such function");
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include "stacks.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ struct sb_stacks {
 	uint64_t frames, fp_frames;  /* chain lengths: unwound, frame pointers */
 	uint64_t stops[SB_UNWIND_NSTOPS];
 	uint64_t spliced;            /* continued by the frame-pointer chain */
-	uint64_t fp_only;            /* no unwind from the IP: FP chain whole */
+	uint64_t fp_only;            /* no CFI at the IP: FP chain whole */
 	uint64_t trampolines;        /* uretprobe slots given their original */
 	uint64_t bytes_max;          /* the most of a copy an unwind read */
 	uint64_t bytes_hist[5];      /* complete unwinds that read <= 1, 2, 4, 8 KiB, more */
@@ -54,6 +55,8 @@ static int resolve(void *ctx, uint64_t addr, struct sb_elf **e, uint64_t *vaddr)
 	return *e ? 0 : -1;
 }
 
+static bool dump_started;   /* SCALEBPF_UNWIND_DUMP opened once already */
+
 struct sb_stacks *sb_stacks_alloc(struct sb_maps *maps, int pid)
 {
 	struct sb_stacks *s = calloc(1, sizeof(*s));
@@ -68,8 +71,19 @@ struct sb_stacks *sb_stacks_alloc(struct sb_maps *maps, int pid)
 		free(s);
 		return NULL;
 	}
-	if (dump && *dump)
-		s->dump = fopen(dump, "w");
+	/* One file for the recording, emptied first: every image
+	 * (launcher, exec'd program, forked children) appends to it, in
+	 * append mode (a write lands at the end whichever stream makes
+	 * it), a whole line a write. */
+	if (dump && *dump) {
+		FILE *f = dump_started ? NULL : fopen(dump, "w");
+
+		if (f)
+			fclose(f);
+		dump_started = true;
+		if ((s->dump = fopen(dump, "ae")))
+			setvbuf(s->dump, NULL, _IOLBF, 0);
+	}
 	return s;
 }
 
@@ -162,9 +176,11 @@ size_t sb_stacks_chain(struct sb_stacks *s, const struct sb_rec_sample *rec, siz
 	if (res.stop == SB_UNWIND_OUTERMOST || res.stop == SB_UNWIND_FULL)
 		s->bytes_hist[res.bytes_used <= 1024 ? 0 : res.bytes_used <= 2048 ? 1 :
 			      res.bytes_used <= 4096 ? 2 : res.bytes_used <= 8192 ? 3 : 4]++;
-	if (n == 1 && res.stop != SB_UNWIND_OUTERMOST) {
-		/* Code without CFI (JIT, vdso), or no stack copy (the read
-		 * failed): only frame pointers can tell. */
+	if (n == 1 && res.stop == SB_UNWIND_NO_CFI) {
+		/* The IP's code has no CFI (JIT, vdso): only frame pointers
+		 * can tell.  Any other early stop (no copy, a bad rule) keeps
+		 * its one frame, spliced only where the chains agree: in
+		 * frameless code the FP chain names callers at random. */
 		n = fp_chain(rec, frames, max);
 		s->fp_only++;
 	} else if (res.stop != SB_UNWIND_OUTERMOST && res.stop != SB_UNWIND_FULL) {

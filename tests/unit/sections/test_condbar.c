@@ -200,6 +200,25 @@ int main(void)
 		sb_builder_free(b);
 	}
 	o.attach = false;
+	{
+		/* A log that keeps 10 events: detection skipped, every event
+		 * past the limit counted (sections.h), not just the first. */
+		static struct hist h;
+		struct sb_builder *b = sb_builder_alloc(100);
+		struct sb_builder_stats st;
+
+		history(&h, &o);
+		CHECK(sb_builder_keep_log(b, 10, false) == 0, "keep_log 10");
+		for (size_t i = 0; i < h.n; i++)
+			CHECK(sb_builder_add(b, &h.e[i]) == 0, "add %zu", i);
+		CHECK(sb_builder_finish(b) == 0, "finish");
+		sb_builder_get_stats(b, &st);
+		CHECK(st.cond_log_full == h.n - 10 && st.cond_barriers == 0,
+		      "log full: %llu events past the limit of 10 (of %zu), %llu barriers",
+		      (unsigned long long)st.cond_log_full, h.n,
+		      (unsigned long long)st.cond_barriers);
+		sb_builder_free(b);
+	}
 	o.episodes = 1;
 	check_not_barrier(&o, "one episode");
 	return CHECK_DONE("test_condbar");
