@@ -11,9 +11,10 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 
 /*
  * The processes recorded: tgid -> struct sb_follow.  The -p PID or the
- * launched command to start with; with following (record.bpf.c) every
- * process a followed one forks joins at once, and an exec keeps its
- * entry (same tgid, new image).  One hash lookup per check replaces the
+ * launched command to start with; with --follow (follow_forks,
+ * record.bpf.c) every process a followed one forks joins at once; an
+ * exec keeps its entry (same tgid, new image) unless user space takes
+ * it out (--no-follow: the exec'd program is not recorded).  One hash lookup per check replaces the
  * single target tgid compare of old: the only cost following adds to
  * the hot paths (sched_switch, sys_enter/exit, samples, probes).
  */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -298,9 +299,21 @@ static void finish_child(struct sb_rec *r)
 {
 	if (!r->spawned || r->child_exited)
 		return;
-	if (stop_signal)
-		kill(r->child.pid, stop_signal == SIGHUP ? SIGTERM : stop_signal);
-	else if (!r->quiet)
+	if (stop_signal) {
+		int sig = stop_signal == SIGHUP ? SIGTERM : stop_signal;
+
+		kill(r->child.pid, sig);
+		/* The processes it started too (a launcher's program, its
+		 * forked workers): a shell may not pass the signal on.  Not
+		 * those that ended: their pid may be another's now. */
+		for (size_t i = 0; i < r->fw.nprocs; i++) {
+			const struct sb_proc *p = r->fw.procs[i];
+
+			if (!p->done && !p->end_ns && p->pid != r->child.pid &&
+			    sb_target_alive(p->pid))
+				kill(p->pid, sig);
+		}
+	} else if (!r->quiet)
 		fprintf(stderr, "scalebpf: recording stopped (%s); waiting for the command "
 			"to exit\n", r->stop_reason);
 	while (waitpid(r->child.pid, &r->child_status, 0) < 0 && errno == EINTR)
@@ -321,6 +334,20 @@ static int exit_code(const struct sb_rec *r, int ret)
 	return 1;
 }
 
+/* Each uprobe is an fd (two with its return probe): a followed program
+ * with many libraries and processes needs more than a soft limit of
+ * 1024.  Links of processes that end are closed (follow.h); this is for
+ * those that live together. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct sb_rec r = { .tty = isatty(2) };
@@ -333,6 +360,7 @@ int cmd_record(int argc, char **argv)
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
 	install_signals();
+	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
 		ret = record_loop(&r);

@@ -80,17 +80,23 @@ done
 
 # --- a driver script that runs many short commands before the worker:
 # more process images than record keeps (256); those that ended without
-# a section make room, so the worker is still followed.
+# a section make room, so the worker is still followed.  A short first
+# run of the program puts libc probes in the plan, so every later command
+# gets ~7 uprobes: those of ended processes must be released, or ~1000
+# fds pile up and, under a 1024 fd limit (set here as hard limit too),
+# the worker's attaches fail (EMFILE) and its barriers go unseen.
 busy_script_group() {
 	local c=$1 j=$FD/busy_script_$1.json bin=$FD/barrier_ratio_$1
-	if ! record_json "$j" -- sh -c 'for i in $(seq 140); do /bin/true; done; "$@"' sh \
-		"$bin" 4 40 3000; then
+	if ! (ulimit -n 1024 && record_json "$j" -- sh -c \
+		'"$@" 4 5 100; for i in $(seq 140); do /bin/true; done; "$@" 4 40 3000' sh "$bin"); then
 		bad "follow busy script ($c): record"
 		return
 	fi
 	follow_sections "follow busy script ($c)" "$j" "$(site barrier barrier_ratio.c)" barrier 4 40
 	jqcheck "follow busy script ($c): 280+ images, those without sections unlisted, none unfollowed" "$j" \
 		"(.meta.processes_followed | tonumber) >= 282 and (.meta.processes_unlisted | tonumber) >= 1 and .meta.not_followed == \"\" and .meta.executable == \"$bin\""
+	jqcheck "follow busy script ($c): under ulimit -n 1024, every probe attached" "$j" \
+		'.meta.follow_attach_errors == "0"'
 }
 c=${FOLLOW_CCS%% *}
 timed_group "follow busy script" busy_script_group "${c##*/}"
@@ -146,6 +152,32 @@ for cc in $FOLLOW_CCS; do
 	timed_group "follow dlopen user barrier ($c)" dlopen_group "$c" user_barrier follow_ubar
 done
 
+# --- an inline condvar barrier program run again after another command:
+# its second image is planned from the cache and must keep its event log
+# by its own plan, not by the plan of the command planned last (/bin/true
+# has no condvars; e10c1f5: the 20-step run had no barrier section and
+# the profile was the 3-step warm-up's).
+condvar_again_group() {
+	local j=$FD/condvar_again.json loc sel
+	loc=$(site parsec_step ../integration/condbar_parsec.c)
+	loc=condbar_parsec.c:${loc#*:}
+	sel=$(section_at "$loc" user_barrier)
+	if ! record_json "$j" -- sh -c '"$@" 4 3 300; /bin/true; "$@" 4 20 3000' sh "$FD/condbar_parsec"; then
+		bad "follow condvar barrier run again: record"
+		return
+	fi
+	jqcheck "follow condvar barrier run again: the 20-step run's barrier at $loc, 20 instances, 4 threads" "$j" \
+		"$sel != null and ($sel).instances == 20 and ($sel).threads == 4"
+}
+# As condbar.sh builds it (the suites' macros are not -Wextra clean).
+if gcc -O2 -g -pthread "$TOP/tests/integration/condbar_parsec.c" -o "$FD/condbar_parsec" \
+	2>"$FD/condbar_parsec.build.err"; then
+	timed_group "follow condvar barrier run again" condvar_again_group
+else
+	bad "follow: build condbar_parsec with gcc"
+	cat "$FD/condbar_parsec.build.err"
+fi
+
 # --- not followed: the report says so and does not suggest --barrier ----
 nofollow_group() {
 	local j=$FD/nofollow.json out=$FD/nofollow.txt
@@ -164,6 +196,57 @@ nofollow_group() {
 		bash -c "! grep -q -- '--barrier SYMBOL' '$out'"
 }
 nofollow_group
+
+# --- more processes not followed than the list holds: counted, and the
+# list says how many it leaves out (60 forks of /bin/true, one of seq).
+nofollow_many_group() {
+	local j=$FD/nofollow_many.json
+	if ! record_json "$j" --no-follow -- sh -c 'for i in $(seq 60); do /bin/true; done'; then
+		bad "follow --no-follow, 61 forks: record"
+		return
+	fi
+	jqcheck "follow --no-follow, 61 forks: all counted, the list ends with +N more" "$j" \
+		'(.meta.processes_not_followed | tonumber) == 61 and (.meta.not_followed | test(", \\+[0-9]+ more$"))'
+}
+nofollow_many_group
+
+# --- --no-follow and a launcher that execs: the launcher alone is
+# recorded; the program's threads land in no image (before: its thread
+# and its time went into the shell's image, as a section of the shell).
+nofollow_exec_group() {
+	local j=$FD/nofollow_exec.json c=${FOLLOW_CCS%% *}
+	c=${c##*/}
+	if ! record_json "$j" --no-follow -- sh -c 'exec "$@"' sh "$FD/barrier_ratio_$c" 2 5 1000; then
+		bad "follow --no-follow exec: record"
+		return
+	fi
+	jqcheck "follow --no-follow exec: the exec'd program not followed, nothing of it recorded" "$j" \
+		'(.sections | length) == 0 and (.meta.not_followed | test("\\(exec; --no-follow\\)")) and (.meta.executable | test("sh$"))'
+}
+nofollow_exec_group
+
+# --- Ctrl-C: the signal reaches the followed program, not just the
+# launcher (a non-interactive sh dies of SIGINT and leaves its child).
+signal_group() {
+	local j=$FD/signal.json c=${FOLLOW_CCS%% *} rec left
+	c=${c##*/}
+	"$SB" record -q -o "${j%.json}.sbp" -- sh -c '"$@"; exit $?' sh \
+		"$FD/barrier_ratio_$c" 4 100000 3000 2>"${j%.json}.err" &
+	rec=$!
+	sleep 2
+	kill -INT "$rec"
+	# Unforwarded, the program runs on and record waits for it.
+	for _ in $(seq 50); do
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.2
+	done
+	left=$(pgrep -f "barrier_ratio_$c 4 100000 3000")
+	check "follow SIGINT: the followed program got the signal too (left: ${left:-none})" \
+		test -z "$left"
+	[ -n "$left" ] && kill -KILL $left 2>/dev/null
+	wait "$rec"
+}
+signal_group
 
 # --- -p: a shell's forked child, followed asynchronously with --follow --
 pid_follow_group() {

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "record_bpf.h"
 #include "record_session.h"
+#include "target.h"
 #include "util/idmap.h"
 
 static void free_thread(void *p)
@@ -165,9 +166,12 @@ static void not_followed(struct sb_rec *r, int pid, const char *what, const char
 {
 	size_t len = strlen(r->fw.not_followed);
 
+	r->fw.nnot_followed++;
 	if (len + 64 < sizeof(r->fw.not_followed))
 		snprintf(r->fw.not_followed + len, sizeof(r->fw.not_followed) - len,
 			 "%s%d %.40s (%s)", len ? ", " : "", pid, what, why);
+	else
+		r->fw.not_listed++;   /* said as "+N more" (sb_follow_meta) */
 }
 
 /* Probes attached while the process runs (-p: not stopped for them). */
@@ -200,6 +204,8 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	memcpy(p->comm, comm, sizeof(p->comm));
 	for (size_t i = 0; i < parent->nbins; i++)
 		sb_proc_add_bin(p, parent->bins[i]);
+	p->condvars = parent->condvars;   /* the same image, forked */
+	p->condvars_named = parent->condvars_named;
 	sb_follow_keep_log(r, p);
 	sb_follow_use(r, p);
 	sb_rec_thread_seen(r, t->hdr.tid, 0, t->hdr.ts, comm, SB_EV_THREAD_START);
@@ -220,8 +226,11 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	if (sb_target_exe(pid, exe, sizeof(exe)))
 		return;   /* gone already */
 	if (!r->follow_image) {
+		/* Its records would land in the image before (whose
+		 * addresses they are not): the process is not followed
+		 * from here on, the image it was ends. */
+		sb_bpf_follow(r->bpf, pid, false);
 		not_followed(r, pid, exe, "exec; --no-follow");
-		return;
 	}
 	if (old) {
 		struct sb_rec_thread x = { .hdr = { .type = SB_REC_THREAD_EXIT, .size = sizeof(x),
@@ -230,12 +239,17 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 
 		memcpy(x.comm, old->comm, sizeof(x.comm));
 		sb_follow_use(r, old);
+		/* Done first: its pid's probes stay for the new image. */
+		old->done = true;
+		old->end_ns = e->hdr.ts;
 		sb_rec_thread_exit(r, &x);
 		/* Its maps are frozen: the pid's mappings are the new image's. */
 		r->recs.pid = 0;
-		old->done = true;
-		old->end_ns = e->hdr.ts;
+		if (!r->follow_image)
+			sb_follow_detach(r, old);
 	}
+	if (!r->follow_image)
+		return;
 	if (r->fw.stopping || !(p = proc_new(r, pid, exe, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
 		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :
@@ -327,9 +341,15 @@ bool sb_follow_route(struct sb_rec *r, const void *data, size_t size)
 	} else {
 		p = proc_of_tid(r, h->tid);
 	}
+	/* A thread of no known image: its addresses and times belong to no
+	 * image here (an exec'd program not followed, a thread whose start
+	 * was lost): counted and dropped.  With one live image only, the
+	 * BPF side follows nothing else: it is that image's. */
+	if (!p && r->fw.nprocs == 1 && !r->fw.procs[0]->done && !r->fw.procs[0]->end_ns)
+		p = r->fw.procs[0];
 	if (!p) {
 		r->fw.unrouted++;
-		p = r->fw.procs[0];
+		return true;
 	}
 	sb_follow_use(r, p);
 	p->records++;
@@ -339,8 +359,11 @@ bool sb_follow_route(struct sb_rec *r, const void *data, size_t size)
 void sb_follow_thread_gone(struct sb_rec *r, uint32_t tid)
 {
 	sb_idmap_remove(r->fw.tid_proc, tid, 0);
-	if (!r->nthreads_live && r->fw.cur && !r->fw.cur->end_ns)
+	if (!r->nthreads_live && r->fw.cur && !r->fw.cur->end_ns) {
 		r->fw.cur->end_ns = sb_now_ns();   /* its last thread: it exited */
+		if (!r->fw.cur->done)   /* else exec'd: the pid is the next image's */
+			sb_follow_detach(r, r->fw.cur);
+	}
 }
 
 void sb_follow_refresh(struct sb_rec *r)
@@ -350,17 +373,31 @@ void sb_follow_refresh(struct sb_rec *r)
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		struct sb_proc *p = r->fw.procs[i];
 
-		if (p->done)
+		/* An image that ended is no live process: its pid may be
+		 * another's now, whose mappings are not its. */
+		if (p->done || p->end_ns)
 			continue;
-		if (sb_maps_refresh(p->maps, p->pid) == -ESRCH && !p->end_ns)
+		if (sb_maps_refresh(p->maps, p->pid) == -ESRCH) {
 			p->end_ns = sb_now_ns();
-		else
+			sb_follow_detach(r, p);
+		} else {
 			last = p;
+		}
 	}
-	/* Spin ranges are addresses of one address space: the newest image. */
+	/* Spin ranges are addresses of one address space: the newest live image. */
 	if (last) {
 		sb_follow_use(r, last);
 		sb_rec_set_spin_ranges(r);
+	}
+}
+
+void sb_follow_unstop(struct sb_rec *r)
+{
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *p = r->fw.procs[i];
+
+		if (!p->done && !p->end_ns && sb_target_state(p->pid) == 'T')
+			kill(p->pid, SIGCONT);
 	}
 }
 
@@ -369,7 +406,8 @@ bool sb_follow_alive(struct sb_rec *r)
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		const struct sb_proc *p = r->fw.procs[i];
 
-		if (!p->done && p->pid != r->child.pid && sb_target_alive(p->pid))
+		/* Ended: a live pid is a reused one, not ours to wait for. */
+		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
 			return true;
 	}
 	return false;

@@ -56,6 +56,9 @@ struct sb_proc {
 	uint64_t nthreads_live, records;
 	uint64_t start_ns, end_ns;   /* end: exec'd away or exited, else 0 */
 	size_t nprobes;              /* plan probes attached for it */
+	/* Its own plan's inline condvar barrier flags (probes.h): the
+	 * plan's are those of the image planned last. */
+	bool condvars, condvars_named;
 	bool done;
 	char notes[1024];            /* what planning its probes said */
 };
@@ -78,6 +81,8 @@ struct sb_follow_state {
 	uint64_t unrouted;           /* records of a thread of no known image */
 	uint64_t reclaimed;          /* images dropped at the limit: ended, no section */
 	uint64_t async_delay_max_ns; /* -p: record to probes in, at most */
+	uint64_t nnot_followed;      /* processes not followed */
+	uint64_t not_listed;         /* of those, not in not_followed (full) */
 	char not_followed[1024];     /* "pid comm (why)", comma-separated */
 	char late_libs[512];         /* libraries found mapped after start */
 	char barriers_missing[256];  /* --barrier names no image had */
@@ -107,11 +112,16 @@ void sb_follow_note(void *ctx, const char *fmt, ...) __attribute__((format(print
 /* A library of c->p's image: its binaries and the plan's libraries. */
 void sb_follow_add_library(const char *path, void *ctx);
 void sb_follow_free_plans(struct sb_rec *r);
+/* p's process ended: unless its pid runs on as a newer image, its
+ * uprobes are detached and its attached set emptied (a new process may
+ * get the pid, and each link holds an fd). */
+void sb_follow_detach(struct sb_rec *r, struct sb_proc *p);
 /* Keeps p's event log when the plan has condvar barrier candidates. */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p);
 
 /* Routing (record_route.c): the image a record belongs to, made current.
- * A THREAD_NEW record of a new process is handled here (true: consumed). */
+ * A THREAD_NEW record of a new process is handled here, a record of no
+ * known image counted and dropped (true: nothing more to do). */
 bool sb_follow_route(struct sb_rec *r, const void *data, size_t size);
 /* An SB_REC_PROC record: exec, fork stop, dlopen.  A process stopped
  * for it is always sent SIGCONT. */
@@ -121,6 +131,10 @@ void sb_follow_thread_gone(struct sb_rec *r, uint32_t tid);
 
 /* Periodic: mappings of the live images, spin ranges. */
 void sb_follow_refresh(struct sb_rec *r);
+/* After the probes are out: SIGCONT to each live image left stopped (a
+ * BPF program that ran as its link closed may have stopped it after
+ * the last drain; stop mode only). */
+void sb_follow_unstop(struct sb_rec *r);
 /* Whether any followed process other than the launched one still runs. */
 bool sb_follow_alive(struct sb_rec *r);
 /* The image that did the work: most section instances, then on-CPU. */

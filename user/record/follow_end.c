@@ -6,6 +6,7 @@
 #include "follow.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "profile/profile.h"
 #include "record_bpf.h"
@@ -52,11 +53,11 @@ struct sb_proc *sb_follow_choose(struct sb_rec *r)
 
 void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *chosen)
 {
-	char buf[4096];
-	size_t len = 0;
+	char buf[4096], nf[sizeof(r->fw.not_followed) + 32];
+	size_t len = 0, i;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < r->fw.nprocs && len + 200 < sizeof(buf); i++) {
+	for (i = 0; i < r->fw.nprocs && len + 200 < sizeof(buf); i++) {
 		struct sb_proc *p = r->fw.procs[i];
 		struct sb_builder_stats st;
 
@@ -68,7 +69,12 @@ void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *c
 					(double)sb_follow_oncpu(r, p) / 1e6,
 					(unsigned long long)st.instances, p->nprobes,
 					p == chosen ? " [profile]" : "");
+		if (len >= sizeof(buf))   /* a long path: cut there */
+			len = sizeof(buf) - 1;
 	}
+	/* The rest are counted, never silently left out. */
+	if (i < r->fw.nprocs)
+		snprintf(buf + len, sizeof(buf) - len, "; +%zu more", r->fw.nprocs - i);
 	sb_profile_meta_set(prof, "processes", buf);
 	sb_profile_meta_set_u64(prof, "processes_followed", r->fw.nprocs + r->fw.reclaimed);
 	/* Dropped at the limit of images: ended without a section. */
@@ -78,7 +84,12 @@ void sb_follow_meta(struct sb_rec *r, struct sb_profile *prof, struct sb_proc *c
 			    "on (exec, fork, dlopen; probes attached asynchronously)") :
 			    r->follow_image ? "exec and dlopen (probes attached asynchronously); "
 			    "forks not followed (--follow)" : "off");
-	sb_profile_meta_set(prof, "not_followed", r->fw.not_followed);
+	snprintf(nf, sizeof(nf), "%s", r->fw.not_followed);
+	if (r->fw.not_listed)
+		snprintf(nf + strlen(nf), sizeof(nf) - strlen(nf), ", +%llu more",
+			 (unsigned long long)r->fw.not_listed);
+	sb_profile_meta_set(prof, "not_followed", nf);
+	sb_profile_meta_set_u64(prof, "processes_not_followed", r->fw.nnot_followed);
 	sb_profile_meta_set_u64(prof, "follow_stops", r->fw.stops);
 	sb_profile_meta_set_u64(prof, "follow_stop_ns_max", r->fw.stop_ns_max);
 	sb_profile_meta_set_u64(prof, "follow_stop_ns_total", r->fw.stop_ns_total);

@@ -138,6 +138,8 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
 	for (size_t i = 0; i < p->nbins; i++)
 		sb_proc_add_bin(ip->bins, p->bins[i]);
 	memcpy(ip->bins->notes, p->notes, sizeof(p->notes));
+	ip->bins->condvars = p->condvars;
+	ip->bins->condvars_named = p->condvars_named;
 	ip->next = r->fw.planned;
 	r->fw.planned = ip;
 }
@@ -148,8 +150,9 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
  * kept for the end (SB_COND_LOG_MAX events of 48 bytes at most). */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p)
 {
-	if (r->plan.condvars)
-		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, r->plan.condvars_named);
+	(void)r;   /* the image decides (sb_follow_plan_image) */
+	if (p->condvars)
+		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, p->condvars_named);
 }
 
 int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
@@ -165,10 +168,17 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 			sb_proc_add_bin(p, ip->bins->bins[i]);
 		sb_proc_add_bin(p, p->exe);
 		memcpy(p->notes, ip->bins->notes, sizeof(p->notes));
+		p->condvars = ip->bins->condvars;
+		p->condvars_named = ip->bins->condvars_named;
 		sb_follow_keep_log(r, p);
 		return 0;
 	}
+	/* What its planning decides, not an earlier or later image's
+	 * (sb_plan_build sets them; a build that fails early does not). */
+	r->plan.condvars = r->plan.condvars_named = false;
 	ret = follow_plan_new(r, p, from_maps, &c);
+	p->condvars = r->plan.condvars;
+	p->condvars_named = r->plan.condvars_named;
 	if (known && ret >= 0)
 		remember_plan(r, &st, p);
 	sb_follow_keep_log(r, p);
@@ -287,9 +297,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 			flags |= SB_COOKIE_SYNC;
 		cookie = SB_COOKIE_MAKE(i, flags);
 		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
-					 p->pid, err, sizeof(err)) ||
-		    (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
-						    cookie, p->pid, err, sizeof(err)))) {
+					 p->pid, err, sizeof(err))) {
 			if (strict && !sb_target_alive(p->pid))
 				return -sb_rec_fail(r, "process %d exited during attach", p->pid);
 			if (strict)
@@ -297,8 +305,16 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 			r->fw.attach_errors++;
 			continue;
 		}
+		/* The entry is in: marked so, or a later attach (a fork, a
+		 * dlopen) would add it twice and count every call twice. */
 		*slot = (void *)1;
 		added++;
+		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
+						cookie, p->pid, err, sizeof(err))) {
+			if (strict)
+				return -sb_rec_fail(r, "%s", err);
+			r->fw.attach_errors++;
+		}
 	}
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
@@ -306,6 +322,22 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	 * probe in them: the dlopen hook alone goes in while they run. */
 	sb_bpf_fork_stop(r->bpf, p->pid, p->nprobes > 0);
 	return added;
+}
+
+void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
+{
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *o = r->fw.procs[i];
+
+		if (o->pid == p->pid && !o->done && !o->end_ns)
+			return;   /* exec'd: the pid runs on as another image */
+	}
+	sb_bpf_detach_pid(r->bpf, p->pid);
+	for (size_t i = 0; i < r->plan.n; i++)
+		sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, i);
+	sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, DL_HOOK_KEY);
+	if (r->bpf)
+		sb_bpf_fork_stop(r->bpf, p->pid, false);
 }
 
 static void free_bins(struct sb_proc *p)

@@ -13,43 +13,31 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_links.h"
 #include "record.skel.h"
-
-/* An attachment: a libbpf link, or the fd of a uprobe_multi link. */
-struct link {
-	struct bpf_link *l;
-	int fd;
-};
 
 struct sb_bpf {
 	struct record_bpf *skel;
 	struct ring_buffer *rb;
-	struct link *links;
+	struct sb_link *links;
 	unsigned nlinks, caplinks, nprobes;
 	int *perf_fds;
 	int ncpus;
 	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
+	struct sb_reaper reap;
 	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
 };
 
-static void link_destroy(struct link *k)
+static int add_link(struct sb_bpf *s, struct bpf_link *l, int fd, int pid)
 {
-	if (k->l)
-		bpf_link__destroy(k->l);
-	else if (k->fd >= 0)
-		close(k->fd);
-}
-
-static int add_link(struct sb_bpf *s, struct bpf_link *l, int fd)
-{
-	struct link k = { .l = l, .fd = fd };
+	struct sb_link k = { .l = l, .fd = fd, .pid = pid };
 
 	if (s->nlinks == s->caplinks) {
 		unsigned ncap = s->caplinks ? s->caplinks * 2 : 32;
-		struct link *n = realloc(s->links, ncap * sizeof(*n));
+		struct sb_link *n = realloc(s->links, ncap * sizeof(*n));
 
 		if (!n) {
-			link_destroy(&k);
+			sb_link_destroy(&k);
 			return -ENOMEM;
 		}
 		s->links = n;
@@ -242,6 +230,7 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 
 	if (!pid)
 		pid = s->pid;
+again:
 	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
 		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
 				       pid == 0 ? (uint32_t)getpid() :
@@ -251,13 +240,15 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 	if (!l && fd < 0) {
 		int e = errno;
 
+		if (e == EMFILE && sb_reaper_wait_idle(&s->reap))
+			goto again;
 		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
 			 retprobe ? "uretprobe" : "uprobe", path,
 			 (unsigned long long)offset, strerror(e));
 		return -e;
 	}
 	s->nprobes++;
-	return add_link(s, l, fd);
+	return add_link(s, l, fd, pid);
 }
 
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
@@ -327,7 +318,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 				 bpf_program__name(tps[i]), strerror(-ret));
 			return ret;
 		}
-		if ((ret = add_link(s, l, -1)))
+		if ((ret = add_link(s, l, -1, 0)))
 			return ret;
 	}
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
@@ -343,7 +334,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 			return ret;
 		}
 		s->perf_fds[cpu] = -1;   /* the link owns and closes it */
-		if ((ret = add_link(s, l, -1)))
+		if ((ret = add_link(s, l, -1, 0)))
 			return ret;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
@@ -389,47 +380,29 @@ int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
 	return 0;
 }
 
-struct destroyer {
-	struct link *links;
-	unsigned n;
-};
-
-static void *destroy_links(void *arg)
+unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid)
 {
-	struct destroyer *d = arg;
+	unsigned k = 0, n = 0;
 
-	for (unsigned i = 0; i < d->n; i++)
-		link_destroy(&d->links[i]);
-	return NULL;
+	if (!s || pid <= 0)
+		return 0;
+	for (unsigned i = 0; i < s->nlinks; i++) {
+		if (s->links[i].pid == pid) {
+			sb_reaper_give(&s->reap, &s->links[i]);
+			n++;
+		} else {
+			s->links[k++] = s->links[i];
+		}
+	}
+	s->nlinks = k;
+	return n;
 }
 
-/*
- * Detaching a uprobe waits for RCU grace periods (~50-100 ms here):
- * dozens of probes would take seconds one after another.  Detach from
- * several threads so the waits overlap (fully with uprobe_multi links;
- * classic perf-event uprobes serialize in the kernel, uprobe_multi_works).
- */
+/* Detach every link; the ring buffer is drained after. */
 void sb_bpf_stop(struct sb_bpf *s)
 {
-	enum { NTHREADS = 16 };
-	struct destroyer d[NTHREADS];
-	pthread_t th[NTHREADS];
-	bool started[NTHREADS] = { false };
-	unsigned per = (s->nlinks + NTHREADS - 1) / NTHREADS;
-
-	for (unsigned t = 0; t < NTHREADS; t++) {
-		unsigned from = t * per;
-
-		d[t].links = s->links + from;
-		d[t].n = from >= s->nlinks ? 0 : (s->nlinks - from < per ? s->nlinks - from : per);
-		if (d[t].n && !pthread_create(&th[t], NULL, destroy_links, &d[t]))
-			started[t] = true;
-		else if (d[t].n)
-			destroy_links(&d[t]);
-	}
-	for (unsigned t = 0; t < NTHREADS; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	sb_reaper_join(&s->reap);
+	sb_links_destroy(s->links, s->nlinks);
 	s->nlinks = 0;
 	if (s->rb)
 		ring_buffer__consume(s->rb);
@@ -471,6 +444,10 @@ void sb_bpf_finish(struct sb_bpf *s)
 	if (!s)
 		return;
 	sb_bpf_stop(s);
+	/* Records drained above may have attached or detached links still. */
+	sb_reaper_join(&s->reap);
+	sb_links_destroy(s->links, s->nlinks);
+	s->nlinks = 0;
 	ring_buffer__free(s->rb);
 	if (s->perf_fds)
 		for (int i = 0; i < s->ncpus; i++)

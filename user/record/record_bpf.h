@@ -59,6 +59,9 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 int sb_bpf_poll(struct sb_bpf *s, int timeout_ms);
 /* Counter totals over CPUs. */
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
+/* Detaches the uprobes that fire in pid (its process ended), in the
+ * background; returns how many. */
+unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid);
 /* Detach every probe (the target runs on untouched), then drain. */
 void sb_bpf_stop(struct sb_bpf *s);
 void sb_bpf_finish(struct sb_bpf *s);

@@ -304,7 +304,7 @@ int sb_rec_setup(struct sb_rec *r)
 uint64_t sb_rec_drops(const uint64_t *c)
 {
 	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
-	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT];
+	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT] + c[SB_CNT_DROP_PROC];
 }
 
 void sb_rec_status(struct sb_rec *r, bool final)
@@ -330,13 +330,26 @@ void sb_rec_stop(struct sb_rec *r)
 	r->end_ns = sb_now_ns();
 	r->fw.stopping = true;   /* the drain below attaches nothing more */
 	sb_hwsession_stop(r->hw);
-	if (r->bpf)
-		sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
+	if (!r->bpf)
+		return;
+	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
+	if (r->spawned && r->follow) {
+		/* Closing a link does not wait for a program running on
+		 * another CPU: one may still have emitted a record and
+		 * stopped its process.  Drain again a moment later (each
+		 * stopped process drained is sent SIGCONT), then continue
+		 * any live image still stopped. */
+		usleep(20000);
+		sb_bpf_poll(r->bpf, 0);
+		sb_follow_unstop(r);
+	}
 }
 
 void sb_rec_cleanup(struct sb_rec *r)
 {
 	sb_hwsession_free(r->hw);
+	/* After a setup failure too: the drain attaches nothing more. */
+	r->fw.stopping = true;
 	sb_bpf_finish(r->bpf);
 	sb_follow_free(r);   /* every image's maps, threads, builder, stacks, records */
 	sb_plan_free(&r->plan);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,11 @@ int sb_target_check_pid(int pid, char *err, size_t errlen)
 		return -e;
 	}
 	return 0;
+}
+
+char sb_target_state(int pid)
+{
+	return proc_state(pid);
 }
 
 bool sb_target_alive(int pid)
@@ -290,7 +296,7 @@ static int interpreter(const char *exe, char *buf, size_t len)
 
 int sb_target_script(const char *path, char *interp, size_t len)
 {
-	char line[512], *p, *end;
+	char line[512], real[PATH_MAX], *p, *end;
 	FILE *f = fopen(path, "r");
 
 	if (!f)
@@ -302,8 +308,10 @@ int sb_target_script(const char *path, char *interp, size_t len)
 	p = line + 2 + strspn(line + 2, " \t");
 	end = p + strcspn(p, " \t\n");
 	*end = 0;
-	if (*p != '/' || !realpath(p, interp) || strlen(interp) >= len)
+	/* realpath writes up to PATH_MAX bytes: never into the caller's. */
+	if (*p != '/' || !realpath(p, real) || strlen(real) >= len)
 		return -1;
+	memcpy(interp, real, strlen(real) + 1);
 	return 0;
 }
 

@@ -11,6 +11,8 @@
 /* 0 when PID is a live process we may trace; else -errno and a message. */
 int sb_target_check_pid(int pid, char *err, size_t errlen);
 bool sb_target_alive(int pid);
+/* Its state letter in /proc/PID/stat (R, S, T...), 0 when gone. */
+char sb_target_state(int pid);
 /* The executable behind /proc/PID/exe. */
 int sb_target_exe(int pid, char *buf, size_t len);
 /* Thread ids from /proc/PID/task; caller frees *tids. */

@@ -5,6 +5,33 @@
 
 #include "report.h"
 
+static unsigned long long meta_u64(const struct sb_profile *p, const char *key)
+{
+	const char *v = sb_profile_meta_get(p, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* What following lost, each said where it shows: processes the BPF
+ * side could not follow, records of no known process, probes that
+ * did not go in. */
+static void follow_warnings(const struct sb_profile *p, FILE *f)
+{
+	unsigned long long full = meta_u64(p, "follow_full"),
+			   unrouted = meta_u64(p, "records_unrouted"),
+			   attach = meta_u64(p, "follow_attach_errors");
+
+	if (full)
+		fprintf(f, "  WARNING:  %llu forked processes not followed (the BPF table of "
+			"followed processes was full): their work is not here\n", full);
+	if (unrouted)
+		fprintf(f, "  WARNING:  %llu records of threads of no known process were "
+			"dropped\n", unrouted);
+	if (attach)
+		fprintf(f, "  WARNING:  %llu probes of followed processes could not be attached: "
+			"some sections or waits may be missing\n", attach);
+}
+
 static void meta_head(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
@@ -14,7 +41,7 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	char d[32];
 	unsigned long long drops = 0;
 	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
-			       "drops_lbr", "drops_load" };
+			       "drops_lbr", "drops_load", "drops_proc" };
 	const char *sampling = sb_profile_meta_get(p, "sampling");
 	size_t nolines;
 
@@ -47,6 +74,7 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	if (drops)
 		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
 			"low; record again with a larger --ringbuf-mb\n", drops);
+	follow_warnings(p, f);
 	if (notes && *notes)
 		fprintf(f, "  notes:    %s\n", notes);
 	nolines = 0;
