@@ -33,7 +33,8 @@ static const char record_usage[] =
 "sched_switch, spin waits from cpu-clock samples.\n"
 "\n"
 "  -p, --pid PID          attach to a running process (and threads it creates)\n"
-"  -o, --output FILE      profile to write (default: scalebpf.data)\n"
+"  -o, --output FILE      profile to write (default: scalebpf.data); checked\n"
+"                         before anything is recorded\n"
 "  -d, --duration SEC     stop after SEC seconds (default: until the target\n"
 "                         exits or SIGINT/SIGTERM)\n"
 "  -b, --barrier SYMBOL   a function of the target that is a barrier (e.g. a\n"
@@ -217,6 +218,17 @@ static int check_privileges(struct sb_rec *r)
 			   "CAP_PERFMON and CAP_SYS_ADMIN): run it with sudo");
 }
 
+/* An output that cannot be written is found before the run, not after
+ * it: the profile's temporary file is created there and dropped. */
+static int check_output(struct sb_rec *r)
+{
+	char err[512];
+
+	if (sb_profile_check_path(r->output, err, sizeof(err)) == SB_OK)
+		return 0;
+	return sb_rec_fail(r, "%s (nothing recorded; choose another -o)", err);
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -356,6 +368,8 @@ int cmd_record(int argc, char **argv)
 	if ((ret = parse_opts(&r, argc, argv)))
 		return ret;
 	if ((ret = check_privileges(&r)))
+		return ret;
+	if ((ret = check_output(&r)))
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- names ---- */
 
@@ -445,4 +446,31 @@ fail:
 	sb_bytes_seterr(err, errlen, "cannot write profile %s: %s", path, strerror(e));
 	errno = e;
 	return e == ENOMEM ? SB_ERR_NOMEM : SB_ERR_IO;
+}
+
+int sb_profile_check_path(const char *path, char *err, size_t errlen)
+{
+	struct sb_bytes_out o;
+	struct stat st;
+	int e;
+
+	sb_bytes_seterr(err, errlen, "%s", "");
+	if (!path || !*path) {
+		sb_bytes_seterr(err, errlen, "cannot write profile: the output path is empty");
+		errno = EINVAL;
+		return SB_ERR_IO;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		sb_bytes_seterr(err, errlen, "cannot write profile %s: it is a directory", path);
+		errno = EISDIR;
+		return SB_ERR_IO;
+	}
+	if (sb_bytes_out_open(&o, path) < 0) {
+		e = errno;
+		sb_bytes_seterr(err, errlen, "cannot write profile %s: %s", path, strerror(e));
+		errno = e;
+		return e == ENOMEM ? SB_ERR_NOMEM : SB_ERR_IO;
+	}
+	sb_bytes_out_abort(&o);
+	return SB_OK;
 }

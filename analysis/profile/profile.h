@@ -263,6 +263,15 @@ long sb_profile_add_cfg(struct sb_profile *p, int32_t binary, const void *data, 
  * err (may be NULL) receives a message on failure.
  */
 int sb_profile_write(const struct sb_profile *p, const char *path, char *err, size_t errlen);
+
+/*
+ * Whether sb_profile_write could write path now: the temporary file it
+ * would write is created (and dropped) in path's directory, and path is
+ * neither empty nor a directory.  A recorder checks this before it
+ * records, so an unwritable -o never costs a whole run.  0, or an
+ * SB_ERR_ code with the reason in err.
+ */
+int sb_profile_check_path(const char *path, char *err, size_t errlen);
 /* On failure *out is NULL and err says what is wrong and where (offset). */
 int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen);
 const char *sb_profile_strerror(int status);

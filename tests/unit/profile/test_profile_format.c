@@ -3,6 +3,9 @@
  * chunks, longer records), and a reader that survives every truncation,
  * byte flip, mutation and crafted lie.  The model: test_profile_model.c. */
 #include "profile_builder.h"
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 /* An unknown chunk spliced in before END (count fixed) is skipped. */
 static void test_unknown_chunk(void)
@@ -490,6 +493,29 @@ static void test_mutations(void)
 	sb_profile_free(p);
 }
 
+/* sb_profile_check_path: what sb_profile_write would fail on, found
+ * before a recording; a writable path is left as it was. */
+static void test_check_path(void)
+{
+	char path[PATH_MAX], err[256];
+	struct stat st;
+	int r;
+
+	r = sb_profile_check_path("", err, sizeof(err));
+	CHECK(r != SB_OK && strstr(err, "empty"), "empty path: %d %s", r, err);
+	r = sb_profile_check_path(tmpdir, err, sizeof(err));
+	CHECK(r != SB_OK && strstr(err, "directory"), "a directory: %d %s", r, err);
+	snprintf(path, sizeof(path), "%s/no/such/x.sbp", tmpdir);
+	r = sb_profile_check_path(path, err, sizeof(err));
+	CHECK(r == SB_ERR_IO && strstr(err, "No such file"), "no directory: %d %s", r, err);
+	r = sb_profile_check_path("/proc/sb_test.sbp", err, sizeof(err));
+	CHECK(r == SB_ERR_IO && err[0], "/proc: %d %s", r, err);
+	snprintf(path, sizeof(path), "%s/check.sbp", tmpdir);
+	r = sb_profile_check_path(path, err, sizeof(err));
+	CHECK(r == SB_OK && !err[0], "writable: %d %s", r, err);
+	CHECK(stat(path, &st) != 0 && errno == ENOENT, "writable: nothing left at %s", path);
+}
+
 int main(void)
 {
 	strcpy(tmpdir, "/tmp/sb_test_profile_format.XXXXXX");
@@ -503,6 +529,7 @@ int main(void)
 	test_flips();
 	test_mutations();
 	test_crafted();
+	test_check_path();
 	nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return CHECK_DONE("test_profile_format");
 }
