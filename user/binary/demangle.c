@@ -46,6 +46,15 @@ static size_t op_len(const char *start, const char *s)
 
 #define ANON "(anonymous namespace)"
 
+/* The length of a token at d[i] whose brackets are not brackets: the
+ * anonymous namespace, an operator name (operator(), operator<); 0 else. */
+static size_t atom_len(const char *d, size_t i)
+{
+	if (!strncmp(d + i, ANON, sizeof(ANON) - 1))
+		return sizeof(ANON) - 1;
+	return op_len(d, d + i);
+}
+
 /* The end of the name: the '(' that opens the parameters, at depth 0. */
 static size_t name_end(const char *d)
 {
@@ -53,11 +62,7 @@ static size_t name_end(const char *d)
 	size_t i = 0, k;
 
 	while (d[i]) {
-		if (!strncmp(d + i, ANON, sizeof(ANON) - 1)) {
-			i += sizeof(ANON) - 1;
-			continue;
-		}
-		if ((k = op_len(d, d + i))) {
+		if ((k = atom_len(d, i))) {
 			i += k;
 			continue;
 		}
@@ -82,11 +87,7 @@ static size_t name_start(const char *d, size_t end)
 	if (!end || d[end - 1] != '>')
 		return 0;
 	for (size_t i = 0; i < end;) {
-		if (!strncmp(d + i, ANON, sizeof(ANON) - 1)) {
-			i += sizeof(ANON) - 1;
-			continue;
-		}
-		if ((k = op_len(d, d + i))) {
+		if ((k = atom_len(d, i))) {
 			i += k;
 			continue;
 		}
