@@ -104,6 +104,21 @@ void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
 void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
 
+/*
+ * Text output of strings a profile carries (function and file names,
+ * metadata, thread names): a profile may be crafted, so nothing in it
+ * reaches the terminal raw.  Control characters (C0, DEL, C1), bytes that
+ * are not valid UTF-8 and the Unicode bidirectional overrides are written
+ * as escapes (\n, \t, \x1b, \u202e); everything else, UTF-8 names
+ * included, is kept.  sb_text_escape writes into buf (always terminated,
+ * never cutting an escape or a character in two) and returns buf; NULL
+ * reads "?".  sb_text_str prints the same to f.  sb_text_line keeps tabs
+ * (source lines).
+ */
+const char *sb_text_escape(const char *s, char *buf, size_t len);
+void sb_text_str(FILE *f, const char *s);
+void sb_text_line(FILE *f, const char *s);
+
 /* JSON pieces: a quoted, escaped string; "location": .., "function": ..,
  * "address": .. of a profile location. */
 void sb_json_str(FILE *f, const char *s);
