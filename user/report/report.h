@@ -24,6 +24,11 @@ struct sb_report_opts {
 	const char *sort;      /* sections: lost (default), imbalance, instances, wait */
 	size_t top;            /* sections shown in full (text) */
 	int color;
+	/* Source lines beside causes (report_source.c): from the files the
+	 * recorded binaries' debug info names, or only from under source_dir
+	 * when it is set; none with no_source. */
+	const char *source_dir;
+	int no_source;
 };
 
 /* What every view is given. */
@@ -118,6 +123,15 @@ void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
 const char *sb_text_escape(const char *s, char *buf, size_t len);
 void sb_text_str(FILE *f, const char *s);
 void sb_text_line(FILE *f, const char *s);
+
+/* Source lines around a cause (report_source.c).  One per text report:
+ * lines() prints them when a safe source is found; note() says once why
+ * some were not shown. */
+struct sb_source;
+struct sb_source *sb_source_open(const struct sb_profile *p, const struct sb_report_opts *o);
+void sb_source_lines(struct sb_source *s, int32_t loc, FILE *f);
+void sb_source_note(struct sb_source *s, FILE *f);
+void sb_source_close(struct sb_source *s);
 
 /* JSON pieces: a quoted, escaped string; "location": .., "function": ..,
  * "address": .. of a profile location. */
