@@ -171,3 +171,45 @@ if [ "$RI_TOOL_OK" = 1 ]; then
 	ri_source_group
 	ri_escape_group
 fi
+
+# A CFG cache entry (record's per-build-id cache, user/binary/cfg_cache.c)
+# that is a link to /dev/zero cost 8.7 s and 4.2 GB, a FIFO hung: now
+# refused at once, said once, rebuilt and replaced by a regular file.
+ri_cfg_cache_group() {
+	local bid entry what rc t0 t1 rss
+	bid=$(readelf -n "$RI/src/lc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	if [ -z "$bid" ]; then
+		bad "CFG cache: the workload copy has no build-id"
+		return
+	fi
+	entry=$RI/cache/scalebpf/cfg/$bid.cfg
+	for what in devzero fifo; do
+		rm -rf "$RI/cache"
+		mkdir -p "$RI/cache/scalebpf/cfg"
+		case $what in
+		devzero) ln -s /dev/zero "$entry" ;;
+		fifo) mkfifo "$entry" ;;
+		esac
+		t0=$(date +%s%N)
+		XDG_CACHE_HOME=$RI/cache timeout 60 /usr/bin/time -f "%M" -o "$RI/rss" \
+			"$SB" record -q -F 999 -o "$RI/c.sbp" -- "$RI/src/lc" 4 10 100000 \
+			2>"$RI/c.err"
+		rc=$?
+		t1=$(date +%s%N)
+		rss=$(tail -1 "$RI/rss" 2>/dev/null)
+		echo "     CFG cache entry ($what): record took $(((t1 - t0) / 1000000)) ms," \
+			"max RSS ${rss:-?} KB"
+		check "CFG cache entry ($what): record exits 0 (rc $rc)" test $rc -eq 0
+		check "CFG cache entry ($what): within 10 s" test $(((t1 - t0) / 1000000)) -lt 10000
+		check "CFG cache entry ($what): max RSS under 400 MB (${rss:-?} KB)" \
+			test "${rss:-999999999}" -lt 400000
+		check "CFG cache entry ($what): said once" \
+			test "$(grep -c 'CFG cache entry.*discarded.*not a regular file' "$RI/c.err")" = 1
+		check "CFG cache entry ($what): replaced by a regular file" \
+			bash -c "[ -f '$entry' ] && [ ! -L '$entry' ]"
+	done
+}
+
+if [ "$RI_TOOL_OK" = 1 ] && [ -x /usr/bin/time ]; then
+	ri_cfg_cache_group
+fi
