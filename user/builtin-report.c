@@ -13,6 +13,7 @@
 /* The usage text: the listing views' options go between the two halves. */
 static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"                       [--source-dir DIR | --no-source]\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
