@@ -81,6 +81,7 @@ static int open_safely(int dirfd, const char *path, uint64_t resolve)
 {
 	char want[PATH_MAX], got[PATH_MAX], fdpath[64];
 	long fd = openat2_call(dirfd, path, resolve);
+	struct stat st;
 	ssize_t n;
 
 	if (fd >= 0 || errno != ENOSYS)
@@ -88,6 +89,11 @@ static int open_safely(int dirfd, const char *path, uint64_t resolve)
 	fd = openat(dirfd, path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
+	if (fstat((int)fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close((int)fd);
+		errno = ELOOP;      /* as openat2 says it */
+		return -1;
+	}
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dirfd);
 	if (resolve & RESOLVE_BENEATH) {
 		if ((n = readlink(fdpath, want, sizeof(want) - 1)) < 0)
