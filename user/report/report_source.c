@@ -21,8 +21,8 @@
  * A path is first opened O_PATH, which neither blocks (a FIFO) nor
  * touches a device (opening some has effects); only a regular file of at
  * most SRC_MAX_BYTES is then opened for reading, through the descriptor,
- * and only that much is read; its lines are printed escaped.  What was not shown is said once,
- * at the end of the causes, with the first reason.
+ * and only that much is read; its lines are printed escaped.  What was
+ * not shown is said once, at the end of the causes, with the first reason.
  */
 #include <errno.h>
 #include <fcntl.h>
