@@ -31,6 +31,18 @@ static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
 	return *slot;
 }
 
+/* The tid of a thread that exited names a new thread: none of the old
+ * one's state is its own. */
+static void thread_renew(struct sb_builder *b, struct sb_sect_thread *t)
+{
+	uint32_t tid = t->tid;
+
+	sb_counts_free(t->seg_counts);
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	b->st.tids_reused++;
+}
+
 static struct sb_sect_inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
 {
 	struct sb_sect_inst *in = calloc(1, sizeof(*in));
@@ -62,6 +74,7 @@ static void inst_arrive(struct sb_builder *b, struct sb_sect_inst *in, struct sb
 	a = &in->a[in->n++];
 	memset(a, 0, sizeof(*a));
 	a->tid = t->tid;
+	a->life = t->life;
 	a->site = site;
 	a->arrive = ts;
 	a->seg_start = t->seg_valid ? t->seg_ts : ts;
@@ -72,13 +85,15 @@ static void inst_arrive(struct sb_builder *b, struct sb_sect_inst *in, struct sb
 		in->partial = true;
 }
 
-/* Marks t departed from in; returns true when everyone has left. */
-static bool inst_depart(struct sb_builder *b, struct sb_sect_inst *in, uint32_t tid, uint64_t ts)
+/* Marks the thread (tid, life) departed from in; returns true when
+ * everyone has left. */
+static bool inst_depart(struct sb_builder *b, struct sb_sect_inst *in, uint32_t tid,
+			uint32_t life, uint64_t ts)
 {
 	for (uint32_t i = 0; i < in->n; i++) {
 		struct sb_sect_arrival *a = &in->a[i];
 
-		if (a->tid != tid || a->departed)
+		if (a->tid != tid || a->life != life || a->departed)
 			continue;
 		a->departed = true;
 		a->depart = ts > a->arrive ? ts : a->arrive;
@@ -124,7 +139,7 @@ static void barrier_arrive(struct sb_builder *b, struct sb_sect_thread *t,
 	cur = *slot;
 	if (cur)
 		for (uint32_t i = 0; i < cur->n; i++)
-			again |= cur->a[i].tid == t->tid;
+			again |= cur->a[i].tid == t->tid && cur->a[i].life == t->life;
 	/* Departures close an instance to arrivals; so does a thread coming
 	 * back, which means its departure was lost. */
 	if (!cur || cur->ndeparted || again) {
@@ -149,7 +164,7 @@ static void barrier_depart(struct sb_builder *b, struct sb_sect_thread *t,
 	}
 	t->pending = NULL;
 	seg_restart(t, ev->ts, ev->oncpu);
-	if (!inst_depart(b, in, t->tid, ev->ts))
+	if (!inst_depart(b, in, t->tid, t->life, ev->ts))
 		return;
 	slot = sb_idmap_slot(b->syncobjs, in->prim, in->obj, false);
 	if (slot && *slot == in)
@@ -220,7 +235,7 @@ static void on_region(struct sb_builder *b, struct sb_sect_thread *t, const stru
 	*pp = r->next;
 	for (uint32_t i = 0; i < r->end->n; i++)
 		if (!r->end->a[i].departed)
-			inst_depart(b, r->end, r->end->a[i].tid, ev->ts);
+			inst_depart(b, r->end, r->end->a[i].tid, r->end->a[i].life, ev->ts);
 	sb_sect_finalize(b, r->end, r->site);
 	free(r);
 	seg_restart(t, ev->ts, ev->oncpu);
@@ -247,7 +262,7 @@ static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
 		if (in->a[i].arrive > last)
 			last = in->a[i].arrive;
 	for (uint32_t i = 0; i < in->n; i++)
-		inst_depart(b, in, in->a[i].tid, last);
+		inst_depart(b, in, in->a[i].tid, in->a[i].life, last);
 	sb_sect_finalize(b, in, site);
 }
 
@@ -263,8 +278,14 @@ static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 	struct sb_sect_inst *in;
 	void **slot;
 
-	if (!t->parent)
+	t->exited = true;
+	if (!t->parent) {
+		/* Its creator is unknown: it started before recording (the
+		 * process's initial thread joins nothing). */
+		if (!t->life && !t->initial)
+			b->st.exits_unjoined++;
 		return;
+	}
 	parent = thread_get(b, t->parent);
 	slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, t->parent, true);
 	if (!parent || !slot) {
@@ -333,7 +354,8 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		for (uint32_t i = 0; i < in->n; i++)
-			if (in->a[i].tid == t->tid && in->a[i].arrive <= ev->ts &&
+			if (in->a[i].tid == t->tid && in->a[i].life == t->life &&
+			    in->a[i].arrive <= ev->ts &&
 			    (!best || in->a[i].arrive > best->arrive))
 				best = &in->a[i];
 	if (!best) {
@@ -380,8 +402,14 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 	b->st.events++;
 	switch (ev->kind) {
 	case SB_EV_THREAD_START: {
-		struct sb_sect_thread *parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
+		struct sb_sect_thread *parent;
 
+		/* A new thread on the tid of one that ended (or whose exit
+		 * was lost, counted in drops_thread). */
+		if (t->exited || t->life)
+			thread_renew(b, t);
+		t->life = ++b->lives;
+		parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
 		t->parent = (uint32_t)ev->obj;
 		if (parent)
 			parent->live_children++;
@@ -389,6 +417,7 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 		break;
 	}
 	case SB_EV_THREAD_SEEN:
+		t->initial = ev->obj == 1;
 		break;
 	case SB_EV_THREAD_EXIT:
 		on_thread_exit(b, t, ev);
