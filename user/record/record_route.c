@@ -71,11 +71,11 @@ void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_
 	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
 	bool live = t != NULL;
 
-	/* A start after the live entry's own: that thread's exit record was
-	 * lost (counted in drops_thread) and this is a new thread.  One
-	 * started while attaching is found by both seeding and its start
-	 * record, which is older: the same thread. */
-	if (t && kind == SB_EV_THREAD_START && t->start_ns < ts)
+	/* A start after the live entry's own start record: that thread's
+	 * exit record was lost (counted in drops_thread) and this is a new
+	 * thread.  One started while attaching is found by both seeding (no
+	 * parent) and its start record: the same thread. */
+	if (t && kind == SB_EV_THREAD_START && t->parent_tid && t->start_ns < ts)
 		thread_retire(r, tid, t->start_ns | 1ull << 63);
 	if (!(t = thread_entry(r, tid)))
 		return;
@@ -139,6 +139,11 @@ static void on_thread_new(struct sb_rec *r, const void *data, size_t size)
 
 void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 {
+	/* Only a thread counted live leaves the live count: one that started
+	 * before the tracepoints and ended before seeding found it was never
+	 * counted, and taking it off would end the process early (its
+	 * records then dropped as of no known process). */
+	bool live = sb_idmap_slot(r->threads, rt->hdr.tid, 0, false) != NULL;
 	struct sb_thread *t = thread_entry(r, rt->hdr.tid);
 	struct sb_event ev;
 
@@ -156,7 +161,7 @@ void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 			t->comm = dup;
 		}
 	}
-	if (r->nthreads_live)
+	if (live && r->nthreads_live)
 		r->nthreads_live--;
 	sb_records_thread_exit(&r->recs, rt, &ev);
 	sb_builder_add(r->builder, &ev);
