@@ -252,6 +252,8 @@ static bool in_join(const struct sb_sect_thread *t)
 static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
 {
 	void **slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, parent, false);
+	void **pslot = sb_idmap_slot(b->threads, parent, 0, false);
+	struct sb_sect_thread *p = pslot ? *pslot : NULL;
 	struct sb_sect_inst *in = slot ? *slot : NULL;
 	uint64_t last = 0;
 
@@ -263,7 +265,35 @@ static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
 			last = in->a[i].arrive;
 	for (uint32_t i = 0; i < in->n; i++)
 		inst_depart(b, in, in->a[i].tid, in->a[i].life, last);
+	/* A creator that ran before recording may have made children whose
+	 * start (and even exit) came before it: its first instance waits
+	 * until its joins are known (first_join_decide). */
+	if (p && !p->life && !p->joined_once) {
+		p->joined_once = true;
+		p->first_join = in;
+		p->first_join_site = site;
+		return;
+	}
+	if (p)
+		p->joined_once = true;
 	sb_sect_finalize(b, in, site);
+}
+
+/* Every pthread_join returns one thread that has exited: a creator that
+ * joined more threads than its first instance gathered joined children we
+ * never saw (started before recording; with -p some start and end within
+ * the attach).  That instance is partial, skipped and counted.  Decided
+ * when it starts its next child, exits, or recording ends. */
+static void first_join_decide(struct sb_builder *b, struct sb_sect_thread *p)
+{
+	struct sb_sect_inst *in = p->first_join;
+
+	if (!in)
+		return;
+	p->first_join = NULL;
+	if (p->joins > in->n)
+		in->partial = true;
+	sb_sect_finalize(b, in, p->first_join_site);
 }
 
 /* A thread's exit is its arrival at its creator's join.  The instance
@@ -279,6 +309,7 @@ static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 	void **slot;
 
 	t->exited = true;
+	first_join_decide(b, t);
 	if (!t->parent) {
 		/* Its creator is unknown: it started before recording (the
 		 * process's initial thread joins nothing). */
@@ -330,6 +361,7 @@ static void on_sync(struct sb_builder *b, struct sb_sect_thread *t, const struct
 	}
 	t->nsync--;
 	if (t->nsync < SB_SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
+		t->joins++;
 		sb_sect_wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
 			 ev->ts - t->sync[t->nsync].ts);
 		seg_restart(t, ev->ts, ev->oncpu);
@@ -411,8 +443,10 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 		t->life = ++b->lives;
 		parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
 		t->parent = (uint32_t)ev->obj;
-		if (parent)
+		if (parent) {
+			first_join_decide(b, parent);   /* its next round begins */
 			parent->live_children++;
+		}
 		seg_restart(t, ev->ts, ev->oncpu);
 		break;
 	}
@@ -563,6 +597,9 @@ void sb_sect_finish_pass(struct sb_builder *b)
 	while (sb_idmap_next(b->threads, &it, &tid, NULL, &v))
 		if (!((struct sb_sect_thread *)v)->live_children)
 			join_close(b, (uint32_t)tid, 0);
+	it = 0;
+	while (sb_idmap_next(b->threads, &it, NULL, NULL, &v))
+		first_join_decide(b, v);
 	/* Still open: threads stopped mid-barrier or mid-region at detach. */
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;

@@ -48,6 +48,10 @@ struct sb_sect_thread {
 	uint32_t life;
 	bool exited;
 	bool initial;                /* the process's first thread, seen at attach */
+	bool joined_once;            /* it closed a join instance */
+	uint32_t joins;              /* pthread_join calls it returned from */
+	struct sb_sect_inst *first_join;  /* its first join instance, undecided */
+	uint64_t first_join_site;
 	bool seg_valid;
 	uint64_t seg_ts, seg_oncpu;
 	struct sb_sect_inst *pending;        /* instance it arrived in, not departed */

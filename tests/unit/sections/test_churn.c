@@ -130,8 +130,90 @@ static void test_unjoined_exits(void)
 	sb_builder_free(b);
 }
 
+/* ts of the join calls: each enters and returns. */
+static size_t joins(struct sb_event *e, size_t n, uint64_t ts, int count)
+{
+	for (int i = 0; i < count; i++) {
+		e[n++] = ev(ts + 2 * (uint64_t)i, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0);
+		e[n++] = ev(ts + 2 * (uint64_t)i + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0);
+	}
+	return n;
+}
+
+/*
+ * Attached in the middle of a round of 4 children of main (7, the initial
+ * thread): with seen_before, 8 and 9 were running at attach (seen, their
+ * creator unknown); without, they started and ended within the attach,
+ * never seen at all.  10 and 11 start after.  Main joins 4 threads: that
+ * round's instance lacks 8 and 9, so it is partial (skipped, counted), not
+ * a 2-thread instance.  The next round (12, 13: two joins) is whole.
+ */
+static void attach_mid_round(bool seen_before)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_builder_stats st;
+	struct sb_event e[40];
+	size_t n = 0;
+
+	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0);
+	if (seen_before) {
+		e[n++] = ev(0, 8, SB_EV_THREAD_SEEN, 0, 0, 0, 0);
+		e[n++] = ev(0, 9, SB_EV_THREAD_SEEN, 0, 0, 0, 0);
+		e[n++] = ev(6 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+		e[n++] = ev(7 * MS, 9, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	}
+	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = joins(e, n, 8 * MS, 4);
+	e[n++] = ev(9 * MS, 12, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(10 * MS, 13, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(12 * MS, 12, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	e[n++] = ev(13 * MS, 13, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = joins(e, n, 14 * MS, 2);
+	for (size_t i = 0; i < n; i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.instances == 1, "seen %d: one whole instance, %llu", seen_before,
+	      (unsigned long long)st.instances);
+	CHECK(st.partial_instances == 1, "seen %d: the round cut by the attach is partial, %llu",
+	      seen_before, (unsigned long long)st.partial_instances);
+	CHECK(st.exits_unjoined == (seen_before ? 2 : 0), "seen %d: unjoined exits %llu",
+	      seen_before, (unsigned long long)st.exits_unjoined);
+	sb_builder_free(b);
+}
+
+/* Attached before main's first round: main joins as many as it made,
+ * its first instance is whole (as with `record -p` on a program that
+ * starts its threads later). */
+static void test_attach_before_round(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_builder_stats st;
+	struct sb_event e[40];
+	size_t n = 0;
+
+	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0);
+	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = joins(e, n, 8 * MS, 2);
+	for (size_t i = 0; i < n; i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.instances == 1 && st.partial_instances == 0, "whole first instance");
+	sb_builder_free(b);
+}
+
 int main(void)
 {
+	attach_mid_round(true);
+	attach_mid_round(false);
+	test_attach_before_round();
 	test_reused_tids();
 	test_unjoined_exits();
 	return CHECK_DONE("test_churn");
