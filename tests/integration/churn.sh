@@ -84,3 +84,34 @@ churn_reuse_group() {
 	fi
 }
 churn_reuse_group
+
+# -p on a program in the middle of its churn: the round cut by the attach
+# (children started before it, some even ended within it) is partial,
+# skipped and counted; every join instance recorded has exactly its N
+# threads, and the recording goes on to the end.  Before, a child started
+# and ended between the attach of task_newtask and of sched_process_exit
+# left a start without an exit, its creator's join never closed, and no
+# join instance at all was recorded; or a round showed fewer threads.
+churn_attach_group() {
+	local j=$TMP/churn_attach.json d="churn -p (gcc, 1000 x 8)" w i
+	wl_built gcc thread_churn || return 0
+	for i in 1 2; do
+		"$(wl gcc thread_churn)" 1000 8 0 &
+		w=$!
+		sleep "0.$((i * 2))"
+		if ! record_json "$j" -p "$w"; then
+			bad "$d, attach $i: record"
+			wait "$w"
+			continue
+		fi
+		wait "$w"
+		jqcheck "$d, attach $i: every join instance has 8 threads, rounds after the attach all there" \
+			"$j" "[.sections[] | select(.kind == \"join\")] as \$s | (\$s | length) == 1 and
+			 \$s[0].threads == 8 * \$s[0].instances and \$s[0].instances > 100 and
+			 (.meta.instances_partial | tonumber) <= 1"
+		jqcheck "$d, attach $i: nothing else lost" "$j" \
+			'.meta as $m | [ "drops_thread", "drops_probe", "events_unmatched",
+			  "records_unrouted", "instances_unfinished" ] | all(. as $k | $m[$k] == "0")'
+	done
+}
+churn_attach_group
