@@ -13,6 +13,7 @@
 #include "addr_sampler.h"
 #include "stacks.h"
 #include "binary/procmaps.h"
+#include "binary/procpath.h"
 #include "clock.h"
 #include "record_bpf.h"
 #include "record_session.h"
@@ -41,6 +42,7 @@ static void free_proc(struct sb_proc *p)
 		free(p->bins[i]);
 	free(p->bins);
 	free(p->exe);
+	free(p->exe_open);
 	free(p);
 }
 
@@ -78,8 +80,8 @@ static void reclaim(struct sb_rec *r)
 	fw->nprocs = fw->nprocs ? k : 0;
 }
 
-static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsigned gen,
-				int parent)
+static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe,
+				const char *exe_open, unsigned gen, int parent)
 {
 	struct sb_follow_state *fw = &r->fw;
 	struct sb_proc *p, **np;
@@ -92,6 +94,7 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsi
 	p->parent = parent;
 	p->gen = gen;
 	p->exe = strdup(exe);
+	p->exe_open = strdup(exe_open);
 	p->maps = sb_maps_alloc();
 	p->threads = sb_idmap_alloc();
 	p->builder = sb_builder_alloc(r->max_instances);
@@ -102,7 +105,7 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsi
 	p->recs.pid = pid;
 	p->start_ns = sb_now_ns();
 	np = realloc(fw->procs, (fw->nprocs + 1) * sizeof(*np));
-	if (!p->exe || !p->maps || !p->threads || !p->builder || !p->addrs || !p->stacks ||
+	if (!p->exe || !p->exe_open || !p->maps || !p->threads || !p->builder || !p->addrs || !p->stacks ||
 	    !np) {
 		if (np)
 			fw->procs = np;
@@ -136,11 +139,18 @@ void sb_follow_use(struct sb_rec *r, struct sb_proc *p)
 
 int sb_follow_init(struct sb_rec *r)
 {
+	char shown[PATH_MAX], open[PATH_MAX + 64];
 	struct sb_proc *p;
 
+	/* -p: the executable as the process names it, opened where that
+	 * path leads to its file (its mount namespace, or deleted). */
+	if (r->spawned || sb_proc_exe_path(r->pid, shown, sizeof(shown), open, sizeof(open)) < 0) {
+		snprintf(shown, sizeof(shown), "%s", r->exe);
+		snprintf(open, sizeof(open), "%s", r->exe);
+	}
 	r->fw.tid_proc = sb_idmap_alloc();
 	r->fw.attached = sb_idmap_alloc();
-	p = r->fw.tid_proc && r->fw.attached ? proc_new(r, r->pid, r->exe, 0, 0) : NULL;
+	p = r->fw.tid_proc && r->fw.attached ? proc_new(r, r->pid, shown, open, 0, 0) : NULL;
 	if (!p)
 		return -ENOMEM;
 	sb_follow_use(r, p);
@@ -195,7 +205,7 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 		return;
 	}
 	if (!parent || r->fw.stopping ||
-	    !(p = proc_new(r, (int)t->tgid, parent->exe, 0, parent->pid))) {
+	    !(p = proc_new(r, (int)t->tgid, parent->exe, parent->exe_open, 0, parent->pid))) {
 		sb_bpf_follow(r->bpf, (int)t->tgid, false);
 		not_followed(r, (int)t->tgid, comm, !parent ? "parent unknown" :
 			     r->fw.stopping ? "after recording stopped" : "limit of processes");
@@ -217,13 +227,15 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 {
 	struct sb_proc *old = proc_of_tid(r, e->old_tid), *p;
 	int pid = (int)e->tgid;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], open[PATH_MAX + 64];
 
 	if (r->fw.first_exec_pending && pid == r->child.pid) {
 		r->fw.first_exec_pending = false;   /* the gate's exec: planned already */
 		return;
 	}
-	if (sb_target_exe(pid, exe, sizeof(exe)))
+	/* In its mount namespace (unshare -m, a container) or deleted, the
+	 * path it names is not the file here: opened through /proc/PID. */
+	if (sb_proc_exe_path(pid, exe, sizeof(exe), open, sizeof(open)) < 0)
 		return;   /* gone already */
 	if (!r->follow_image) {
 		/* Its records would land in the image before (whose
@@ -250,7 +262,7 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	}
 	if (!r->follow_image)
 		return;
-	if (r->fw.stopping || !(p = proc_new(r, pid, exe, old ? old->gen + 1 : 1,
+	if (r->fw.stopping || !(p = proc_new(r, pid, exe, open, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
 		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :
 			     "exec; limit of processes");
@@ -295,7 +307,7 @@ static void on_dlopen(struct sb_rec *r, const struct sb_rec_proc *e)
 					    sb_follow_note, &c) < 0)
 			r->fw.attach_errors++;
 	}
-	if (r->plan.nlibs != before && sb_plan_add_runtime(&r->plan, p->exe) < 0)
+	if (r->plan.nlibs != before && sb_plan_add_runtime(&r->plan, p->exe_open) < 0)
 		r->fw.attach_errors++;
 	n = sb_follow_attach(r, p, false);
 	r->fw.late_probes += n > 0 ? (uint64_t)n : 0;   /* after start, stopped or not */

@@ -43,7 +43,9 @@ struct sb_idmap;
 struct sb_proc {
 	int pid, parent;
 	unsigned gen;                /* execs since the process was first seen */
-	char *exe;
+	char *exe;                   /* as the process names it */
+	char *exe_open;              /* where it opens here, probes go: exe, or a
+				      * /proc/PID path (binary/procpath.h) */
 	char comm[17];
 	char **bins;                 /* the executable and its libraries */
 	size_t nbins;

@@ -10,6 +10,7 @@
 
 #include "binary/demangle.h"
 #include "binary/elfsym.h"
+#include "binary/procpath.h"
 #include "profile/profile.h"
 
 struct spec {
@@ -200,8 +201,9 @@ int sb_plan_add_library(struct sb_plan *pl, const char *path)
 {
 	char real[PATH_MAX], **libs;
 
-	/* The canonical path, as /proc/PID/maps shows it (merged /usr). */
-	if (realpath(path, real))
+	/* The canonical path, as /proc/PID/maps shows it (merged /usr); a
+	 * /proc/PID path is as maps lead to it (binary/procpath.h). */
+	if (!sb_path_is_proc_bound(path) && realpath(path, real))
 		path = real;
 	for (size_t i = 0; i < pl->nlibs; i++)
 		if (!strcmp(pl->libs[i], path))

@@ -1,0 +1,109 @@
+# The target's binaries as the target sees them (issue 10): a program run
+# from a private mount namespace (unshare -m, a tmpfs or a bind mount at
+# a path that here is empty or another program), and a program deleted
+# while it runs.  Its path names nothing here, or the wrong file: it is
+# read, and probed, through /proc/PID.  condvar_barrier's barrier is a
+# function of the executable itself, so its probes going in (on the
+# target's inode) shows as a user_barrier section at its source line;
+# worker i does (i + 1) units: 4 threads, imbalance 37.5%.
+
+PR=$TMP/procroot
+mkdir -p "$PR/ns"
+
+# pr_wait_exe PID PATH: until PID runs PATH (as it names it), 5 s at most.
+pr_wait_exe() {
+	for _ in $(seq 250); do
+		case $(readlink "/proc/$1/exe" 2>/dev/null) in "$2"*) return 0 ;; esac
+		sleep 0.02
+	done
+	return 1
+}
+
+# pr_stop PID: the long-running target ends.
+pr_stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+PR_LOC=$(site user_barrier condvar_barrier.c)
+PR_SEL=$(section_at "$PR_LOC" user_barrier)
+
+if ! unshare -m --propagation private true 2>/dev/null; then
+	echo "skip procroot: unshare -m does not work here"
+else
+
+# --- launched: the command makes a namespace, mounts a tmpfs over an
+# empty folder, copies the program there and execs it: followed, its
+# probes go on the tmpfs file before it runs, every barrier counted.
+ns_launch_group() {
+	local cc=$1 j=$PR/launch_$1.json
+	if ! record_json "$j" -- unshare -m --propagation private sh -c \
+		'mount -t tmpfs sbtest "$1" && cp "$2" "$1/cb" && exec "$1/cb" 4 20 3000' \
+		sh "$PR/ns" "$(wl "$cc" condvar_barrier)"; then
+		bad "procroot: launched in a mount namespace ($cc): record"
+		return
+	fi
+	jqcheck "procroot: launched in a mount namespace ($cc): barrier at $PR_LOC, 20 instances, 4 threads" "$j" \
+		"$PR_SEL != null and ($PR_SEL).instances == 20 and ($PR_SEL).threads == 4"
+	jqcheck "procroot: launched in a mount namespace ($cc): imbalance within 5 points of 37.5" "$j" \
+		"(($PR_SEL).imbalance_pct - 37.5 | fabs) <= 5"
+	jqcheck "procroot: launched in a mount namespace ($cc): named as it ran, every probe in" "$j" \
+		".meta.executable == \"$PR/ns/cb\" and .meta.follow_attach_errors == \"0\""
+}
+for cc in gcc clang; do
+	wl_built "$cc" condvar_barrier &&
+		timed_group "procroot: launched in a mount namespace ($cc)" ns_launch_group "$cc"
+done
+
+# --- -p: here the path is another program (barrier_loop, no such
+# barrier); in the target's namespace a bind mount puts condvar_barrier
+# there.  Reading the path here probes and names the wrong file.
+ns_pid_group() {
+	local j=$PR/pid_ns.json pid
+	cp "$(wl gcc barrier_loop)" "$PR/shadow"
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2" 4 100000 3000' \
+		sh "$(wl gcc condvar_barrier)" "$PR/shadow" &
+	pid=$!
+	if ! pr_wait_exe "$pid" "$PR/shadow" || ! record_json "$j" -d 1 -p "$pid"; then
+		bad "procroot: -p, a bind mount in its namespace: record"
+		pr_stop "$pid"
+		return
+	fi
+	pr_stop "$pid"
+	jqcheck "procroot: -p, a bind mount in its namespace: barrier at $PR_LOC, 4 threads, >= 10 instances" "$j" \
+		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 10"
+	jqcheck "procroot: -p, a bind mount in its namespace: imbalance within 5 points of 37.5" "$j" \
+		"(($PR_SEL).imbalance_pct - 37.5 | fabs) <= 5"
+}
+wl_built gcc condvar_barrier && wl_built gcc barrier_loop &&
+	timed_group "procroot: -p in a mount namespace" ns_pid_group
+
+fi
+
+# --- -p on a program deleted while it runs: read through /proc/PID/exe
+# and map_files; located by source line, not "rebuild with -g".
+deleted_group() {
+	local cc=$1 j=$PR/deleted_$1.json bin=$PR/deleted_$1 pid
+	cp "$(wl "$cc" condvar_barrier)" "$bin"
+	"$bin" 4 100000 3000 &
+	pid=$!
+	pr_wait_exe "$pid" "$bin"
+	rm -f "$bin"
+	if ! record_json "$j" -d 1 -p "$pid"; then
+		bad "procroot: -p, deleted while running ($cc): record"
+		pr_stop "$pid"
+		return
+	fi
+	pr_stop "$pid"
+	"$SB" report -i "${j%.json}.sbp" >"${j%.json}.txt"
+	jqcheck "procroot: -p, deleted while running ($cc): barrier at $PR_LOC, 4 threads, >= 10 instances" "$j" \
+		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 10"
+	jqcheck "procroot: -p, deleted while running ($cc): named as it ran, deleted" "$j" \
+		".meta.executable == \"$bin (deleted)\""
+	check "procroot: -p, deleted while running ($cc): no advice to rebuild with -g" \
+		bash -c "! grep -q 'rebuild the program with -g' '${j%.json}.txt'"
+}
+for cc in gcc clang; do
+	wl_built "$cc" condvar_barrier &&
+		timed_group "procroot: -p, deleted while running ($cc)" deleted_group "$cc"
+done
