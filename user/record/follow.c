@@ -262,6 +262,8 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	}
 	if (!r->follow_image)
 		return;
+	if (e->old_tid != e->tgid)
+		sb_follow_exec_leader_gone(r, pid);
 	if (r->fw.stopping || !(p = proc_new(r, pid, exe, open, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
 		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :

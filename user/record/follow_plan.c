@@ -327,6 +327,20 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	return added;
 }
 
+/* Every uprobe of pid out, its attached set emptied. */
+static void detach_pid(struct sb_rec *r, int pid)
+{
+	sb_bpf_detach_pid(r->bpf, pid);
+	for (size_t i = 0; i < r->plan.n; i++)
+		sb_idmap_remove(r->fw.attached, (uint64_t)pid, i);
+	sb_idmap_remove(r->fw.attached, (uint64_t)pid, DL_HOOK_KEY);
+}
+
+void sb_follow_exec_leader_gone(struct sb_rec *r, int pid)
+{
+	detach_pid(r, pid);
+}
+
 void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
 {
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
@@ -335,10 +349,7 @@ void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
 		if (o->pid == p->pid && !o->done && !o->end_ns)
 			return;   /* exec'd: the pid runs on as another image */
 	}
-	sb_bpf_detach_pid(r->bpf, p->pid);
-	for (size_t i = 0; i < r->plan.n; i++)
-		sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, i);
-	sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, DL_HOOK_KEY);
+	detach_pid(r, p->pid);
 	if (r->bpf)
 		sb_bpf_fork_stop(r->bpf, p->pid, false);
 }
