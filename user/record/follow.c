@@ -2,6 +2,8 @@
 /* Following exec, fork and dlopen: see follow.h. */
 #include "follow.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -137,6 +139,94 @@ void sb_follow_use(struct sb_rec *r, struct sb_proc *p)
 	r->nthreads_live = p->nthreads_live;
 }
 
+static void not_followed(struct sb_rec *r, int pid, const char *what, const char *why);
+
+/* One process of /proc: its id, its parent's, its name. */
+struct proc_ent {
+	int pid, ppid;
+	char comm[17];
+};
+
+/* /proc/PID/stat: "pid (comm) state ppid ...", comm may hold ") ". */
+static bool read_stat(int pid, struct proc_ent *pe)
+{
+	char path[64], buf[512], *open, *close;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!(open = strchr(buf, '(')) || !(close = strrchr(buf, ')')) || close < open ||
+	    sscanf(close + 1, " %*c %d", &pe->ppid) != 1)
+		return false;
+	pe->pid = pid;
+	snprintf(pe->comm, sizeof(pe->comm), "%.*s", (int)(close - open - 1), open + 1);
+	return true;
+}
+
+/*
+ * -p: processes the target forked before recording started (a pre-fork
+ * server's workers, a driver's running stage) are recorded by no one,
+ * with or without --follow (that follows forks from now on): listed as
+ * not followed, so a profile without their work says why.
+ */
+static void list_running_children(struct sb_rec *r)
+{
+	struct proc_ent *ps = NULL, *np;
+	size_t n = 0, cap = 0, nmarked = 0, capmarked = 0;
+	int *marked = NULL, *nm;   /* listed: their children are too */
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	bool more = true;
+
+	while (d && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			if (!(np = realloc(ps, cap * sizeof(*ps))))
+				break;
+			ps = np;
+		}
+		n += read_stat(atoi(de->d_name), &ps[n]);
+	}
+	if (d)
+		closedir(d);
+	/* Descendants, at any depth: the target's children, theirs, ...
+	 * (a pass per generation; a listed one's pid turns negative). */
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < n; i++) {
+			bool desc = ps[i].pid > 0 && ps[i].ppid == r->pid;
+
+			for (size_t k = 0; k < nmarked && !desc && ps[i].pid > 0; k++)
+				desc = ps[i].ppid == marked[k];
+			if (!desc)
+				continue;
+			not_followed(r, ps[i].pid, ps[i].comm, "running before recording");
+			if (nmarked == capmarked) {
+				capmarked = capmarked ? 2 * capmarked : 16;
+				if (!(nm = realloc(marked, capmarked * sizeof(*nm)))) {
+					more = false;   /* its children: not looked for */
+					break;
+				}
+				marked = nm;
+			}
+			marked[nmarked++] = ps[i].pid;
+			ps[i].pid = -ps[i].pid;
+			more = true;
+		}
+	}
+	free(marked);
+	free(ps);
+}
+
 int sb_follow_init(struct sb_rec *r)
 {
 	char shown[PATH_MAX], open[PATH_MAX + 64];
@@ -154,6 +244,8 @@ int sb_follow_init(struct sb_rec *r)
 	if (!p)
 		return -ENOMEM;
 	sb_follow_use(r, p);
+	if (!r->spawned)
+		list_running_children(r);
 	return 0;
 }
 
@@ -201,7 +293,8 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	memcpy(comm, t->comm, 16);
 	comm[16] = 0;
 	if (!r->follow) {
-		not_followed(r, (int)t->tgid, comm, "forked; --no-follow");
+		not_followed(r, (int)t->tgid, comm, r->spawned ? "forked; --no-follow" :
+			     "forked; -p without --follow");
 		return;
 	}
 	if (!parent || r->fw.stopping ||
