@@ -78,6 +78,35 @@ ns_pid_group() {
 wl_built gcc condvar_barrier && wl_built gcc barrier_loop &&
 	timed_group "procroot: -p in a mount namespace" ns_pid_group
 
+# --- a library only the namespace has, loaded with dlopen: located and
+# probed through /proc/PID/root before its barrier runs (follow.sh's
+# plugin, with its own mutex + condvar barrier, built as users build).
+ns_dlopen_group() {
+	local j=$PR/dlopen_ns.json loc sel
+	loc=$(site lib_barrier ../integration/follow_lib.c)
+	loc=follow_lib.c:${loc#*:}
+	sel=$(section_at "$loc" user_barrier)
+	if ! record_json "$j" -- unshare -m --propagation private sh -c \
+		'mount -t tmpfs sbtest "$1" && cp "$2" "$3" "$1/" && exec "$1/pr_dlmain" "$1/libpr_ubar.so" 4 20 3000' \
+		sh "$PR/ns" "$PR/pr_dlmain" "$PR/libpr_ubar.so"; then
+		bad "procroot: dlopen of a library in a mount namespace: record"
+		return
+	fi
+	jqcheck "procroot: dlopen of a library in a mount namespace: barrier at $loc, 20 instances, 4 threads" "$j" \
+		"$sel != null and ($sel).instances == 20 and ($sel).threads == 4"
+	jqcheck "procroot: dlopen of a library in a mount namespace: named as loaded, every probe in" "$j" \
+		".meta.libraries_late == \"$PR/ns/libpr_ubar.so\" and .meta.follow_attach_errors == \"0\""
+}
+if gcc -O2 -g -pthread -I"$TOP/tests/workloads" "$TOP/tests/integration/follow_dlmain.c" \
+	-o "$PR/pr_dlmain" -ldl 2>"$PR/build.err" &&
+	gcc -O2 -g -pthread -I"$TOP/tests/workloads" -fPIC -shared -DUSER_BARRIER \
+	"$TOP/tests/integration/follow_lib.c" -o "$PR/libpr_ubar.so" 2>>"$PR/build.err"; then
+	timed_group "procroot: dlopen in a mount namespace" ns_dlopen_group
+else
+	bad "procroot: build follow_dlmain, follow_lib with gcc"
+	cat "$PR/build.err"
+fi
+
 fi
 
 # --- -p on a program deleted while it runs: read through /proc/PID/exe

@@ -388,16 +388,18 @@ static void on_dlopen(struct sb_rec *r, const struct sb_rec_proc *e)
 	before = r->plan.nlibs;
 	for (size_t i = 0; i < sb_maps_nbinaries(p->maps); i++) {
 		const char *path = sb_maps_binary_path(p->maps, (int)i);
+		const char *name = sb_maps_binary_name(p->maps, (int)i);
 
 		/* ld.so maps its cache too: only ELF files are libraries. */
 		if (sb_proc_has_bin(p, path) || !sb_maps_binary_elf(p->maps, (int)i))
 			continue;
 		sb_follow_add_library(path, &c);
 		r->fw.dlopen_libs++;
-		if (strlen(r->fw.late_libs) + strlen(path) + 3 < sizeof(r->fw.late_libs))
+		/* Named as the process names it (path may be a /proc one). */
+		if (strlen(r->fw.late_libs) + strlen(name) + 3 < sizeof(r->fw.late_libs))
 			snprintf(r->fw.late_libs + strlen(r->fw.late_libs),
 				 sizeof(r->fw.late_libs) - strlen(r->fw.late_libs), "%s%s",
-				 *r->fw.late_libs ? ", " : "", path);
+				 *r->fw.late_libs ? ", " : "", name);
 		if (sb_plan_add_user_binary(&r->plan, path, r->auto_barrier && !r->nbarriers,
 					    sb_follow_note, &c) < 0)
 			r->fw.attach_errors++;
