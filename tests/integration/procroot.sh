@@ -33,12 +33,14 @@ if ! unshare -m --propagation private true 2>/dev/null; then
 else
 
 # --- launched: the command makes a namespace, mounts a tmpfs over an
-# empty folder, copies the program there and execs it: followed, its
-# probes go on the tmpfs file before it runs, every barrier counted.
+# empty folder, copies the program there, runs it briefly, then execs it
+# for the real run: followed, its probes go on the tmpfs file before it
+# runs, every barrier counted.  The second run is planned anew: the
+# first's plan leads through the first process, gone by then.
 ns_launch_group() {
 	local cc=$1 j=$PR/launch_$1.json
 	if ! record_json "$j" -- unshare -m --propagation private sh -c \
-		'mount -t tmpfs sbtest "$1" && cp "$2" "$1/cb" && exec "$1/cb" 4 20 3000' \
+		'mount -t tmpfs sbtest "$1" && cp "$2" "$1/cb" && "$1/cb" 4 3 300 && exec "$1/cb" 4 20 3000' \
 		sh "$PR/ns" "$(wl "$cc" condvar_barrier)"; then
 		bad "procroot: launched in a mount namespace ($cc): record"
 		return

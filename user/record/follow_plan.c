@@ -163,7 +163,9 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 	struct sb_follow_ctx c = { r, p };
 	struct sb_image_plan *ip;
 	struct stat st;
-	bool known = !from_maps && !stat(p->exe_open, &st);
+	/* Not one opened through /proc/PID: the plan's paths lead through
+	 * that process, gone when the next one runs the same file. */
+	bool known = !from_maps && !sb_path_is_proc_bound(p->exe_open) && !stat(p->exe_open, &st);
 	int ret;
 
 	if (known && (ip = planned(r, &st))) {
