@@ -63,7 +63,7 @@ done
 ns_pid_group() {
 	local j=$PR/pid_ns.json pid
 	cp "$(wl gcc barrier_loop)" "$PR/shadow"
-	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2" 4 100000 3000' \
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2" 4 100000 1000' \
 		sh "$(wl gcc condvar_barrier)" "$PR/shadow" &
 	pid=$!
 	if ! pr_wait_exe "$pid" "$PR/shadow" || ! record_json "$j" -d 1 -p "$pid"; then
@@ -72,8 +72,8 @@ ns_pid_group() {
 		return
 	fi
 	pr_stop "$pid"
-	jqcheck "procroot: -p, a bind mount in its namespace: barrier at $PR_LOC, 4 threads, >= 10 instances" "$j" \
-		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 10"
+	jqcheck "procroot: -p, a bind mount in its namespace: barrier at $PR_LOC, 4 threads, >= 5 instances" "$j" \
+		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 5"
 	jqcheck "procroot: -p, a bind mount in its namespace: imbalance within 5 points of 37.5" "$j" \
 		"(($PR_SEL).imbalance_pct - 37.5 | fabs) <= 5"
 }
@@ -116,7 +116,7 @@ fi
 deleted_group() {
 	local cc=$1 j=$PR/deleted_$1.json bin=$PR/deleted_$1 pid
 	cp "$(wl "$cc" condvar_barrier)" "$bin"
-	"$bin" 4 100000 3000 &
+	"$bin" 4 100000 1000 &
 	pid=$!
 	pr_wait_exe "$pid" "$bin"
 	rm -f "$bin"
@@ -127,8 +127,8 @@ deleted_group() {
 	fi
 	pr_stop "$pid"
 	"$SB" report -i "${j%.json}.sbp" >"${j%.json}.txt"
-	jqcheck "procroot: -p, deleted while running ($cc): barrier at $PR_LOC, 4 threads, >= 10 instances" "$j" \
-		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 10"
+	jqcheck "procroot: -p, deleted while running ($cc): barrier at $PR_LOC, 4 threads, >= 5 instances" "$j" \
+		"$PR_SEL != null and ($PR_SEL).threads == 4 and ($PR_SEL).instances >= 5"
 	jqcheck "procroot: -p, deleted while running ($cc): named as it ran, deleted" "$j" \
 		".meta.executable == \"$bin (deleted)\""
 	check "procroot: -p, deleted while running ($cc): no advice to rebuild with -g" \

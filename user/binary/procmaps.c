@@ -270,42 +270,44 @@ static const struct sb_mapping *mapping_of(const struct sb_maps *m, int bin)
 	return any;
 }
 
-/*
- * Where binary bin opens (procpath.h), through m->pid and the mapping
- * mp: its own path (b->open NULL), or a /proc path kept in b->open.
- * Returns false when nothing names the file maps shows.
- */
-static bool locate(struct sb_maps *m, int bin, const struct sb_mapping *mp)
+/* Opens binary bin's ELF from path; a /proc one's debug file is looked
+ * for now, next to the binary, while /proc/PID/root still leads there. */
+static void open_elf(struct binary *b, const char *path)
 {
-	struct binary *b = &m->bins[bin];
-	char buf[4200];
-	int ret;
+	char err[256];
 
-	b->settled = true;
-	ret = sb_proc_file_path(m->pid, b->path, &b->id, mp->start, mp->end, buf, sizeof(buf));
-	if (ret == 1 && (!b->open || strcmp(b->open, buf))) {
-		free(b->open);
-		b->open = strdup(buf);
-		return b->open != NULL;
-	}
-	return ret == 0 || (ret == 1 && b->open);
+	b->tried = true;
+	b->elf = sb_elf_open(path, err, sizeof(err));
+	if (b->elf && sb_path_is_proc_bound(path))
+		sb_elf_has_lines(b->elf);
 }
 
 /*
  * Binaries first seen mapped for execution (their code is what addresses
- * name), or found deleted before their ELF was opened: located while the
- * process runs, and when only /proc/PID names them, opened now.
+ * name) are located while the process runs (procpath.h): their path, or
+ * a /proc/PID one, kept as where they open and are probed, and opened
+ * now (it ends with the process).  One found deleted later, not opened
+ * yet, is opened through /proc/PID now, its path left as it was handed
+ * out (the plan and probes know it by that).
  */
 static void settle(struct sb_maps *m)
 {
+	char buf[4200];
+
 	for (size_t i = 0; i < m->nmap; i++) {
 		const struct sb_mapping *mp = &m->map[i];
 		struct binary *b = &m->bins[mp->bin];
+		int ret;
 
 		if (!mp->exec || !b->id.ino || (b->settled && (!b->deleted || b->tried)))
 			continue;
-		if (locate(m, mp->bin, mp) && b->open && !b->tried)
-			sb_maps_binary_elf(m, mp->bin);
+		ret = sb_proc_file_path(m->pid, b->path, &b->id, mp->start, mp->end, buf,
+					sizeof(buf));
+		if (!b->settled && ret == 1)
+			b->open = strdup(buf);   /* NULL: its path, which fails */
+		b->settled = true;
+		if (ret == 1 && !b->tried)
+			open_elf(b, buf);
 	}
 }
 
@@ -423,25 +425,28 @@ struct sb_elf *sb_maps_binary_elf(struct sb_maps *m, int bin)
 {
 	const struct sb_mapping *mp;
 	struct binary *b;
-	char err[256];
+	char buf[4200];
+	int ret;
 
 	if (bin < 0 || (size_t)bin >= m->nbins)
 		return NULL;
 	b = &m->bins[bin];
 	if (b->tried)
 		return b->elf;
-	b->tried = true;
-	/* Located by its path once: the path must still name the file
-	 * mapped, or its symbols would be another file's.  Replaced or
-	 * deleted since: through the process, if it still runs. */
-	if (b->settled && !b->open && !sb_path_is_file(b->path, &b->id, NULL) &&
-	    (!(mp = mapping_of(m, bin)) || !locate(m, bin, mp)))
-		return NULL;
-	b->elf = sb_elf_open(b->open ? b->open : b->path, err, sizeof(err));
-	/* A separate debug file is looked for next to the binary: now,
-	 * while /proc/PID/root still leads there. */
-	if (b->elf && b->open)
-		sb_elf_has_lines(b->elf);
+	/* Located by its path: the path must still name the file mapped,
+	 * or its symbols would be another file's.  Replaced or deleted
+	 * since: through the process, while it still runs. */
+	if (b->settled && !b->open && !sb_path_is_file(b->path, &b->id, NULL)) {
+		b->tried = true;
+		if (!(mp = mapping_of(m, bin)))
+			return NULL;
+		ret = sb_proc_file_path(m->pid, b->path, &b->id, mp->start, mp->end, buf,
+					sizeof(buf));
+		if (ret >= 0)
+			open_elf(b, buf);
+		return b->elf;
+	}
+	open_elf(b, b->open ? b->open : b->path);
 	return b->elf;
 }
 
