@@ -43,6 +43,22 @@ bool sb_path_is_proc_bound(const char *path)
 	return !strncmp(path, "/proc/", 6);
 }
 
+const char *sb_path_base(const char *path, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	ssize_t n;
+
+	base = base ? base + 1 : path;
+	if (!sb_path_is_proc_bound(path) || (strcmp(base, "exe") && !strstr(path, "/map_files/")) ||
+	    (n = readlink(path, buf, len - 1)) <= 0)
+		return base;
+	buf[n] = '\0';
+	if ((size_t)n > strlen(DELETED_SUFFIX) && !strcmp(buf + n - strlen(DELETED_SUFFIX), DELETED_SUFFIX))
+		buf[n - strlen(DELETED_SUFFIX)] = '\0';
+	base = strrchr(buf, '/');
+	return base ? base + 1 : buf;
+}
+
 int sb_proc_file_path(int pid, const char *path, const struct sb_file_id *id,
 		      uint64_t start, uint64_t end, char *out, size_t len)
 {

@@ -31,6 +31,11 @@ bool sb_path_is_file(const char *path, const struct sb_file_id *id, const char *
  * canonicalized with realpath(3), which resolves it in this namespace). */
 bool sb_path_is_proc_bound(const char *path);
 
+/* The file name (no folder) the target knows a path's file by: for
+ * /proc/PID/exe and /proc/PID/map_files/... that of the link's text, so
+ * a deleted libc.so.6 is still libc.so.6 (probes by library name). */
+const char *sb_path_base(const char *path, char *buf, size_t len);
+
 /*
  * Where this process opens the file that process pid maps as path (id),
  * one of its mappings being [start, end) (0, 0: it is the executable).  Returns 0

@@ -180,10 +180,11 @@ static void add_spin(struct sb_plan *pl, struct sb_elf *e, const char *name, uin
 
 static bool name_has(const char *path, const char *prefix)
 {
-	const char *base = strrchr(path, '/');
+	char buf[PATH_MAX];
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, prefix, strlen(prefix));
+	/* A deleted library is probed through /proc/PID/map_files/...:
+	 * by the name the process knows it by. */
+	return !strncmp(sb_path_base(path, buf, sizeof(buf)), prefix, strlen(prefix));
 }
 
 static const struct spec *specs_for(const char *path)
