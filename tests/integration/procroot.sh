@@ -1,7 +1,7 @@
 # The target's binaries as the target sees them (issue 10): a program run
 # from a private mount namespace (unshare -m, a tmpfs or a bind mount at
-# a path that here is empty or another program), and a program deleted
-# while it runs.  Its path names nothing here, or the wrong file: it is
+# a path that here is empty or another program), a program deleted
+# while it runs, and a library deleted while it runs.  Its path names nothing here, or the wrong file: it is
 # read, and probed, through /proc/PID.  condvar_barrier's barrier is a
 # function of the executable itself, so its probes going in (on the
 # target's inode) shows as a user_barrier section at its source line;
@@ -138,3 +138,32 @@ for cc in gcc clang; do
 	wl_built "$cc" condvar_barrier &&
 		timed_group "procroot: -p, deleted while running ($cc)" deleted_group "$cc"
 done
+
+# --- -p on an OpenMP program whose libgomp was deleted while it runs (an
+# upgrade under a long-running program): its probes go on the mapped,
+# deleted file through /proc/PID/map_files, found by its name.
+deleted_lib_group() {
+	local j=$PR/deleted_lib.json bin gomp pid sel
+	bin=$(wl gcc omp_imbalance)
+	gomp=$(ldd "$bin" | awk '/libgomp/ { print $3 }')
+	sel=$(section_at "$(site omp_barrier omp_imbalance.c)" omp_barrier)
+	mkdir -p "$PR/lib"
+	if [ -z "$gomp" ] || ! cp "$gomp" "$PR/lib/"; then
+		bad "procroot: -p, libgomp deleted while running: no libgomp to copy"
+		return
+	fi
+	OMP_NUM_THREADS=4 LD_LIBRARY_PATH=$PR/lib "$bin" 100000 1000 &
+	pid=$!
+	pr_wait_exe "$pid" "$bin"
+	sleep 0.2   # its libraries are mapped
+	rm -f "$PR/lib/${gomp##*/}"
+	if ! record_json "$j" -d 1 -p "$pid"; then
+		bad "procroot: -p, libgomp deleted while running: record"
+		pr_stop "$pid"
+		return
+	fi
+	pr_stop "$pid"
+	jqcheck "procroot: -p, libgomp deleted while running: omp_barrier section, 4 threads, >= 5 instances" "$j" \
+		"$sel != null and ($sel).threads == 4 and ($sel).instances >= 5"
+}
+wl_built gcc omp_imbalance && timed_group "procroot: -p, libgomp deleted while running" deleted_lib_group
