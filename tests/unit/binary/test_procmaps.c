@@ -8,6 +8,7 @@
 #include "check.h"
 #include "binary/elfsym.h"
 #include "binary/procmaps.h"
+#include "binary/procpath.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -279,6 +280,17 @@ static void check_deleted(const char *exe, const char *dir)
 	      !strncmp(sb_maps_binary_path(m, bin), pre, strlen(pre)),
 	      "deleted copy: named '%s', opened at '%s'", sb_maps_binary_name(m, bin),
 	      sb_maps_binary_path(m, bin));
+	{
+		char buf[4096];
+		const char *base = bin >= 0 ? sb_path_base(sb_maps_binary_path(m, bin), buf,
+							   sizeof(buf)) : "";
+
+		CHECK(!strcmp(base, "deleted copy"), "deleted copy: known by its name (%s)", base);
+		base = sb_path_base("/proc/self/exe", buf, sizeof(buf));
+		CHECK(!strcmp(base, base_name(exe)), "/proc/self/exe: known as %s", base);
+		base = sb_path_base("/usr/lib/x86_64-linux-gnu/libc.so.6", buf, sizeof(buf));
+		CHECK(!strcmp(base, "libc.so.6"), "a plain path: its last component (%s)", base);
+	}
 	munmap(a, off + 4096);
 	a = MAP_FAILED;
 	CHECK(sb_maps_refresh(m, getpid()) == 0 && (ce = sb_maps_binary_elf(m, bin)) &&
