@@ -144,7 +144,7 @@ void sb_rec_set_spin_ranges(struct sb_rec *r)
 			off = mp->start + (off - mp->pgoff);
 			set_range(r, (unsigned)i, off, off + sp->size);
 		}
-		if (is_omp_runtime(path))
+		if (is_omp_runtime(sb_maps_binary_name(r->maps, mp->bin)))
 			set_range(r, slot++, mp->start, mp->end);
 	}
 }
