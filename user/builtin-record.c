@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "opt_parse.h"
 #include "record/clock.h"
 #include "hw/pmu.h"
 #include "binary/procmaps.h"
@@ -106,6 +108,18 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* Longer would overflow the nanosecond clock arithmetic (1e9 s: 31 years). */
+#define SB_MAX_DURATION_S 1e9
+
+/* A bad option value: what was wrong and what is accepted; exit code 2,
+ * as for any usage error. */
+static int opt_fail(const char *opt, const char *arg, int err, const char *want)
+{
+	fprintf(stderr, "scalebpf record: invalid %s '%s': %s (%s)\n", opt, arg,
+		sb_opt_why(err), want);
+	return 2;
+}
+
 static int parse_opts(struct sb_rec *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -125,8 +139,8 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	int c;
+	uint64_t v;
+	int c, ret;
 
 	r->output = "scalebpf.data";
 	r->auto_barrier = true;
@@ -137,17 +151,16 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:o:d:b:F:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			r->pid = (int)strtol(optarg, &end, 10);
-			if (*end || r->pid <= 0)
-				return sb_rec_fail(r, "invalid PID '%s'", optarg);
+			if ((ret = sb_opt_u64(optarg, 1, INT_MAX, &v)))
+				return opt_fail("-p", optarg, ret, "a PID, 1..2147483647");
+			r->pid = (int)v;
 			break;
 		case 'o':
 			r->output = optarg;
 			break;
 		case 'd':
-			r->duration_s = strtod(optarg, &end);
-			if (*end || r->duration_s <= 0)
-				return sb_rec_fail(r, "invalid duration '%s' (seconds > 0)", optarg);
+			if ((ret = sb_opt_double(optarg, 0, SB_MAX_DURATION_S, &r->duration_s)))
+				return opt_fail("-d", optarg, ret, "seconds, > 0 and at most 1e9");
 			break;
 		case 'b':
 			if (r->nbarriers < SB_REC_MAX_BARRIERS)
@@ -157,28 +170,31 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			r->auto_barrier = false;
 			break;
 		case 'F':
-			r->sample_hz = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || r->sample_hz > 10000)
-				return sb_rec_fail(r, "invalid sampling rate '%s' (0..10000 Hz)", optarg);
+			if ((ret = sb_opt_u64(optarg, 0, 10000, &v)))
+				return opt_fail("-F", optarg, ret, "0..10000 Hz");
+			r->sample_hz = (unsigned)v;
 			break;
 		case 'M':
-			r->max_instances = strtoull(optarg, &end, 10);
-			if (*end)
-				return sb_rec_fail(r, "invalid --max-instances '%s'", optarg);
+			if ((ret = sb_opt_u64(optarg, 0, 1000000000, &r->max_instances)))
+				return opt_fail("--max-instances", optarg, ret, "0..1000000000");
 			break;
 		case 'R':
-			r->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || !r->ringbuf_mb || (r->ringbuf_mb & (r->ringbuf_mb - 1)) ||
-			    r->ringbuf_mb > 1024)
-				return sb_rec_fail(r, "--ringbuf-mb must be a power of two, 1..1024");
+			if ((ret = sb_opt_u64(optarg, 1, 1024, &v)) || (v & (v - 1)))
+				return opt_fail("--ringbuf-mb", optarg, ret ? ret : -ERANGE,
+						"a power of two, 1..1024");
+			r->ringbuf_mb = (unsigned long)v;
 			break;
 		case 'E':
-			if ((r->events_req = sb_events_parse(optarg)) < 0)
-				return sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+			if ((r->events_req = sb_events_parse(optarg)) < 0) {
+				sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+				return 2;
+			}
 			break;
 		case 'U':
-			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
-				return sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp")) {
+				sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+				return 2;
+			}
 			r->unwind_fp = !strcmp(optarg, "fp");
 			break;
 		case 'q':

@@ -1,0 +1,57 @@
+# Numeric option values are taken only as written and in range: strtoul
+# wrapped -F 4294967296 to 0 Hz and -p 4294967297 to PID 1, and strtod
+# took nan and inf for seconds.  Every bad value is a usage error: exit 2,
+# a message naming the option, nothing recorded (the command never runs).
+
+# opt_reject DESC PATTERN CMD...: CMD exits 2 and says PATTERN.
+opt_reject() {
+	local desc=$1 pat=$2 rc
+	shift 2
+	"$@" >"$TMP/opt.out" 2>"$TMP/opt.err"
+	rc=$?
+	if [ "$rc" -ne 2 ]; then
+		bad "$desc (exit $rc, not 2)"
+		cat "$TMP/opt.err"
+	elif ! grep -qi -- "$pat" "$TMP/opt.err"; then
+		bad "$desc: message lacks '$pat':"
+		cat "$TMP/opt.err"
+	else
+		ok "$desc"
+	fi
+}
+
+rm -f "$TMP/ran"
+for args in "-F 4294967296" "-F -1" "-F 199x" "-p 4294967297" "-p -1" "-p ' 1'" \
+	    "-d nan" "-d inf" "-d -inf" "-d 0" "-d 1e400" "-d 0x10" "-d ''" \
+	    "--max-instances -1" "--max-instances 18446744073709551616" \
+	    "--ringbuf-mb -18446744073709551615" "--ringbuf-mb 3"; do
+	opt="${args%% *}"
+	eval "set -- $args"
+	opt_reject "record $args: refused" "invalid $opt" \
+		"$SB" record -q -o "$TMP/opt.sbp" "$@" -- touch "$TMP/ran"
+done
+check "record: no bad option value ran the command" test ! -e "$TMP/ran"
+opt_reject "record -p 4294967297: refused (not PID 1)" "out of range" "$SB" record -q -p 4294967297
+opt_reject "record --events bogus: a usage error too" "invalid --events" \
+	"$SB" record -q --events bogus -- true
+
+# report: the profile is read after the options, so any file will do.
+for args in "-n -1" "-n 18446744073709551616" "-n 5x" "--top ''" \
+	    "--cluster-threshold nan" "--cluster-threshold inf" "--cluster-threshold 1" \
+	    "--cluster-threshold 0" "--cluster-threshold 0.5x"; do
+	opt="${args%% *}"
+	[ "$opt" = -n ] && opt=--top
+	eval "set -- $args"
+	opt_reject "report $args: refused" "invalid $opt" "$SB" report -i /nonexistent "$@"
+done
+
+# Good values are still taken (the options reach the profile).
+if record_json "$TMP/optok.json" -F 99 -d 30 --max-instances 3 --ringbuf-mb 8 \
+	-- "$WL/barrier_ratio" 2 5 100; then
+	jqcheck "record -F 99 --max-instances 3: 5 instances, a 99 Hz profile" "$TMP/optok.json" \
+		'.sections[0].instances == 5 and (.meta.event_sources | test("99 Hz"))'
+else
+	bad "record with valid numeric options"
+fi
+check "report -n 0 --cluster-threshold 0.95 reads the profile" \
+	"$SB" report -i "$TMP/optok.sbp" -n 0 --cluster-threshold 0.95 >/dev/null
