@@ -55,3 +55,27 @@ else
 fi
 check "report -n 0 --cluster-threshold 0.95 reads the profile" \
 	"$SB" report -i "$TMP/optok.sbp" -n 0 --cluster-threshold 0.95 >/dev/null
+
+# `scalebpf cc -x c -`: a program on stdin.  The user's -x applies, as in
+# gcc, to every input after it: the runtime archive cc appends must not be
+# compiled as C.  The result is an exact-mode build (counted, wrapped).
+if command -v clang >/dev/null; then
+	printf '%s\n' '#include <pthread.h>' 'static void *f(void *a) { return a; }' \
+		'int main(void) { pthread_t t; pthread_create(&t, 0, f, 0);' \
+		'return pthread_join(t, 0); }' >"$TMP/stdin.c"
+	for x in "-x c" "-xc"; do
+		rm -f "$TMP/stdin_prog"
+		# shellcheck disable=SC2086
+		if "$SB" cc -O2 $x - -o "$TMP/stdin_prog" <"$TMP/stdin.c" 2>"$TMP/cc.err" &&
+		   "$TMP/stdin_prog"; then
+			check "cc $x - (stdin): an exact-mode build (counted, sync calls wrapped)" \
+				bash -c "nm '$TMP/stdin_prog' | grep -q __wrap_pthread_create &&
+					 nm '$TMP/stdin_prog' | grep -q __sanitizer_cov_trace_pc_guard"
+		else
+			bad "cc $x - (stdin): builds and runs"
+			head -3 "$TMP/cc.err"
+		fi
+	done
+else
+	echo "skip cc -x c -: clang is not installed"
+fi
