@@ -79,3 +79,32 @@ if command -v clang >/dev/null; then
 else
 	echo "skip cc -x c -: clang is not installed"
 fi
+
+# Permissions: the capabilities the kernel checks, not uid 0.  A non-root
+# user holding CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN records (the check
+# used to be geteuid() == 0); without them, a clear message naming them.
+NB=$TMP/nobody
+mkdir -p "$NB" && chmod 1777 "$NB" && chmod 755 "$TMP"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+if ! command -v setpriv >/dev/null; then
+	echo "skip capabilities: setpriv (util-linux) is not installed"
+elif ! as_nobody test -x "$SB" -a -x "$WL/barrier_ratio"; then
+	echo "skip capabilities: $SB is not reachable for user nobody"
+else
+	expect_fail "non-root without capabilities: refused, naming the three" \
+		"needs root or the capabilities CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN.*missing: CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN" \
+		as_nobody "$SB" record -q -o "$NB/none.sbp" -- "$WL/barrier_ratio" 2 5 100
+	expect_fail "non-root with CAP_BPF only: refused, the two missing named" \
+		"missing: CAP_PERFMON, CAP_SYS_ADMIN" \
+		as_nobody --inh-caps=+bpf --ambient-caps=+bpf \
+		"$SB" record -q -o "$NB/bpf.sbp" -- "$WL/barrier_ratio" 2 5 100
+	if as_nobody --inh-caps=+bpf,+perfmon,+sys_admin --ambient-caps=+bpf,+perfmon,+sys_admin \
+		"$SB" record -q -o "$NB/caps.sbp" -- "$WL/barrier_ratio" 2 5 100 2>"$NB/caps.err"; then
+		"$SB" report -i "$NB/caps.sbp" --format json >"$NB/caps.json"
+		jqcheck "non-root with CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN: recorded, 5 barrier instances" \
+			"$NB/caps.json" '[.sections[] | select(.kind == "barrier")][0].instances == 5'
+	else
+		bad "non-root with CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN: record failed"
+		cat "$NB/caps.err"
+	fi
+fi
