@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,9 +91,17 @@ static const char record_usage[] =
 "  -h, --help             this text\n"
 "\n"
 "With -- CMD, the command starts only once the probes are in, and record\n"
-"exits with its exit status.  With -p, probes are removed on exit and the\n"
-"process runs on unharmed.  Needs root, or a user holding CAP_BPF, CAP_PERFMON\n"
-"and CAP_SYS_ADMIN (effective; e.g. as ambient capabilities).\n"
+"exits with its exit status.  Whatever ends the recording (the target's\n"
+"exit, --duration, SIGINT/SIGTERM/SIGHUP), the profile is written at once;\n"
+"a stop signal is passed on to the command (and to processes it started that\n"
+"still run), and if the command still runs after the profile is written,\n"
+"record waits for it, passing on every further SIGINT, SIGTERM or SIGHUP (a\n"
+"second Ctrl-C too); killing record then loses nothing.  The target is held\n"
+"by pidfd: a process that gets its PID after it exits is never recorded.\n"
+"With -p, probes are removed on exit and the process runs on unharmed.\n"
+"\n"
+"Needs root, or a user holding CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN\n"
+"(effective; e.g. as ambient capabilities).\n"
 "\n"
 "examples:\n"
 "  scalebpf record -o run.sbp -- ./solver 8\n"
@@ -102,11 +112,13 @@ static const char record_usage[] =
 "  scalebpf record --barrier lu.c:679 -- ./splash_lu -p4\n"
 "then: scalebpf report -i run.sbp\n";
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, nsignals;
+static sig_atomic_t nforwarded;   /* nsignals when the last was passed on */
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	nsignals++;
 }
 
 /* Longer would overflow the nanosecond clock arithmetic (1e9 s: 31 years). */
@@ -350,9 +362,13 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		r->stop_reason = "target exited";
 		return true;
 	}
-	if (!sb_target_alive(r->pid) && !(r->follow && sb_follow_alive(r))) {
-		r->stop_reason = "target exited";
-		return true;
+	/* By pidfd: a process that got the pid since is not the target. */
+	if (!sb_pin_alive(&r->pin)) {
+		sb_rec_target_gone(r);
+		if (!(r->follow && sb_follow_alive(r))) {
+			r->stop_reason = "target exited";
+			return true;
+		}
 	}
 	return false;
 }
@@ -378,6 +394,9 @@ static int record_loop(struct sb_rec *r)
 		if (now - last_refresh > (age < 300000000ull ? 10000000ull :
 					  age < 2000000000ull ? 100000000ull : 1000000000ull)) {
 			last_refresh = now;
+			/* Not the pid of an exited target: it may be another's. */
+			if (!r->spawned && !sb_pin_alive(&r->pin))
+				sb_rec_target_gone(r);
 			sb_follow_refresh(r);   /* every live image; spin ranges */
 		}
 		if (!r->quiet && now - last_status > (r->tty ? 500000000ull : 10000000000ull)) {
@@ -388,31 +407,85 @@ static int record_loop(struct sb_rec *r)
 	return 0;
 }
 
-/* Forwards a stop request to a child we started, then waits for it. */
+static const char *sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+	       "a signal";
+}
+
+/* Passes a stop signal on to the command we started and to the processes
+ * it started that still run (a launcher's program, its forked workers): a
+ * shell may not pass it on.  Not those that ended: their pid may be
+ * another's now. */
+static void forward_signal(struct sb_rec *r, int sig)
+{
+	/* SIGHUP: the terminal went away; the command gets it from the
+	 * kernel too if it has that terminal, SIGTERM asks it to end. */
+	if (sig == SIGHUP)
+		sig = SIGTERM;
+	kill(r->child.pid, sig);
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *p = r->fw.procs[i];
+
+		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
+			kill(p->pid, sig);
+	}
+}
+
+/* Reaps the command, 0 when it still runs. */
+static bool child_reaped(struct sb_rec *r)
+{
+	int status;
+
+	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
+		r->child_exited = true;
+		r->child_status = status;
+	}
+	return r->child_exited;
+}
+
+/*
+ * After the profile is written: the command we started runs on (the
+ * duration ended first, or it ignored the stop signal).  Wait for it, and
+ * pass on every SIGINT, SIGTERM or SIGHUP we get, each one, so that a
+ * second Ctrl-C reaches it; SIGKILL of the recorder now loses nothing.
+ * The signals are blocked but while sleeping in ppoll: none slips in
+ * between a check and the sleep.
+ */
 static void finish_child(struct sb_rec *r)
 {
-	if (!r->spawned || r->child_exited)
+	sigset_t block, old;
+
+	if (!r->spawned || child_reaped(r))
 		return;
-	if (stop_signal) {
-		int sig = stop_signal == SIGHUP ? SIGTERM : stop_signal;
+	if (!r->quiet || stop_signal)
+		fprintf(stderr, "scalebpf: recording stopped (%s)%s; waiting for the command "
+			"(PID %d) to exit: Ctrl-C, SIGTERM or SIGHUP to scalebpf are passed on "
+			"to it\n", r->stop_reason, r->written ? ", profile written" : "",
+			r->child.pid);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	while (!child_reaped(r)) {
+		struct pollfd pfd = { .fd = r->pin.fd, .events = POLLIN };
+		/* No pidfd (Linux < 5.3): look again every 100 ms. */
+		struct timespec tick = { 0, 100000000 };
 
-		kill(r->child.pid, sig);
-		/* The processes it started too (a launcher's program, its
-		 * forked workers): a shell may not pass the signal on.  Not
-		 * those that ended: their pid may be another's now. */
-		for (size_t i = 0; i < r->fw.nprocs; i++) {
-			const struct sb_proc *p = r->fw.procs[i];
+		if (nsignals != nforwarded) {
+			int sig = stop_signal;
 
-			if (!p->done && !p->end_ns && p->pid != r->child.pid &&
-			    sb_target_alive(p->pid))
-				kill(p->pid, sig);
+			nforwarded = nsignals;
+			forward_signal(r, sig);
+			fprintf(stderr, "scalebpf: passed %s on to the command (PID %d)%s\n",
+				sig_name(sig), r->child.pid,
+				sig == SIGINT ? "; waiting for it to exit" : "");
+			continue;
 		}
-	} else if (!r->quiet)
-		fprintf(stderr, "scalebpf: recording stopped (%s); waiting for the command "
-			"to exit\n", r->stop_reason);
-	while (waitpid(r->child.pid, &r->child_status, 0) < 0 && errno == EINTR)
-		;
-	r->child_exited = true;
+		ppoll(&pfd, pfd.fd >= 0, pfd.fd >= 0 ? NULL : &tick, &old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int exit_code(const struct sb_rec *r, int ret)
@@ -461,9 +534,16 @@ int cmd_record(int argc, char **argv)
 	if (!ret) {
 		ret = record_loop(&r);
 		sb_rec_stop(&r);
-		finish_child(&r);
+		/* A stop signal goes on to the command at once; the profile is
+		 * written before anything waits for the command, which may
+		 * never end (or ignore the signal). */
+		nforwarded = nsignals;   /* later ones: finish_child */
+		if (stop_signal && r.spawned && !r.child_exited)
+			forward_signal(&r, stop_signal);
 		if (!ret)
 			ret = sb_rec_write(&r);
+		r.written = !ret;
+		finish_child(&r);
 	} else if (r.spawned) {
 		sb_target_abort(&r.child);
 		r.spawned = false;

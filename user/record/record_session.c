@@ -220,6 +220,7 @@ int sb_rec_setup(struct sb_rec *r)
 
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
+	r->pin.fd = -1;
 	if (r->ncmd > 0) {
 		char dir[4200];
 
@@ -231,6 +232,9 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
 		r->pid = r->child.pid;
+		/* Our child: its pid is ours until reaped, the pidfd lets the
+		 * end wait for it and signals together (builtin-record.c). */
+		sb_target_pin(r->pid, &r->pin);
 		/* A script: the kernel runs its interpreter, the first image. */
 		{
 			char interp[sizeof(r->exe)];
@@ -241,6 +245,10 @@ int sb_rec_setup(struct sb_rec *r)
 	} else {
 		if (sb_target_check_pid(r->pid, err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
+		/* From here on the process, not the number: once it exits,
+		 * a new process may get its pid and must not be recorded. */
+		if (sb_target_pin(r->pid, &r->pin))
+			return sb_rec_fail(r, "process %d exited during attach", r->pid);
 		if ((ret = sb_target_exe(r->pid, r->exe, sizeof(r->exe))))
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
@@ -290,7 +298,7 @@ int sb_rec_setup(struct sb_rec *r)
 		await_exec(r);
 	} else {
 		sb_rec_set_spin_ranges(r);
-		if (!sb_target_alive(r->pid))
+		if (!sb_pin_alive(&r->pin))
 			return sb_rec_fail(r, "process %d exited during attach", r->pid);
 	}
 	if (!r->quiet)
@@ -345,8 +353,28 @@ void sb_rec_stop(struct sb_rec *r)
 	}
 }
 
+void sb_rec_target_gone(struct sb_rec *r)
+{
+	if (r->target_gone)
+		return;
+	r->target_gone = true;
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		struct sb_proc *p = r->fw.procs[i];
+
+		if (p->pid != r->pin.pid || p->done || p->end_ns)
+			continue;
+		/* Ended: no periodic refresh (follow.c), and an address not
+		 * yet mapped is not looked up in /proc/PID/maps (records.c). */
+		p->end_ns = sb_now_ns();
+		p->recs.pid = 0;
+		if (p == r->fw.cur)
+			r->recs.pid = 0;
+	}
+}
+
 void sb_rec_cleanup(struct sb_rec *r)
 {
+	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */
 	r->fw.stopping = true;

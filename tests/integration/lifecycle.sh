@@ -1,0 +1,91 @@
+# The end of a recording: the profile is written when recording stops,
+# whatever the command does next; the target is the process, not its PID.
+
+# wait_for FILE PATTERN SECONDS: true once FILE has a line matching PATTERN.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_exit PID SECONDS: true once PID (a child of this shell) exited;
+# its status is then in $wait_rc.
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			wait_rc=$?
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# --- record -d SEC -- CMD where CMD outlives SEC ---------------------------
+# The command ignores SIGINT (SIG_IGN survives exec) and runs for minutes.
+# The profile must be on disk when the duration ends, while the command
+# runs; then each signal to the recorder is passed on: SIGINT (ignored by
+# the command), then SIGTERM, which ends it; record exits with 128+15.
+duration_group() {
+	local e=$TMP/dur.err s=$TMP/dur.sbp j=$TMP/dur.json rp cpid loc
+	loc=$(site barrier barrier_ratio.c)
+	"$SB" record -o "$s" -d 1 -- sh -c "trap '' INT; exec '$WL/barrier_ratio' 2 1000000 2000" \
+		2>"$e" &
+	rp=$!
+	if ! wait_for "$e" "waiting for the command" 15; then
+		bad "-d 1 -- CMD: no 'waiting for the command' line"
+		cat "$e"
+		kill -9 "$rp"
+		return
+	fi
+	cpid=$(sed -n 's/.*recording command, PID \([0-9]*\).*/\1/p' "$e")
+	if [ -s "$s" ] && "$SB" report -i "$s" --format json >"$j" 2>/dev/null; then
+		jqcheck "-d 1 -- CMD: profile written when the duration ended, the command running" \
+			"$j" ".meta.stop_reason == \"duration\" and
+			      $(section_at "$loc" barrier).instances > 0"
+	else
+		bad "-d 1 -- CMD: no profile while the command runs on"
+	fi
+	check "-d 1 -- CMD: the recorder says it waits and that signals are passed on" \
+		grep -q "profile written; waiting for the command (PID $cpid).*passed on" "$e"
+	kill -INT "$rp"
+	sleep 0.5
+	check "SIGINT while waiting: passed on (the command ignores it, record waits on)" \
+		bash -c "kill -0 $rp && kill -0 $cpid && grep -q 'passed SIGINT on to the command' '$e'"
+	kill -TERM "$rp"
+	if wait_exit "$rp" 10; then
+		check "SIGTERM while waiting: passed on, record exits with the command's status (143; got $wait_rc)" \
+			[ "$wait_rc" -eq 143 ]
+	else
+		bad "SIGTERM while waiting: record still runs"
+		kill -9 "$rp"
+	fi
+	kill -9 "$cpid" 2>/dev/null
+}
+duration_group
+
+# SIGKILL of the recorder once the duration ended: nothing is lost.
+sigkill_group() {
+	local e=$TMP/kill.err s=$TMP/kill.sbp rp cpid
+	"$SB" record -o "$s" -d 0.5 -- "$WL/barrier_ratio" 2 1000000 2000 2>"$e" &
+	rp=$!
+	if wait_for "$e" "waiting for the command" 15; then
+		cpid=$(sed -n 's/.*recording command, PID \([0-9]*\).*/\1/p' "$e")
+		kill -9 "$rp"
+		wait "$rp" 2>/dev/null
+		kill -9 "$cpid" 2>/dev/null
+		"$SB" report -i "$s" --format json >"$TMP/kill.json"
+		jqcheck "SIGKILL of record after the duration: the profile is whole" "$TMP/kill.json" \
+			'.meta.stop_reason == "duration" and (.sections | length) >= 1'
+
+	else
+		bad "-d 0.5: no 'waiting for the command' line"
+		kill -9 "$rp"
+	fi
+}
+sigkill_group
