@@ -89,3 +89,68 @@ sigkill_group() {
 	fi
 }
 sigkill_group
+
+# --- PID reuse: the target exits and a new process gets its PID -----------
+# -p used to follow the number: the new process kept the recording going
+# (until --duration), its mappings could replace the target's.  The target
+# is pinned (pidfd): recording stops at its exit ("target exited"), before
+# the new process ends, and nothing of the new one is in the profile.
+LD=$TMP/lifecycle
+mkdir -p "$LD"
+if ! gcc -O2 -g -Wall -Wextra -Werror "$TOP/tests/integration/pid_reuse.c" \
+	-o "$LD/pid_reuse" 2>"$LD/build.err"; then
+	bad "build pid_reuse"
+	cat "$LD/build.err"
+fi
+
+reuse_group() {
+	local e=$LD/reuse.err s=$LD/reuse.sbp j=$LD/reuse.json rp tpid what npid t0 ms
+	local loc
+	loc=$(site barrier barrier_ratio.c)
+	# The successor runs ~30 s: longer than -d, so only the target's
+	# exit can end the recording early.
+	coproc PR { "$LD/pid_reuse" "$WL/barrier_ratio" 2 1000000 2000 -- \
+		"$WL/join_late" 2 2000000; }
+	read -r what tpid <&"${PR[0]}"
+	"$SB" record -o "$s" -d 12 -p "$tpid" 2>"$e" &
+	rp=$!
+	if ! wait_for "$e" "recording PID" 15; then
+		bad "pid reuse: record -p $tpid did not start"
+		cat "$e"
+		kill -9 "$rp" "$tpid" 2>/dev/null
+		return
+	fi
+	sleep 0.5   # a few barrier instances first
+	t0=$(date +%s%N)
+	echo go >&"${PR[1]}"
+	read -r what npid <&"${PR[0]}"
+	if [ "$what" != reused ]; then
+		echo "skip pid reuse: no process could be given PID $tpid (taken elsewhere)"
+		kill -9 "$rp" 2>/dev/null
+		wait "$rp" 2>/dev/null
+		return
+	fi
+	if wait_exit "$rp" 9; then
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		check "pid reuse: record stopped $ms ms after the target's exit (< 6 s), exit 0" \
+			[ "$wait_rc" -eq 0 -a "$ms" -lt 6000 ]
+	else
+		bad "pid reuse: record still runs 9 s after its target exited (PID $tpid reused)"
+		kill -INT "$rp"
+		wait "$rp"
+	fi
+	check "pid reuse: PID $tpid now runs join_late (the successor), alive after record ended" \
+		grep -q join_late "/proc/$npid/comm"
+	kill -9 "$npid" 2>/dev/null
+	wait "$PR_PID" 2>/dev/null
+	if "$SB" report -i "$s" --format json >"$j"; then
+		jqcheck "pid reuse: stop_reason 'target exited'" "$j" '.meta.stop_reason == "target exited"'
+		jqcheck "pid reuse: only the target's barrier, at $loc (nothing of join_late, no address)" \
+			"$j" "(.sections | length) == 1 and .sections[0].location == \"$loc\" and
+			      .sections[0].kind == \"barrier\" and .sections[0].threads == 2 and
+			      ([.waits[] | select(.primitive == \"join\")] | length) == 0"
+	else
+		bad "pid reuse: no profile"
+	fi
+}
+reuse_group
