@@ -154,3 +154,43 @@ reuse_group() {
 	fi
 }
 reuse_group
+
+# --- -p on a process whose main thread called pthread_exit ----------------
+# Its leader is a zombie (state Z) while its workers run: their threads
+# are recorded, not refused as "has exited".  /proc/PID/maps and exe are
+# empty for the leader (read through a live thread), and the kernel's
+# uprobe pid filter goes by the leader's address space (probes unfiltered,
+# BPF keeps the target's).  Known truth: 2 workers, busy ratio 1:2, every
+# instance recorded after attach of the one barrier.
+leader_group() {
+	local cc=$1 prog=$LD/leader_exit_$1 e=$LD/leader_$1.err j=$LD/leader_$1.json pid i loc
+	loc=leader_exit.c:$(grep -n 'SITE:leader_exit_barrier' "$TOP/tests/integration/leader_exit.c" | cut -d: -f1)
+	"$prog" 2 500 2000 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = Z ] && break
+		sleep 0.01
+	done
+	if ! record_json "$j" -p "$pid"; then
+		bad "pthread_exit'd leader ($cc): record -p refused it"
+		wait "$pid"
+		return
+	fi
+	wait "$pid"
+	jqcheck "pthread_exit'd leader ($cc): the workers' barrier at $loc, 2 threads, 100..500 instances" "$j" \
+		"$(section_at "$loc" barrier) as \$s | \$s != null and \$s.threads == 2 and
+		 \$s.instances >= 100 and \$s.instances <= 500"
+	ratio_check "pthread_exit'd leader ($cc): busy ratio 1:2 within 10%" "$j" "$(section_at "$loc" barrier)" 2 0.10
+	jqcheck "pthread_exit'd leader ($cc): stopped as the workers ended ('target exited'), said why" "$j" \
+		'.meta.stop_reason == "target exited" and (.meta.notes | test("main thread of process [0-9]+ has exited"))'
+}
+for cc in gcc clang; do
+	command -v $cc >/dev/null || { echo "skip pthread_exit'd leader ($cc): not installed"; continue; }
+	if $cc -O2 -g -pthread -Wall -Wextra -Werror -I"$TOP/tests/workloads" \
+		"$TOP/tests/integration/leader_exit.c" -o "$LD/leader_exit_$cc" 2>"$LD/build.err"; then
+		timed_group "pthread_exit'd leader ($cc)" leader_group $cc
+	else
+		bad "build leader_exit with $cc"
+		cat "$LD/build.err"
+	fi
+done

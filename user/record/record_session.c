@@ -87,6 +87,10 @@ static int seed_threads(struct sb_rec *r)
 	for (size_t i = 0; i < n; i++) {
 		char comm[32];
 
+		/* A leader gone by pthread_exit: no thread to time, and no
+		 * exit will ever come for it. */
+		if (!sb_target_thread_live(r->pid, tids[i]))
+			continue;
 		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
 		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
 		sb_rec_thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
@@ -281,6 +285,12 @@ int sb_rec_setup(struct sb_rec *r)
 		return sb_rec_fail(r, "%s", err);
 	if ((ret = start_hw(r)))
 		return ret;
+	if (!r->spawned && sb_target_leader_exited(r->pid)) {
+		sb_bpf_probe_wide(r->bpf, r->pid);
+		note(r, "the main thread of process %d has exited (pthread_exit): its other "
+		     "threads are recorded; its probes are not filtered by the kernel (other "
+		     "processes calling the probed functions pay a trap each)", r->pid);
+	}
 	if (sb_follow_attach(r, r->fw.cur, true) < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;

@@ -125,6 +125,14 @@ bool sb_target_alive(int pid)
 	return st != 0;
 }
 
+bool sb_target_thread_live(int pid, uint32_t tid)
+{
+	char path[96], st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", pid, tid);
+	return !read_stat(path, &st, NULL) && st != 'Z' && st != 'X';
+}
+
 int sb_target_leader_exited(int pid)
 {
 	char st = proc_state(pid);

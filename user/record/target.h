@@ -15,6 +15,8 @@ bool sb_target_alive(int pid);
 /* When PID's leader exited (pthread_exit) while other threads run: one
  * of those, else 0. */
 int sb_target_leader_exited(int pid);
+/* Thread tid of pid has not exited (a zombie leader has). */
+bool sb_target_thread_live(int pid, uint32_t tid);
 
 /*
  * A process held by identity, not by number: its pid can be another
