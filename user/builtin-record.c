@@ -113,11 +113,16 @@ static const char record_usage[] =
 "then: scalebpf report -i run.sbp\n";
 
 static volatile sig_atomic_t stop_signal, nsignals;
+/* The last signal came from the kernel: a terminal's Ctrl-C (or hangup)
+ * goes to its whole foreground process group, the command included. */
+static volatile sig_atomic_t from_tty;
 static sig_atomic_t nforwarded;   /* nsignals when the last was passed on */
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	stop_signal = sig;
+	from_tty = si && si->si_code == SI_KERNEL;
 	nsignals++;
 }
 
@@ -325,7 +330,7 @@ static int check_output(struct sb_rec *r)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -352,6 +357,8 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 			r->child_exited = true;
 			r->child_status = status;
+			/* Reaped: its pid is free for another process. */
+			sb_rec_target_gone(r);
 		}
 		if (!r->child_exited)
 			return false;
@@ -417,8 +424,13 @@ static const char *sig_name(int sig)
  * it started that still run (a launcher's program, its forked workers): a
  * shell may not pass it on.  Not those that ended: their pid may be
  * another's now. */
-static void forward_signal(struct sb_rec *r, int sig)
+static bool forward_signal(struct sb_rec *r, int sig)
 {
+	/* Ctrl-C at the terminal reached the command already when it is in
+	 * our process group (it is, unless it made its own): twice would be
+	 * a "second Ctrl-C" to programs that count them. */
+	if (from_tty && sig == SIGINT && getpgid(r->child.pid) == getpgrp())
+		return false;
 	/* SIGHUP: the terminal went away; the command gets it from the
 	 * kernel too if it has that terminal, SIGTERM asks it to end. */
 	if (sig == SIGHUP)
@@ -430,6 +442,7 @@ static void forward_signal(struct sb_rec *r, int sig)
 		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
 			kill(p->pid, sig);
 	}
+	return true;
 }
 
 /* Reaps the command, 0 when it still runs. */
@@ -477,10 +490,11 @@ static void finish_child(struct sb_rec *r)
 			int sig = stop_signal;
 
 			nforwarded = nsignals;
-			forward_signal(r, sig);
-			fprintf(stderr, "scalebpf: passed %s on to the command (PID %d)%s\n",
-				sig_name(sig), r->child.pid,
-				sig == SIGINT ? "; waiting for it to exit" : "");
+			fprintf(stderr, forward_signal(r, sig) ?
+				"scalebpf: passed %s on to the command (PID %d); waiting for it "
+				"to exit\n" :
+				"scalebpf: the terminal sent %s to the command (PID %d) too; "
+				"waiting for it to exit\n", sig_name(sig), r->child.pid);
 			continue;
 		}
 		ppoll(&pfd, pfd.fd >= 0, pfd.fd >= 0 ? NULL : &tick, &old);
