@@ -339,6 +339,20 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* Reaps the command, 0 when it still runs. */
+static bool child_reaped(struct sb_rec *r)
+{
+	int status;
+
+	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
+		r->child_exited = true;
+		r->child_status = status;
+		/* Reaped: its pid is free for another process. */
+		sb_rec_target_gone(r);
+	}
+	return r->child_exited;
+}
+
 /* True when recording should end; reaps a spawned child. */
 static bool should_stop(struct sb_rec *r, uint64_t now)
 {
@@ -352,15 +366,7 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		return true;
 	}
 	if (r->spawned) {
-		int status;
-
-		if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
-			r->child_exited = true;
-			r->child_status = status;
-			/* Reaped: its pid is free for another process. */
-			sb_rec_target_gone(r);
-		}
-		if (!r->child_exited)
+		if (!child_reaped(r))
 			return false;
 		/* A followed process the command left running (a daemon, a
 		 * background job) is still recorded until it exits. */
@@ -443,18 +449,6 @@ static bool forward_signal(struct sb_rec *r, int sig)
 			kill(p->pid, sig);
 	}
 	return true;
-}
-
-/* Reaps the command, 0 when it still runs. */
-static bool child_reaped(struct sb_rec *r)
-{
-	int status;
-
-	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
-		r->child_exited = true;
-		r->child_status = status;
-	}
-	return r->child_exited;
 }
 
 /*
