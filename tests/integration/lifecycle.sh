@@ -104,7 +104,7 @@ if ! gcc -O2 -g -Wall -Wextra -Werror "$TOP/tests/integration/pid_reuse.c" \
 fi
 
 reuse_group() {
-	local e=$LD/reuse.err s=$LD/reuse.sbp j=$LD/reuse.json rp tpid what npid t0 ms
+	local e=$LD/reuse.err s=$LD/reuse.sbp j=$LD/reuse.json rp tpid what npid t0 ms tstart
 	local loc
 	loc=$(site barrier barrier_ratio.c)
 	# The successor runs ~30 s: longer than -d, so only the target's
@@ -120,6 +120,7 @@ reuse_group() {
 		kill -9 "$rp" "$tpid" 2>/dev/null
 		return
 	fi
+	tstart=$(date +%s%N)   # just after the recording started
 	sleep 0.5   # a few barrier instances first
 	t0=$(date +%s%N)
 	echo go >&"${PR[1]}"
@@ -130,21 +131,22 @@ reuse_group() {
 		wait "$rp" 2>/dev/null
 		return
 	fi
-	if wait_exit "$rp" 9; then
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		check "pid reuse: record stopped $ms ms after the target's exit (< 6 s), exit 0" \
-			[ "$wait_rc" -eq 0 -a "$ms" -lt 6000 ]
-	else
-		bad "pid reuse: record still runs 9 s after its target exited (PID $tpid reused)"
+	# Old: on until -d 12.  The write after the stop is not timed (an
+	# ASan recorder takes seconds): the profile's recording time is.
+	if ! wait_exit "$rp" 25; then
+		bad "pid reuse: record still runs 25 s after its target exited (PID $tpid reused)"
 		kill -INT "$rp"
 		wait "$rp"
 	fi
+	check "pid reuse: record exits 0" [ "${wait_rc:-1}" -eq 0 ]
 	check "pid reuse: PID $tpid now runs join_late (the successor), alive after record ended" \
 		grep -q join_late "/proc/$npid/comm"
 	kill -9 "$npid" 2>/dev/null
 	wait "$PR_PID" 2>/dev/null
 	if "$SB" report -i "$s" --format json >"$j"; then
-		jqcheck "pid reuse: stop_reason 'target exited'" "$j" '.meta.stop_reason == "target exited"'
+		ms=$(jq -r "(.meta.duration_ns | tonumber) / 1e6 - ($t0 - $tstart) / 1e6 | floor" "$j")
+		jqcheck "pid reuse: recording stopped $ms ms after the target's exit (< 2 s), 'target exited'" \
+			"$j" ".meta.stop_reason == \"target exited\" and $ms < 2000"
 		jqcheck "pid reuse: only the target's barrier, at $loc (nothing of join_late, no address)" \
 			"$j" "(.sections | length) == 1 and .sections[0].location == \"$loc\" and
 			      .sections[0].kind == \"barrier\" and .sections[0].threads == 2 and

@@ -63,10 +63,14 @@ if command -v clang >/dev/null; then
 	printf '%s\n' '#include <pthread.h>' 'static void *f(void *a) { return a; }' \
 		'int main(void) { pthread_t t; pthread_create(&t, 0, f, 0);' \
 		'return pthread_join(t, 0); }' >"$TMP/stdin.c"
+	# The runtime beside the recorder; the ASan recorder has none.
+	rt=$(dirname "$SB")/libscalebpf-rt.a
+	[ -e "$rt" ] || rt=$TOP/build/libscalebpf-rt.a
 	for x in "-x c" "-xc"; do
 		rm -f "$TMP/stdin_prog"
 		# shellcheck disable=SC2086
-		if "$SB" cc -O2 $x - -o "$TMP/stdin_prog" <"$TMP/stdin.c" 2>"$TMP/cc.err" &&
+		if env SCALEBPF_RT="$rt" "$SB" cc -O2 $x - -o "$TMP/stdin_prog" <"$TMP/stdin.c" \
+			2>"$TMP/cc.err" &&
 		   "$TMP/stdin_prog"; then
 			check "cc $x - (stdin): an exact-mode build (counted, sync calls wrapped)" \
 				bash -c "nm '$TMP/stdin_prog' | grep -q __wrap_pthread_create &&

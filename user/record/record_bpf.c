@@ -227,9 +227,7 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *l = NULL;
-	int fd = -1;
-
-	int filter;
+	int fd = -1, filter;
 
 	if (!pid)
 		pid = s->pid;

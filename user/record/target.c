@@ -201,18 +201,20 @@ int sb_target_exe(int pid, char *buf, size_t len)
 {
 	char path[96];
 	ssize_t n;
-	int tid;
+	int tid, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, buf, len - 1);
-	if (n < 0 && errno == ENOENT && (tid = sb_target_leader_exited(pid))) {
+	e = errno;
+	if (n < 0 && e == ENOENT && (tid = sb_target_leader_exited(pid))) {
 		/* The leader exited alone: its exe link is gone, a live
 		 * thread's is the same image. */
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/exe", pid, tid);
 		n = readlink(path, buf, len - 1);
+		e = errno;
 	}
 	if (n < 0)
-		return -errno;
+		return -e;
 	buf[n] = 0;
 	/* A replaced binary still runs: attach through the magic link. */
 	if (strstr(buf, " (deleted)"))
