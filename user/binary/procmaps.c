@@ -15,6 +15,7 @@
 
 #include "util/search.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -311,6 +312,40 @@ static void settle(struct sb_maps *m)
 	}
 }
 
+/* The mappings as a live thread of pid sees them: its leader may have
+ * exited alone (pthread_exit), and /proc/PID/maps is then empty while
+ * the other threads run on in the same address space.  0 or -ESRCH. */
+static int thread_maps(int pid, char **text)
+{
+	char path[96];
+	struct dirent *de;
+	int ret = -ESRCH;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return -ESRCH;
+	while (ret && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		int fd;
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/maps", pid, tid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (!read_all(fd, text)) {
+			if (strchr(*text, '/'))
+				ret = 0;
+			else
+				free(*text);
+		}
+		close(fd);
+	}
+	closedir(d);
+	return ret;
+}
+
 int sb_maps_refresh(struct sb_maps *m, int pid)
 {
 	char path[64], *text = NULL;
@@ -332,7 +367,8 @@ int sb_maps_refresh(struct sb_maps *m, int pid)
 	 * addresses recorded before the exit still need them. */
 	if (!strchr(text, '/')) {
 		free(text);
-		return -ESRCH;
+		if (thread_maps(pid, &text))
+			return -ESRCH;
 	}
 	old = m->map;
 	nold = m->nmap;
