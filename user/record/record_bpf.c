@@ -309,10 +309,15 @@ int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns,
 int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		 char *err, size_t errlen)
 {
+	/* Exits before starts: a thread whose start is recorded then has its
+	 * exit recorded too.  The other way round, a thread started and ended
+	 * between the two attaches left a start without an exit, and its
+	 * creator's join instance, waiting for it, never closed: with -p on a
+	 * program churning threads, no join instance at all was recorded. */
 	struct bpf_program *tps[] = {
 		s->skel->progs.on_switch, s->skel->progs.on_sys_enter,
-		s->skel->progs.on_sys_exit, s->skel->progs.on_newtask,
-		s->skel->progs.on_exit, s->skel->progs.on_exec,
+		s->skel->progs.on_sys_exit, s->skel->progs.on_exit,
+		s->skel->progs.on_newtask, s->skel->progs.on_exec,
 	};
 	int ret;
 
