@@ -25,7 +25,8 @@ LIBS_PFM      := -lpfm
 # libbpf needed.  user/binary/ and the PMU-free parts of user/hw/ are
 # likewise unit-testable anywhere; the rest of user/ loads BPF.
 ANALYSIS_SRC := $(wildcard analysis/*/*.c)
-USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c
+USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c \
+		user/opt_parse.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))

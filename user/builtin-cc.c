@@ -29,6 +29,8 @@ static const char cc_usage[] =
 "  scalebpf cc -O2 -g -pthread solver.c -o solver\n"
 "  scalebpf cc -O2 -g -fopenmp omp_app.c -o omp_app\n"
 "  make CC='scalebpf cc'\n"
+"  scalebpf cc -O2 -x c - -o prog < prog.c    (stdin; -x does not reach the\n"
+"                                            runtime archive)\n"
 "  sudo scalebpf record -o run.sbp -- ./solver 8 && scalebpf report -i run.sbp\n"
 "\n"
 "  --trace-mem  also write every load and store, per thread, with sync\n"
@@ -116,7 +118,7 @@ int cmd_cc(int argc, char **argv)
 			"(build it with 'make', or set SCALEBPF_RT)\n", rt, strerror(-ret));
 		return 1;
 	}
-	av = calloc((size_t)argc + 8, sizeof(*av));
+	av = calloc((size_t)argc + 10, sizeof(*av));
 	if (!av) {
 		fputs("scalebpf cc: out of memory\n", stderr);
 		return 1;
@@ -136,6 +138,11 @@ int cmd_cc(int argc, char **argv)
 			len += (size_t)snprintf(wrap + len, sizeof(wrap) - len, ",--wrap=%s",
 						wrapped[i]);
 		av[n++] = wrap;
+		/* A -x LANG of the user's applies to every input after it, as
+		 * in gcc: `cc -x c -` (a program on stdin) would compile our
+		 * archive as C.  -x none: it is known by its suffix again. */
+		av[n++] = "-x";
+		av[n++] = "none";
 		av[n++] = rt;
 		av[n++] = "-pthread";
 	}

@@ -5,15 +5,19 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "builtin.h"
+#include "opt_parse.h"
 #include "record/clock.h"
 #include "hw/pmu.h"
 #include "binary/procmaps.h"
@@ -87,8 +91,17 @@ static const char record_usage[] =
 "  -h, --help             this text\n"
 "\n"
 "With -- CMD, the command starts only once the probes are in, and record\n"
-"exits with its exit status.  With -p, probes are removed on exit and the\n"
-"process runs on unharmed.  Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN).\n"
+"exits with its exit status.  Whatever ends the recording (the target's\n"
+"exit, --duration, SIGINT/SIGTERM/SIGHUP), the profile is written at once;\n"
+"a stop signal is passed on to the command (and to processes it started that\n"
+"still run), and if the command still runs after the profile is written,\n"
+"record waits for it, passing on every further SIGINT, SIGTERM or SIGHUP (a\n"
+"second Ctrl-C too); killing record then loses nothing.  The target is held\n"
+"by pidfd: a process that gets its PID after it exits is never recorded.\n"
+"With -p, probes are removed on exit and the process runs on unharmed.\n"
+"\n"
+"Needs root, or a user holding CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN\n"
+"(effective; e.g. as ambient capabilities).\n"
 "\n"
 "examples:\n"
 "  scalebpf record -o run.sbp -- ./solver 8\n"
@@ -99,11 +112,30 @@ static const char record_usage[] =
 "  scalebpf record --barrier lu.c:679 -- ./splash_lu -p4\n"
 "then: scalebpf report -i run.sbp\n";
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, nsignals;
+/* The last signal came from the kernel: a terminal's Ctrl-C (or hangup)
+ * goes to its whole foreground process group, the command included. */
+static volatile sig_atomic_t from_tty;
+static sig_atomic_t nforwarded;   /* nsignals when the last was passed on */
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	stop_signal = sig;
+	from_tty = si && si->si_code == SI_KERNEL;
+	nsignals++;
+}
+
+/* Longer would overflow the nanosecond clock arithmetic (1e9 s: 31 years). */
+#define SB_MAX_DURATION_S 1e9
+
+/* A bad option value: what was wrong and what is accepted; exit code 2,
+ * as for any usage error. */
+static int opt_fail(const char *opt, const char *arg, int err, const char *want)
+{
+	fprintf(stderr, "scalebpf record: invalid %s '%s': %s (%s)\n", opt, arg,
+		sb_opt_why(err), want);
+	return 2;
 }
 
 static int parse_opts(struct sb_rec *r, int argc, char **argv)
@@ -125,8 +157,8 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	int c;
+	uint64_t v;
+	int c, ret;
 
 	r->output = "scalebpf.data";
 	r->auto_barrier = true;
@@ -137,17 +169,16 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:o:d:b:F:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			r->pid = (int)strtol(optarg, &end, 10);
-			if (*end || r->pid <= 0)
-				return sb_rec_fail(r, "invalid PID '%s'", optarg);
+			if ((ret = sb_opt_u64(optarg, 1, INT_MAX, &v)))
+				return opt_fail("-p", optarg, ret, "a PID, 1..2147483647");
+			r->pid = (int)v;
 			break;
 		case 'o':
 			r->output = optarg;
 			break;
 		case 'd':
-			r->duration_s = strtod(optarg, &end);
-			if (*end || r->duration_s <= 0)
-				return sb_rec_fail(r, "invalid duration '%s' (seconds > 0)", optarg);
+			if ((ret = sb_opt_double(optarg, 0, SB_MAX_DURATION_S, &r->duration_s)))
+				return opt_fail("-d", optarg, ret, "seconds, > 0 and at most 1e9");
 			break;
 		case 'b':
 			if (r->nbarriers < SB_REC_MAX_BARRIERS)
@@ -157,28 +188,31 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			r->auto_barrier = false;
 			break;
 		case 'F':
-			r->sample_hz = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || r->sample_hz > 10000)
-				return sb_rec_fail(r, "invalid sampling rate '%s' (0..10000 Hz)", optarg);
+			if ((ret = sb_opt_u64(optarg, 0, 10000, &v)))
+				return opt_fail("-F", optarg, ret, "0..10000 Hz");
+			r->sample_hz = (unsigned)v;
 			break;
 		case 'M':
-			r->max_instances = strtoull(optarg, &end, 10);
-			if (*end)
-				return sb_rec_fail(r, "invalid --max-instances '%s'", optarg);
+			if ((ret = sb_opt_u64(optarg, 0, 1000000000, &r->max_instances)))
+				return opt_fail("--max-instances", optarg, ret, "0..1000000000");
 			break;
 		case 'R':
-			r->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || !r->ringbuf_mb || (r->ringbuf_mb & (r->ringbuf_mb - 1)) ||
-			    r->ringbuf_mb > 1024)
-				return sb_rec_fail(r, "--ringbuf-mb must be a power of two, 1..1024");
+			if ((ret = sb_opt_u64(optarg, 1, 1024, &v)) || (v & (v - 1)))
+				return opt_fail("--ringbuf-mb", optarg, ret ? ret : -ERANGE,
+						"a power of two, 1..1024");
+			r->ringbuf_mb = (unsigned long)v;
 			break;
 		case 'E':
-			if ((r->events_req = sb_events_parse(optarg)) < 0)
-				return sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+			if ((r->events_req = sb_events_parse(optarg)) < 0) {
+				sb_rec_fail(r, "invalid --events '%s' (auto, hw or sw)", optarg);
+				return 2;
+			}
 			break;
 		case 'U':
-			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
-				return sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp")) {
+				sb_rec_fail(r, "invalid --unwind '%s' (cfi or fp)", optarg);
+				return 2;
+			}
 			r->unwind_fp = !strcmp(optarg, "fp");
 			break;
 		case 'q':
@@ -210,12 +244,77 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	return 0;
 }
 
+/* Capability numbers (linux/capability.h; CAP_PERFMON and CAP_BPF: 5.8). */
+#define SB_CAP_SYS_ADMIN 21
+#define SB_CAP_PERFMON 38
+#define SB_CAP_BPF 39
+
+/* The effective capability set (CapEff in /proc/self/status): no libcap
+ * needed for one hexadecimal mask.  -1 when it cannot be read. */
+static int cap_effective(uint64_t *caps)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7)) {
+			*caps = strtoull(line + 7, NULL, 16);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* The highest capability this kernel knows: before 5.8 there is no
+ * CAP_BPF nor CAP_PERFMON, and CAP_SYS_ADMIN stands for both. */
+static int cap_last(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
+	int last = SB_CAP_BPF;
+
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1)
+			last = SB_CAP_BPF;
+		fclose(f);
+	}
+	return last;
+}
+
+/*
+ * What the kernel checks, not who we are: BPF programs need CAP_BPF,
+ * tracing ones and uprobes CAP_PERFMON, and CAP_SYS_ADMIN the rest
+ * (other users' /proc maps, perf events of other processes).  A non-root
+ * user granted the three may record; root without them (a container)
+ * could not load anything.
+ */
 static int check_privileges(struct sb_rec *r)
 {
-	if (geteuid() == 0)
+	static const struct { int cap; const char *name; } need[] = {
+		{ SB_CAP_BPF, "CAP_BPF" }, { SB_CAP_PERFMON, "CAP_PERFMON" },
+		{ SB_CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+	};
+	char missing[96] = "";
+	int last = cap_last();
+	uint64_t caps;
+
+	if (cap_effective(&caps))
+		return geteuid() == 0 ? 0 : sb_rec_fail(r, "recording needs root (CAP_BPF, "
+							 "CAP_PERFMON and CAP_SYS_ADMIN): run it with sudo");
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (need[i].cap > last || (caps >> need[i].cap & 1))
+			continue;
+		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+			 *missing ? ", " : "", need[i].name);
+	}
+	if (!*missing)
 		return 0;
-	return sb_rec_fail(r, "recording needs root (BPF programs and uprobes need CAP_BPF, "
-			   "CAP_PERFMON and CAP_SYS_ADMIN): run it with sudo");
+	return sb_rec_fail(r, "recording needs root or the capabilities CAP_BPF, CAP_PERFMON "
+			   "and CAP_SYS_ADMIN (BPF programs and uprobes); missing: %s. Run it "
+			   "with sudo, or grant them (e.g. setcap or capsh --addamb)", missing);
 }
 
 /* An output that cannot be written is found before the run, not after
@@ -231,13 +330,27 @@ static int check_output(struct sb_rec *r)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Reaps the command, 0 when it still runs. */
+static bool child_reaped(struct sb_rec *r)
+{
+	int status;
+
+	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
+		r->child_exited = true;
+		r->child_status = status;
+		/* Reaped: its pid is free for another process. */
+		sb_rec_target_gone(r);
+	}
+	return r->child_exited;
 }
 
 /* True when recording should end; reaps a spawned child. */
@@ -253,13 +366,7 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		return true;
 	}
 	if (r->spawned) {
-		int status;
-
-		if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
-			r->child_exited = true;
-			r->child_status = status;
-		}
-		if (!r->child_exited)
+		if (!child_reaped(r))
 			return false;
 		/* A followed process the command left running (a daemon, a
 		 * background job) is still recorded until it exits. */
@@ -268,9 +375,13 @@ static bool should_stop(struct sb_rec *r, uint64_t now)
 		r->stop_reason = "target exited";
 		return true;
 	}
-	if (!sb_target_alive(r->pid) && !(r->follow && sb_follow_alive(r))) {
-		r->stop_reason = "target exited";
-		return true;
+	/* By pidfd: a process that got the pid since is not the target. */
+	if (!sb_pin_alive(&r->pin)) {
+		sb_rec_target_gone(r);
+		if (!(r->follow && sb_follow_alive(r))) {
+			r->stop_reason = "target exited";
+			return true;
+		}
 	}
 	return false;
 }
@@ -296,6 +407,9 @@ static int record_loop(struct sb_rec *r)
 		if (now - last_refresh > (age < 300000000ull ? 10000000ull :
 					  age < 2000000000ull ? 100000000ull : 1000000000ull)) {
 			last_refresh = now;
+			/* Not the pid of an exited target: it may be another's. */
+			if (!r->spawned && !sb_pin_alive(&r->pin))
+				sb_rec_target_gone(r);
 			sb_follow_refresh(r);   /* every live image; spin ranges */
 		}
 		if (!r->quiet && now - last_status > (r->tty ? 500000000ull : 10000000000ull)) {
@@ -306,31 +420,80 @@ static int record_loop(struct sb_rec *r)
 	return 0;
 }
 
-/* Forwards a stop request to a child we started, then waits for it. */
+static const char *sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+	       "a signal";
+}
+
+/* Passes a stop signal on to the command we started and to the processes
+ * it started that still run (a launcher's program, its forked workers): a
+ * shell may not pass it on.  Not those that ended: their pid may be
+ * another's now. */
+static bool forward_signal(struct sb_rec *r, int sig)
+{
+	/* Ctrl-C at the terminal reached the command already when it is in
+	 * our process group (it is, unless it made its own): twice would be
+	 * a "second Ctrl-C" to programs that count them. */
+	if (from_tty && sig == SIGINT && getpgid(r->child.pid) == getpgrp())
+		return false;
+	/* SIGHUP: the terminal went away; the command gets it from the
+	 * kernel too if it has that terminal, SIGTERM asks it to end. */
+	if (sig == SIGHUP)
+		sig = SIGTERM;
+	kill(r->child.pid, sig);
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		const struct sb_proc *p = r->fw.procs[i];
+
+		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
+			kill(p->pid, sig);
+	}
+	return true;
+}
+
+/*
+ * After the profile is written: the command we started runs on (the
+ * duration ended first, or it ignored the stop signal).  Wait for it, and
+ * pass on every SIGINT, SIGTERM or SIGHUP we get, each one, so that a
+ * second Ctrl-C reaches it; SIGKILL of the recorder now loses nothing.
+ * The signals are blocked but while sleeping in ppoll: none slips in
+ * between a check and the sleep.
+ */
 static void finish_child(struct sb_rec *r)
 {
-	if (!r->spawned || r->child_exited)
+	sigset_t block, old;
+
+	if (!r->spawned || child_reaped(r))
 		return;
-	if (stop_signal) {
-		int sig = stop_signal == SIGHUP ? SIGTERM : stop_signal;
+	if (!r->quiet || stop_signal)
+		fprintf(stderr, "scalebpf: recording stopped (%s)%s; waiting for the command "
+			"(PID %d) to exit: Ctrl-C, SIGTERM or SIGHUP to scalebpf are passed on "
+			"to it\n", r->stop_reason, r->written ? ", profile written" : "",
+			r->child.pid);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	while (!child_reaped(r)) {
+		struct pollfd pfd = { .fd = r->pin.fd, .events = POLLIN };
+		/* No pidfd (Linux < 5.3): look again every 100 ms. */
+		struct timespec tick = { 0, 100000000 };
 
-		kill(r->child.pid, sig);
-		/* The processes it started too (a launcher's program, its
-		 * forked workers): a shell may not pass the signal on.  Not
-		 * those that ended: their pid may be another's now. */
-		for (size_t i = 0; i < r->fw.nprocs; i++) {
-			const struct sb_proc *p = r->fw.procs[i];
+		if (nsignals != nforwarded) {
+			int sig = stop_signal;
 
-			if (!p->done && !p->end_ns && p->pid != r->child.pid &&
-			    sb_target_alive(p->pid))
-				kill(p->pid, sig);
+			nforwarded = nsignals;
+			fprintf(stderr, forward_signal(r, sig) ?
+				"scalebpf: passed %s on to the command (PID %d); waiting for it "
+				"to exit\n" :
+				"scalebpf: the terminal sent %s to the command (PID %d) too; "
+				"waiting for it to exit\n", sig_name(sig), r->child.pid);
+			continue;
 		}
-	} else if (!r->quiet)
-		fprintf(stderr, "scalebpf: recording stopped (%s); waiting for the command "
-			"to exit\n", r->stop_reason);
-	while (waitpid(r->child.pid, &r->child_status, 0) < 0 && errno == EINTR)
-		;
-	r->child_exited = true;
+		ppoll(&pfd, pfd.fd >= 0, pfd.fd >= 0 ? NULL : &tick, &old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int exit_code(const struct sb_rec *r, int ret)
@@ -379,9 +542,16 @@ int cmd_record(int argc, char **argv)
 	if (!ret) {
 		ret = record_loop(&r);
 		sb_rec_stop(&r);
-		finish_child(&r);
+		/* A stop signal goes on to the command at once; the profile is
+		 * written before anything waits for the command, which may
+		 * never end (or ignore the signal). */
+		nforwarded = nsignals;   /* later ones: finish_child */
+		if (stop_signal && r.spawned && !r.child_exited)
+			forward_signal(&r, stop_signal);
 		if (!ret)
 			ret = sb_rec_write(&r);
+		r.written = !ret;
+		finish_child(&r);
 	} else if (r.spawned) {
 		sb_target_abort(&r.child);
 		r.spawned = false;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* scalebpf report: read a profile, rank where thread-time is lost. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
+#include "opt_parse.h"
 #include "causes/causes.h"
 #include "profile/profile.h"
 #include "report/report.h"
@@ -111,7 +114,8 @@ struct report_args {
 /* One option; -1 to go on, or the exit code (help, a bad value). */
 static int one_option(int c, struct report_args *a)
 {
-	char *end;
+	uint64_t v;
+	int ret;
 
 	if (c >= OPT_VIEW) {
 		/* the first listing in table order wins */
@@ -138,17 +142,19 @@ static int one_option(int c, struct report_args *a)
 		}
 		return -1;
 	case 'n':
-		a->o.top = strtoul(optarg, &end, 10);
-		if (*end) {
-			fprintf(stderr, "scalebpf report: invalid --top '%s'\n", optarg);
+		if ((ret = sb_opt_u64(optarg, 0, 1000000000, &v))) {
+			fprintf(stderr, "scalebpf report: invalid --top '%s': %s (0..1000000000)\n",
+				optarg, sb_opt_why(ret));
 			return 2;
 		}
+		a->o.top = (size_t)v;
 		return -1;
 	case 'T':
-		a->lo.cluster_threshold = strtod(optarg, &end);
-		if (*end || a->lo.cluster_threshold <= 0 || a->lo.cluster_threshold >= 1) {
-			fprintf(stderr, "scalebpf report: --cluster-threshold must be "
-				"a correlation in (0, 1)\n");
+		/* (0, 1): 1 itself is excluded, the bound is open. */
+		if ((ret = sb_opt_double(optarg, 0, 1, &a->lo.cluster_threshold)) ||
+		    a->lo.cluster_threshold >= 1) {
+			fprintf(stderr, "scalebpf report: invalid --cluster-threshold '%s': %s "
+				"(a correlation in (0, 1))\n", optarg, sb_opt_why(ret ? ret : -ERANGE));
 			return 2;
 		}
 		return -1;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "util/idmap.h"
-#include "evqueue.h"
 
 
 static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
@@ -29,6 +28,18 @@ static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
 		*slot = t;
 	}
 	return *slot;
+}
+
+/* The tid of a thread that exited names a new thread: none of the old
+ * one's state is its own. */
+static void thread_renew(struct sb_builder *b, struct sb_sect_thread *t)
+{
+	uint32_t tid = t->tid;
+
+	sb_counts_free(t->seg_counts);
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	b->st.tids_reused++;
 }
 
 static struct sb_sect_inst *inst_new(struct sb_builder *b, uint16_t prim, uint64_t obj)
@@ -62,6 +73,7 @@ static void inst_arrive(struct sb_builder *b, struct sb_sect_inst *in, struct sb
 	a = &in->a[in->n++];
 	memset(a, 0, sizeof(*a));
 	a->tid = t->tid;
+	a->life = t->life;
 	a->site = site;
 	a->arrive = ts;
 	a->seg_start = t->seg_valid ? t->seg_ts : ts;
@@ -72,13 +84,15 @@ static void inst_arrive(struct sb_builder *b, struct sb_sect_inst *in, struct sb
 		in->partial = true;
 }
 
-/* Marks t departed from in; returns true when everyone has left. */
-static bool inst_depart(struct sb_builder *b, struct sb_sect_inst *in, uint32_t tid, uint64_t ts)
+/* Marks the thread (tid, life) departed from in; returns true when
+ * everyone has left. */
+static bool inst_depart(struct sb_builder *b, struct sb_sect_inst *in, uint32_t tid,
+			uint32_t life, uint64_t ts)
 {
 	for (uint32_t i = 0; i < in->n; i++) {
 		struct sb_sect_arrival *a = &in->a[i];
 
-		if (a->tid != tid || a->departed)
+		if (a->tid != tid || a->life != life || a->departed)
 			continue;
 		a->departed = true;
 		a->depart = ts > a->arrive ? ts : a->arrive;
@@ -124,7 +138,7 @@ static void barrier_arrive(struct sb_builder *b, struct sb_sect_thread *t,
 	cur = *slot;
 	if (cur)
 		for (uint32_t i = 0; i < cur->n; i++)
-			again |= cur->a[i].tid == t->tid;
+			again |= cur->a[i].tid == t->tid && cur->a[i].life == t->life;
 	/* Departures close an instance to arrivals; so does a thread coming
 	 * back, which means its departure was lost. */
 	if (!cur || cur->ndeparted || again) {
@@ -149,7 +163,7 @@ static void barrier_depart(struct sb_builder *b, struct sb_sect_thread *t,
 	}
 	t->pending = NULL;
 	seg_restart(t, ev->ts, ev->oncpu);
-	if (!inst_depart(b, in, t->tid, ev->ts))
+	if (!inst_depart(b, in, t->tid, t->life, ev->ts))
 		return;
 	slot = sb_idmap_slot(b->syncobjs, in->prim, in->obj, false);
 	if (slot && *slot == in)
@@ -220,7 +234,7 @@ static void on_region(struct sb_builder *b, struct sb_sect_thread *t, const stru
 	*pp = r->next;
 	for (uint32_t i = 0; i < r->end->n; i++)
 		if (!r->end->a[i].departed)
-			inst_depart(b, r->end, r->end->a[i].tid, ev->ts);
+			inst_depart(b, r->end, r->end->a[i].tid, r->end->a[i].life, ev->ts);
 	sb_sect_finalize(b, r->end, r->site);
 	free(r);
 	seg_restart(t, ev->ts, ev->oncpu);
@@ -237,6 +251,8 @@ static bool in_join(const struct sb_sect_thread *t)
 static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
 {
 	void **slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, parent, false);
+	void **pslot = sb_idmap_slot(b->threads, parent, 0, false);
+	struct sb_sect_thread *p = pslot ? *pslot : NULL;
 	struct sb_sect_inst *in = slot ? *slot : NULL;
 	uint64_t last = 0;
 
@@ -247,8 +263,36 @@ static void join_close(struct sb_builder *b, uint32_t parent, uint64_t site)
 		if (in->a[i].arrive > last)
 			last = in->a[i].arrive;
 	for (uint32_t i = 0; i < in->n; i++)
-		inst_depart(b, in, in->a[i].tid, last);
+		inst_depart(b, in, in->a[i].tid, in->a[i].life, last);
+	/* A creator that ran before recording may have made children whose
+	 * start (and even exit) came before it: its first instance waits
+	 * until its joins are known (first_join_decide). */
+	if (p && !p->life && !p->joined_once) {
+		p->joined_once = true;
+		p->first_join = in;
+		p->first_join_site = site;
+		return;
+	}
+	if (p)
+		p->joined_once = true;
 	sb_sect_finalize(b, in, site);
+}
+
+/* Every pthread_join returns one thread that has exited: a creator that
+ * joined more threads than its first instance gathered joined children we
+ * never saw (started before recording; with -p some start and end within
+ * the attach).  That instance is partial, skipped and counted.  Decided
+ * when it starts its next child, exits, or recording ends. */
+static void first_join_decide(struct sb_builder *b, struct sb_sect_thread *p)
+{
+	struct sb_sect_inst *in = p->first_join;
+
+	if (!in)
+		return;
+	p->first_join = NULL;
+	if (p->joins > in->n)
+		in->partial = true;
+	sb_sect_finalize(b, in, p->first_join_site);
 }
 
 /* A thread's exit is its arrival at its creator's join.  The instance
@@ -263,8 +307,15 @@ static void on_thread_exit(struct sb_builder *b, struct sb_sect_thread *t,
 	struct sb_sect_inst *in;
 	void **slot;
 
-	if (!t->parent)
+	t->exited = true;
+	first_join_decide(b, t);
+	if (!t->parent) {
+		/* Its creator is unknown: it started before recording (the
+		 * process's initial thread joins nothing). */
+		if (!t->life && !t->initial)
+			b->st.exits_unjoined++;
 		return;
+	}
 	parent = thread_get(b, t->parent);
 	slot = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, t->parent, true);
 	if (!parent || !slot) {
@@ -309,6 +360,7 @@ static void on_sync(struct sb_builder *b, struct sb_sect_thread *t, const struct
 	}
 	t->nsync--;
 	if (t->nsync < SB_SYNC_STACK && t->sync[t->nsync].prim == SB_PRIM_JOIN) {
+		t->joins++;
 		sb_sect_wait_add(b, SB_PRIM_JOIN, t->sync[t->nsync].site, 0,
 			 ev->ts - t->sync[t->nsync].ts);
 		seg_restart(t, ev->ts, ev->oncpu);
@@ -333,7 +385,8 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		for (uint32_t i = 0; i < in->n; i++)
-			if (in->a[i].tid == t->tid && in->a[i].arrive <= ev->ts &&
+			if (in->a[i].tid == t->tid && in->a[i].life == t->life &&
+			    in->a[i].arrive <= ev->ts &&
 			    (!best || in->a[i].arrive > best->arrive))
 				best = &in->a[i];
 	if (!best) {
@@ -380,15 +433,24 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 	b->st.events++;
 	switch (ev->kind) {
 	case SB_EV_THREAD_START: {
-		struct sb_sect_thread *parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
+		struct sb_sect_thread *parent;
 
+		/* A new thread on the tid of one that ended (or whose exit
+		 * was lost, counted in drops_thread). */
+		if (t->exited || t->life)
+			thread_renew(b, t);
+		t->life = ++b->lives;
+		parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;
 		t->parent = (uint32_t)ev->obj;
-		if (parent)
+		if (parent) {
+			first_join_decide(b, parent);   /* its next round begins */
 			parent->live_children++;
+		}
 		seg_restart(t, ev->ts, ev->oncpu);
 		break;
 	}
 	case SB_EV_THREAD_SEEN:
+		t->initial = ev->obj == 1;
 		break;
 	case SB_EV_THREAD_EXIT:
 		on_thread_exit(b, t, ev);
@@ -425,104 +487,6 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 	}
 }
 
-struct sb_builder *sb_builder_alloc(uint64_t max_instances)
-{
-	struct sb_builder *b = calloc(1, sizeof(*b));
-
-	if (!b)
-		return NULL;
-	b->max_instances = max_instances;
-	b->queue = sb_evqueue_alloc();
-	b->threads = sb_idmap_alloc();
-	b->syncobjs = sb_idmap_alloc();
-	b->sections = sb_idmap_alloc();
-	b->waits = sb_idmap_alloc();
-	if (!b->queue || !b->threads || !b->syncobjs || !b->sections || !b->waits) {
-		sb_builder_free(b);
-		return NULL;
-	}
-	return b;
-}
-
-static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
-{
-	size_t it = 0;
-	void *v;
-
-	if (!m)
-		return;
-	while (sb_idmap_next(m, &it, NULL, NULL, &v))
-		fn(v);
-	sb_idmap_free(m);
-}
-
-static void thread_free(void *p)
-{
-	struct sb_sect_thread *t = p;
-
-	if (t)
-		sb_counts_free(t->seg_counts);
-	free(t);
-}
-
-void sb_builder_free(struct sb_builder *b)
-{
-	if (!b)
-		return;
-	sb_evqueue_free(b->queue);
-	while (b->live) {
-		struct sb_sect_inst *in = b->live;
-
-		b->live = in->next;
-		for (uint32_t i = 0; i < in->n; i++)
-			sb_counts_free(in->a[i].counts);
-		free(in->a);
-		free(in);
-	}
-	sb_idmap_free(b->syncobjs);
-	free_map_values(b->threads, thread_free);
-	free_map_values(b->sections, sb_sect_section_free);
-	free_map_values(b->waits, free);
-	while (b->regions) {
-		struct sb_sect_region *r = b->regions;
-
-		b->regions = r->next;
-		free(r);
-	}
-	for (size_t i = 0; i < b->nstored; i++) {
-		free(b->stored[i].pt);
-		sb_vecset_free(&b->stored[i].vec);
-	}
-	free(b->stored);
-	free(b->secorder);
-	free(b->log);
-	free(b);
-}
-
-int sb_builder_keep_log(struct sb_builder *b, size_t max, bool named_only)
-{
-	b->named_only = named_only;
-	b->logging = max > 0;
-	b->maxlog = max;
-	return 0;
-}
-
-int sb_builder_add(struct sb_builder *b, const struct sb_event *ev)
-{
-	if (sb_evqueue_push(b->queue, ev))
-		return SB_ERR_NOMEM;
-	return 0;
-}
-
-int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
-{
-	struct sb_event ev;
-
-	while (sb_evqueue_pop_until(b->queue, watermark, &ev))
-		sb_sect_process(b, &ev);
-	return b->err;
-}
-
 void sb_sect_finish_pass(struct sb_builder *b)
 {
 	size_t it = 0;
@@ -534,6 +498,9 @@ void sb_sect_finish_pass(struct sb_builder *b)
 	while (sb_idmap_next(b->threads, &it, &tid, NULL, &v))
 		if (!((struct sb_sect_thread *)v)->live_children)
 			join_close(b, (uint32_t)tid, 0);
+	it = 0;
+	while (sb_idmap_next(b->threads, &it, NULL, NULL, &v))
+		first_join_decide(b, v);
 	/* Still open: threads stopped mid-barrier or mid-region at detach. */
 	for (struct sb_sect_inst *in = b->live; in; in = in->next)
 		b->st.unfinished_instances += in->n > 0;

@@ -34,7 +34,8 @@
 enum sb_ev_kind {
 	SB_EV_THREAD_START = 1, /* obj: creating thread tid (0 unknown) */
 	SB_EV_THREAD_EXIT,      /* oncpu: final on-CPU ns */
-	SB_EV_THREAD_SEEN,      /* existed before recording: segment unknown */
+	SB_EV_THREAD_SEEN,      /* existed before recording: segment unknown;
+				 * obj 1: the process's initial thread */
 	SB_EV_SYNC_ENTER,       /* prim: BARRIER/USER_BARRIER/OMP_BARRIER/JOIN */
 	SB_EV_SYNC_EXIT,
 	SB_EV_REGION_ENTER,     /* OpenMP fork by the master: obj = outlined fn */
@@ -86,6 +87,11 @@ struct sb_builder_stats {
 	uint64_t cond_barriers;      /* condvars found to be inline barriers */
 	uint64_t cond_episodes;      /* their release episodes */
 	uint64_t cond_log_full;      /* events past the log's limit: detection skipped */
+	uint64_t tids_reused;        /* threads started on the tid of one that had
+				      * exited: counted as threads of their own */
+	uint64_t exits_unjoined;     /* exits of threads whose creator is unknown
+				      * (started before recording): in no join
+				      * instance, whose thread counts lack them */
 };
 
 struct sb_builder;

@@ -115,8 +115,47 @@ static int cmp_tid(const void *x, const void *y)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+/* An instance's arrivals in per-thread order: by tid, and a reused
+ * tid's threads in the order they lived. */
+static int cmp_arrival(const void *x, const void *y)
+{
+	const struct sb_sect_arrival *a = *(const struct sb_sect_arrival *const *)x;
+	const struct sb_sect_arrival *b = *(const struct sb_sect_arrival *const *)y;
+
+	if (a->tid != b->tid)
+		return (a->tid > b->tid) - (a->tid < b->tid);
+	return (a->life > b->life) - (a->life < b->life);
+}
+
+/* The section's per-thread row of the thread (tid, life): one row per
+ * thread, so two threads that had the same tid are two rows. */
+static struct sb_thread_time *section_row(struct sb_builder *b, struct sb_sect_section *s,
+					  uint32_t tid, uint32_t life)
+{
+	void **slot;
+	size_t cap = s->cappt;
+
+	if (!s->ptidx && !(s->ptidx = sb_idmap_alloc()))
+		goto nomem;
+	slot = sb_idmap_slot(s->ptidx, tid, life, true);
+	if (!slot)
+		goto nomem;
+	if (*slot)
+		return &s->pt[(uintptr_t)*slot - 1];
+	if (!sb_sect_grow((void **)&s->pt, sizeof(*s->pt), s->npt + 1, &cap))
+		goto nomem;
+	s->cappt = cap;
+	memset(&s->pt[s->npt], 0, sizeof(*s->pt));
+	s->pt[s->npt].tid = tid;
+	*slot = (void *)(uintptr_t)++s->npt;
+	return &s->pt[s->npt - 1];
+nomem:
+	b->err = SB_ERR_NOMEM;
+	return NULL;
+}
+
 static void section_account(struct sb_builder *b, struct sb_sect_section *s,
-			    const struct sb_thread_time *pt, uint32_t n,
+			    const struct sb_thread_time *pt, const uint32_t *life, uint32_t n,
 			    uint64_t start, uint64_t end, struct sb_counts *const *counts)
 {
 	uint64_t maxbusy = 0;
@@ -125,24 +164,11 @@ static void section_account(struct sb_builder *b, struct sb_sect_section *s,
 		if (pt[i].busy_ns > maxbusy)
 			maxbusy = pt[i].busy_ns;
 	for (uint32_t i = 0; i < n; i++) {
-		struct sb_thread_time *agg = NULL;
+		struct sb_thread_time *agg = section_row(b, s, pt[i].tid, life[i]);
 
+		if (!agg)
+			return;
 		s->lost += maxbusy - pt[i].busy_ns;
-		for (uint32_t j = 0; j < s->npt; j++)
-			if (s->pt[j].tid == pt[i].tid)
-				agg = &s->pt[j];
-		if (!agg) {
-			size_t cap = s->cappt;
-
-			if (!sb_sect_grow((void **)&s->pt, sizeof(*s->pt), s->npt + 1, &cap)) {
-				b->err = SB_ERR_NOMEM;
-				return;
-			}
-			s->cappt = cap;
-			agg = &s->pt[s->npt++];
-			memset(agg, 0, sizeof(*agg));
-			agg->tid = pt[i].tid;
-		}
 		agg->busy_ns += pt[i].busy_ns;
 		agg->wait_ns += pt[i].wait_ns;
 		agg->wall_ns += pt[i].wall_ns;
@@ -194,8 +220,10 @@ void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t si
 {
 	struct sb_thread_time *pt;
 	struct sb_counts **counts;
+	const struct sb_sect_arrival **ord;
 	uint64_t start = UINT64_MAX, end = 0, site;
 	struct sb_sect_section *s;
+	uint32_t *life;
 
 	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
 		if (in->partial)
@@ -203,14 +231,23 @@ void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t si
 		goto out;
 	}
 	pt = calloc(in->n, sizeof(*pt));
-	if (!pt) {
+	counts = calloc(in->n, sizeof(*counts));
+	life = calloc(in->n, sizeof(*life));
+	ord = calloc(in->n, sizeof(*ord));
+	if (!pt || !counts || !life || !ord) {
 		b->err = SB_ERR_NOMEM;
-		goto out;
+		goto fail;
 	}
+	/* Per-thread rows and vector columns in one order (by tid). */
+	for (uint32_t i = 0; i < in->n; i++)
+		ord[i] = &in->a[i];
+	qsort(ord, in->n, sizeof(*ord), cmp_arrival);
 	for (uint32_t i = 0; i < in->n; i++) {
-		const struct sb_sect_arrival *a = &in->a[i];
+		const struct sb_sect_arrival *a = ord[i];
 
 		pt[i].tid = a->tid;
+		life[i] = a->life;
+		counts[i] = a->counts;
 		pt[i].busy_ns = a->busy;
 		pt[i].wait_ns = a->depart - a->arrive;
 		pt[i].wall_ns = a->depart - a->seg_start;
@@ -219,25 +256,16 @@ void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t si
 		if (a->depart > end)
 			end = a->depart;
 	}
-	qsort(pt, in->n, sizeof(*pt), cmp_tid);
-	counts = calloc(in->n, sizeof(*counts));
-	if (!counts) {
-		free(pt);
-		b->err = SB_ERR_NOMEM;
-		goto out;
-	}
-	/* Vector columns follow the per-thread order (by tid). */
-	for (uint32_t i = 0; i < in->n; i++)
-		for (uint32_t j = 0; j < in->n; j++)
-			if (in->a[j].tid == pt[i].tid)
-				counts[i] = in->a[j].counts;
 	site = majority_site(in);
 	if (!site)
 		site = site_hint;
 	s = section_get(b, kind_of_prim(in->prim), site);
 	if (s)
-		section_account(b, s, pt, in->n, start, end, counts);
+		section_account(b, s, pt, life, in->n, start, end, counts);
 	b->st.instances++;
+fail:
+	free(ord);
+	free(life);
 	free(counts);
 	free(pt);
 out:
@@ -252,8 +280,10 @@ void sb_sect_section_free(void *p)
 {
 	struct sb_sect_section *s = p;
 
-	if (s)
+	if (s) {
 		free(s->pt);
+		sb_idmap_free(s->ptidx);
+	}
 	free(s);
 }
 
@@ -438,6 +468,8 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p, const struct sb_
 			return SB_ERR_NOMEM;
 		out.loc = (uint32_t)loc;
 		qsort(s->pt, s->npt, sizeof(*s->pt), cmp_tid);
+		sb_idmap_free(s->ptidx);   /* its indices are stale now */
+		s->ptidx = NULL;
 		if (sb_profile_add_section(p, &out) < 0)
 			return SB_ERR_NOMEM;
 	}

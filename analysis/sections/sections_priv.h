@@ -16,6 +16,7 @@ struct sb_evqueue;
 
 struct sb_sect_arrival {
 	uint32_t tid;
+	uint32_t life;               /* the thread's lifetime (sb_sect_thread.life) */
 	bool departed;
 	uint64_t site, seg_start, arrive, depart, busy;
 	struct sb_counts *counts;    /* the segment's event counts, owned */
@@ -40,6 +41,17 @@ struct sb_sect_region {
 
 struct sb_sect_thread {
 	uint32_t tid, parent;
+	/* Tids are reused (pid_max wraps, 32768 by default): one tid can be
+	 * several threads in a recording.  life numbers each started thread
+	 * (0: one that existed before recording), so sections count threads,
+	 * not tids; exited marks a tid free for its next thread. */
+	uint32_t life;
+	bool exited;
+	bool initial;                /* the process's first thread, seen at attach */
+	bool joined_once;            /* it closed a join instance */
+	uint32_t joins;              /* pthread_join calls it returned from */
+	struct sb_sect_inst *first_join;  /* its first join instance, undecided */
+	uint64_t first_join_site;
 	bool seg_valid;
 	uint64_t seg_ts, seg_oncpu;
 	struct sb_sect_inst *pending;        /* instance it arrived in, not departed */
@@ -58,6 +70,7 @@ struct sb_sect_section {
 	uint64_t ninst, stored, lost, capacity;
 	uint32_t npt, cappt;
 	struct sb_thread_time *pt;
+	struct sb_idmap *ptidx;     /* (tid, life) -> index in pt + 1 */
 };
 
 struct sb_sect_stored {
@@ -83,6 +96,7 @@ struct sb_builder {
 	struct sb_sect_region *regions;      /* active, most recent first */
 	struct sb_sect_inst *live;           /* every instance not yet finalized */
 	uint64_t next_region;
+	uint32_t lives;              /* threads started so far (sb_sect_thread.life) */
 	struct sb_sect_stored *stored;
 	size_t nstored, capstored;
 	struct sb_sect_section **secorder;  /* creation order, for stable output */

@@ -2,14 +2,20 @@
 /*
  * procmaps.c - /proc/PID/maps parsing and runtime address -> (binary,
  * vaddr) translation.  Binaries are kept across refreshes (keyed by
- * path) so their indices stay stable and their ELF is opened once.
+ * path and inode) so their indices stay stable and their ELF is opened
+ * once.  A binary the target names by a path that does not name it here
+ * (another mount namespace, deleted) is opened through /proc/PID
+ * (procpath.h) as soon as it is seen mapped: those paths end with the
+ * process, and its addresses are named when the profile is written.
  */
 #include "procmaps.h"
 
 #include "elfsym.h"
+#include "procpath.h"
 
 #include "util/search.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,9 +25,13 @@
 #include <unistd.h>
 
 struct binary {
-	char *path;
+	char *path;             /* as the target names it (maps) */
+	char *open;             /* where it opens here, when not path */
+	struct sb_file_id id;   /* the file maps shows; ino 0: unknown */
 	struct sb_elf *elf;
 	bool tried;             /* open attempted; do not retry a failure */
+	bool settled;           /* where it opens was looked for, pid alive */
+	bool deleted;           /* maps said "(deleted)" */
 };
 
 struct sb_maps {
@@ -31,6 +41,7 @@ struct sb_maps {
 	size_t nbins, capbins;
 	uint64_t generation;    /* successful refreshes */
 	uint64_t last_miss_refresh_ns;
+	int pid;                /* of the last refresh: its /proc paths */
 };
 
 #define DELETED_SUFFIX " (deleted)"
@@ -47,17 +58,20 @@ void sb_maps_free(struct sb_maps *m)
 	for (size_t i = 0; i < m->nbins; i++) {
 		sb_elf_close(m->bins[i].elf);
 		free(m->bins[i].path);
+		free(m->bins[i].open);
 	}
 	free(m->bins);
 	free(m->map);
 	free(m);
 }
 
-/* Index of the binary for path, adding it when new; -1 on ENOMEM. */
-static int bin_index(struct sb_maps *m, const char *path)
+/* Index of the binary for (path, id), adding it when new; -1 on ENOMEM.
+ * A file replaced at the same path (an upgrade) is another binary. */
+static int bin_index(struct sb_maps *m, const char *path, const struct sb_file_id *id)
 {
 	for (size_t i = 0; i < m->nbins; i++)
-		if (!strcmp(m->bins[i].path, path))
+		if (!strcmp(m->bins[i].path, path) && m->bins[i].id.ino == id->ino &&
+		    m->bins[i].id.maj == id->maj && m->bins[i].id.min == id->min)
 			return (int)i;
 	if (m->nbins == m->capbins) {
 		size_t cap = m->capbins ? 2 * m->capbins : 16;
@@ -68,7 +82,7 @@ static int bin_index(struct sb_maps *m, const char *path)
 		m->bins = b;
 		m->capbins = cap;
 	}
-	m->bins[m->nbins] = (struct binary){ .path = strdup(path) };
+	m->bins[m->nbins] = (struct binary){ .path = strdup(path), .id = *id };
 	if (!m->bins[m->nbins].path)
 		return -1;
 	return (int)m->nbins++;
@@ -80,7 +94,8 @@ static int bin_index(struct sb_maps *m, const char *path)
  * Returns 1 for a file mapping (path set, pointing into line), 0 for
  * anything else (anon, [heap], [vdso], malformed).
  */
-static int parse_line(char *line, struct sb_mapping *mp, char **path)
+static int parse_line(char *line, struct sb_mapping *mp, char **path, struct sb_file_id *id,
+		      bool *deleted)
 {
 	unsigned long long start, end, pgoff, inode;
 	unsigned maj, min;
@@ -96,14 +111,16 @@ static int parse_line(char *line, struct sb_mapping *mp, char **path)
 	len = strlen(p);
 	while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
 		p[--len] = '\0';
-	/* Keep deleted files: their path may still name a copy that opens. */
-	if (len > strlen(DELETED_SUFFIX) &&
-	    !strcmp(p + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX))
+	/* Keep deleted files: opened through /proc/PID while it runs. */
+	*deleted = len > strlen(DELETED_SUFFIX) &&
+		   !strcmp(p + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX);
+	if (*deleted)
 		p[len - strlen(DELETED_SUFFIX)] = '\0';
 	if (p[0] != '/' || end <= start)
 		return 0;
 	*mp = (struct sb_mapping){ .start = start, .end = end, .pgoff = pgoff,
 				   .exec = strchr(perms, 'x') != NULL };
+	*id = (struct sb_file_id){ maj, min, inode };
 	*path = p;
 	return 1;
 }
@@ -126,9 +143,11 @@ int sb_maps_parse(struct sb_maps *m, const char *text)
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct sb_mapping mp;
+		struct sb_file_id id;
+		bool deleted;
 		char *path;
 
-		if (!parse_line(line, &mp, &path))
+		if (!parse_line(line, &mp, &path, &id, &deleted))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? 2 * cap : 64;
@@ -139,8 +158,9 @@ int sb_maps_parse(struct sb_maps *m, const char *text)
 			map = nm;
 			cap = nc;
 		}
-		if ((mp.bin = bin_index(m, path)) < 0)
+		if ((mp.bin = bin_index(m, path, &id)) < 0)
 			goto nomem;
+		m->bins[mp.bin].deleted |= deleted;
 		map[n++] = mp;
 	}
 	free(buf);
@@ -237,6 +257,95 @@ static int keep_unmapped(struct sb_maps *m, const struct sb_mapping *old, size_t
 	return 0;
 }
 
+/* A mapping of binary bin, an executable one first; NULL when none. */
+static const struct sb_mapping *mapping_of(const struct sb_maps *m, int bin)
+{
+	const struct sb_mapping *any = NULL;
+
+	for (size_t i = 0; i < m->nmap; i++)
+		if (m->map[i].bin == bin) {
+			if (m->map[i].exec)
+				return &m->map[i];
+			any = any ? any : &m->map[i];
+		}
+	return any;
+}
+
+/* Opens binary bin's ELF from path; a /proc one's debug file is looked
+ * for now, next to the binary, while /proc/PID/root still leads there. */
+static void open_elf(struct binary *b, const char *path)
+{
+	char err[256];
+
+	b->tried = true;
+	b->elf = sb_elf_open(path, err, sizeof(err));
+	if (b->elf && sb_path_is_proc_bound(path))
+		sb_elf_has_lines(b->elf);
+}
+
+/*
+ * Binaries first seen mapped for execution (their code is what addresses
+ * name) are located while the process runs (procpath.h): their path, or
+ * a /proc/PID one, kept as where they open and are probed, and opened
+ * now (it ends with the process).  One found deleted later, not opened
+ * yet, is opened through /proc/PID now, its path left as it was handed
+ * out (the plan and probes know it by that).
+ */
+static void settle(struct sb_maps *m)
+{
+	char buf[4200];
+
+	for (size_t i = 0; i < m->nmap; i++) {
+		const struct sb_mapping *mp = &m->map[i];
+		struct binary *b = &m->bins[mp->bin];
+		int ret;
+
+		if (!mp->exec || !b->id.ino || (b->settled && (!b->deleted || b->tried)))
+			continue;
+		ret = sb_proc_file_path(m->pid, b->path, &b->id, mp->start, mp->end, buf,
+					sizeof(buf));
+		if (!b->settled && ret == 1)
+			b->open = strdup(buf);   /* NULL: its path, which fails */
+		b->settled = true;
+		if (ret == 1 && !b->tried)
+			open_elf(b, buf);
+	}
+}
+
+/* The mappings as a live thread of pid sees them: its leader may have
+ * exited alone (pthread_exit), and /proc/PID/maps is then empty while
+ * the other threads run on in the same address space.  0 or -ESRCH. */
+static int thread_maps(int pid, char **text)
+{
+	char path[96];
+	struct dirent *de;
+	int ret = -ESRCH;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return -ESRCH;
+	while (ret && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		int fd;
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/maps", pid, tid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (!read_all(fd, text)) {
+			if (strchr(*text, '/'))
+				ret = 0;
+			else
+				free(*text);
+		}
+		close(fd);
+	}
+	closedir(d);
+	return ret;
+}
+
 int sb_maps_refresh(struct sb_maps *m, int pid)
 {
 	char path[64], *text = NULL;
@@ -258,7 +367,8 @@ int sb_maps_refresh(struct sb_maps *m, int pid)
 	 * addresses recorded before the exit still need them. */
 	if (!strchr(text, '/')) {
 		free(text);
-		return -ESRCH;
+		if (thread_maps(pid, &text))
+			return -ESRCH;
 	}
 	old = m->map;
 	nold = m->nmap;
@@ -272,6 +382,8 @@ int sb_maps_refresh(struct sb_maps *m, int pid)
 		m->nmap = nold;
 		return ret;
 	}
+	m->pid = pid;
+	settle(m);
 	ret = keep_unmapped(m, old, nold);
 	free(old);
 	m->generation += !ret;
@@ -330,21 +442,47 @@ size_t sb_maps_nbinaries(const struct sb_maps *m)
 
 const char *sb_maps_binary_path(const struct sb_maps *m, int bin)
 {
+	if (bin < 0 || (size_t)bin >= m->nbins)
+		return NULL;
+	return m->bins[bin].open ? m->bins[bin].open : m->bins[bin].path;
+}
+
+const char *sb_maps_binary_name(const struct sb_maps *m, int bin)
+{
 	return bin >= 0 && (size_t)bin < m->nbins ? m->bins[bin].path : NULL;
+}
+
+bool sb_maps_binary_deleted(const struct sb_maps *m, int bin)
+{
+	return bin >= 0 && (size_t)bin < m->nbins && m->bins[bin].deleted;
 }
 
 struct sb_elf *sb_maps_binary_elf(struct sb_maps *m, int bin)
 {
+	const struct sb_mapping *mp;
 	struct binary *b;
-	char err[256];
+	char buf[4200];
+	int ret;
 
 	if (bin < 0 || (size_t)bin >= m->nbins)
 		return NULL;
 	b = &m->bins[bin];
-	if (!b->tried) {
+	if (b->tried)
+		return b->elf;
+	/* Located by its path: the path must still name the file mapped,
+	 * or its symbols would be another file's.  Replaced or deleted
+	 * since: through the process, while it still runs. */
+	if (b->settled && !b->open && !sb_path_is_file(b->path, &b->id, NULL)) {
 		b->tried = true;
-		b->elf = sb_elf_open(b->path, err, sizeof(err));
+		if (!(mp = mapping_of(m, bin)))
+			return NULL;
+		ret = sb_proc_file_path(m->pid, b->path, &b->id, mp->start, mp->end, buf,
+					sizeof(buf));
+		if (ret >= 0)
+			open_elf(b, buf);
+		return b->elf;
 	}
+	open_elf(b, b->open ? b->open : b->path);
 	return b->elf;
 }
 

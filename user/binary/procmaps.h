@@ -27,8 +27,9 @@ void sb_maps_free(struct sb_maps *m);
 /*
  * (Re)reads /proc/PID/maps.  Mappings of files only ([heap], anon and
  * friends are skipped).  Binaries are opened lazily and kept across
- * refreshes, keyed by path.  Returns 0, or -errno (ESRCH when the
- * process is gone).
+ * refreshes, keyed by path and inode; one that only /proc/PID names
+ * (sb_maps_binary_path) is opened at once, while the process lives.
+ * Returns 0, or -errno (ESRCH when the process is gone).
  */
 int sb_maps_refresh(struct sb_maps *m, int pid);
 /* Parses maps text (for tests); same semantics as refresh. */
@@ -51,7 +52,15 @@ int sb_maps_resolve_live(struct sb_maps *m, int pid, uint64_t addr, int *bin,
 uint64_t sb_maps_generation(const struct sb_maps *m);
 
 size_t sb_maps_nbinaries(const struct sb_maps *m);
+/* Where this process opens it and attaches probes to it: the path maps
+ * shows, or, when that names no such file here (another mount namespace,
+ * deleted), a /proc/PID path to the same file (procpath.h). */
 const char *sb_maps_binary_path(const struct sb_maps *m, int bin);
+/* The path as the target names it (maps, " (deleted)" left out): what a
+ * profile shows. */
+const char *sb_maps_binary_name(const struct sb_maps *m, int bin);
+/* Whether maps showed it deleted. */
+bool sb_maps_binary_deleted(const struct sb_maps *m, int bin);
 /* Opens the ELF on first use; NULL when it cannot be opened. */
 struct sb_elf *sb_maps_binary_elf(struct sb_maps *m, int bin);
 /* Index of the binary whose path ends with "/name" or equals name, or -1. */

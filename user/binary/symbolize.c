@@ -82,7 +82,7 @@ static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
 		return -1;
 	if (*slot)
 		return (long)(uintptr_t)*slot - 1;
-	idx = sb_profile_add_binary(s->p, sb_maps_binary_path(s->maps, bin),
+	idx = sb_profile_add_binary(s->p, sb_maps_binary_name(s->maps, bin),
 				    e ? sb_elf_build_id(e) : NULL);
 	if (idx < 0)
 		return -1;
@@ -90,9 +90,9 @@ static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
 	/* Lines from a separate debug file are named with it: "no debug
 	 * info" only where no line can be read. */
 	if (e && !sb_elf_has_lines(e))
-		note_binary(&s->nodebug, sb_maps_binary_path(s->maps, bin), NULL);
+		note_binary(&s->nodebug, sb_maps_binary_name(s->maps, bin), NULL);
 	else if (e && sb_elf_debug_file(e))
-		note_binary(&s->dbgfiles, sb_maps_binary_path(s->maps, bin),
+		note_binary(&s->dbgfiles, sb_maps_binary_name(s->maps, bin),
 			    sb_elf_debug_file(e));
 	return idx;
 }

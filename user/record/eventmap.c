@@ -203,7 +203,7 @@ static void code_find(struct sb_eventmap *em, uint64_t key, struct keycode *kc)
 	/* A runtime's frames (start_thread, gomp_thread_start) are on every
 	 * stack: their inclusive counts are time itself. */
 	kc->runtime = (key & SB_KEY_CALLSITE) && kc->bin >= 0 &&
-		      sb_records_is_runtime(sb_maps_binary_path(em->maps, kc->bin));
+		      sb_records_is_runtime(sb_maps_binary_name(em->maps, kc->bin));
 }
 
 /* The key's instruction, or the address its code is found at. */

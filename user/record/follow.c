@@ -2,6 +2,8 @@
 /* Following exec, fork and dlopen: see follow.h. */
 #include "follow.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include "addr_sampler.h"
 #include "stacks.h"
 #include "binary/procmaps.h"
+#include "binary/procpath.h"
 #include "clock.h"
 #include "record_bpf.h"
 #include "record_session.h"
@@ -41,6 +44,7 @@ static void free_proc(struct sb_proc *p)
 		free(p->bins[i]);
 	free(p->bins);
 	free(p->exe);
+	free(p->exe_open);
 	free(p);
 }
 
@@ -78,8 +82,8 @@ static void reclaim(struct sb_rec *r)
 	fw->nprocs = fw->nprocs ? k : 0;
 }
 
-static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsigned gen,
-				int parent)
+static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe,
+				const char *exe_open, unsigned gen, int parent)
 {
 	struct sb_follow_state *fw = &r->fw;
 	struct sb_proc *p, **np;
@@ -92,6 +96,7 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsi
 	p->parent = parent;
 	p->gen = gen;
 	p->exe = strdup(exe);
+	p->exe_open = strdup(exe_open);
 	p->maps = sb_maps_alloc();
 	p->threads = sb_idmap_alloc();
 	p->builder = sb_builder_alloc(r->max_instances);
@@ -102,7 +107,7 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe, unsi
 	p->recs.pid = pid;
 	p->start_ns = sb_now_ns();
 	np = realloc(fw->procs, (fw->nprocs + 1) * sizeof(*np));
-	if (!p->exe || !p->maps || !p->threads || !p->builder || !p->addrs || !p->stacks ||
+	if (!p->exe || !p->exe_open || !p->maps || !p->threads || !p->builder || !p->addrs || !p->stacks ||
 	    !np) {
 		if (np)
 			fw->procs = np;
@@ -134,16 +139,113 @@ void sb_follow_use(struct sb_rec *r, struct sb_proc *p)
 	r->nthreads_live = p->nthreads_live;
 }
 
+static void not_followed(struct sb_rec *r, int pid, const char *what, const char *why);
+
+/* One process of /proc: its id, its parent's, its name. */
+struct proc_ent {
+	int pid, ppid;
+	char comm[17];
+};
+
+/* /proc/PID/stat: "pid (comm) state ppid ...", comm may hold ") ". */
+static bool read_stat(int pid, struct proc_ent *pe)
+{
+	char path[64], buf[512], *open, *close;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!(open = strchr(buf, '(')) || !(close = strrchr(buf, ')')) || close < open ||
+	    sscanf(close + 1, " %*c %d", &pe->ppid) != 1)
+		return false;
+	pe->pid = pid;
+	snprintf(pe->comm, sizeof(pe->comm), "%.*s", (int)(close - open - 1), open + 1);
+	return true;
+}
+
+/*
+ * -p: processes the target forked before recording started (a pre-fork
+ * server's workers, a driver's running stage) are recorded by no one,
+ * with or without --follow (that follows forks from now on): listed as
+ * not followed, so a profile without their work says why.
+ */
+static void list_running_children(struct sb_rec *r)
+{
+	struct proc_ent *ps = NULL, *np;
+	size_t n = 0, cap = 0, nmarked = 0, capmarked = 0;
+	int *marked = NULL, *nm;   /* listed: their children are too */
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	bool more = true;
+
+	while (d && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			if (!(np = realloc(ps, cap * sizeof(*ps))))
+				break;
+			ps = np;
+		}
+		n += read_stat(atoi(de->d_name), &ps[n]);
+	}
+	if (d)
+		closedir(d);
+	/* Descendants, at any depth: the target's children, theirs, ...
+	 * (a pass per generation; a listed one's pid turns negative). */
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < n; i++) {
+			bool desc = ps[i].pid > 0 && ps[i].ppid == r->pid;
+
+			for (size_t k = 0; k < nmarked && !desc && ps[i].pid > 0; k++)
+				desc = ps[i].ppid == marked[k];
+			if (!desc)
+				continue;
+			not_followed(r, ps[i].pid, ps[i].comm, "running before recording");
+			if (nmarked == capmarked) {
+				capmarked = capmarked ? 2 * capmarked : 16;
+				if (!(nm = realloc(marked, capmarked * sizeof(*nm)))) {
+					more = false;   /* its children: not looked for */
+					break;
+				}
+				marked = nm;
+			}
+			marked[nmarked++] = ps[i].pid;
+			ps[i].pid = -ps[i].pid;
+			more = true;
+		}
+	}
+	free(marked);
+	free(ps);
+}
+
 int sb_follow_init(struct sb_rec *r)
 {
+	char shown[PATH_MAX], open[PATH_MAX + 64];
 	struct sb_proc *p;
 
+	/* -p: the executable as the process names it, opened where that
+	 * path leads to its file (its mount namespace, or deleted). */
+	if (r->spawned || sb_proc_exe_path(r->pid, shown, sizeof(shown), open, sizeof(open)) < 0) {
+		snprintf(shown, sizeof(shown), "%s", r->exe);
+		snprintf(open, sizeof(open), "%s", r->exe);
+	}
 	r->fw.tid_proc = sb_idmap_alloc();
 	r->fw.attached = sb_idmap_alloc();
-	p = r->fw.tid_proc && r->fw.attached ? proc_new(r, r->pid, r->exe, 0, 0) : NULL;
+	p = r->fw.tid_proc && r->fw.attached ? proc_new(r, r->pid, shown, open, 0, 0) : NULL;
 	if (!p)
 		return -ENOMEM;
 	sb_follow_use(r, p);
+	if (!r->spawned)
+		list_running_children(r);
 	return 0;
 }
 
@@ -191,11 +293,12 @@ static void on_fork(struct sb_rec *r, const struct sb_rec_thread *t, struct sb_p
 	memcpy(comm, t->comm, 16);
 	comm[16] = 0;
 	if (!r->follow) {
-		not_followed(r, (int)t->tgid, comm, "forked; --no-follow");
+		not_followed(r, (int)t->tgid, comm, r->spawned ? "forked; --no-follow" :
+			     "forked; -p without --follow");
 		return;
 	}
 	if (!parent || r->fw.stopping ||
-	    !(p = proc_new(r, (int)t->tgid, parent->exe, 0, parent->pid))) {
+	    !(p = proc_new(r, (int)t->tgid, parent->exe, parent->exe_open, 0, parent->pid))) {
 		sb_bpf_follow(r->bpf, (int)t->tgid, false);
 		not_followed(r, (int)t->tgid, comm, !parent ? "parent unknown" :
 			     r->fw.stopping ? "after recording stopped" : "limit of processes");
@@ -217,13 +320,15 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 {
 	struct sb_proc *old = proc_of_tid(r, e->old_tid), *p;
 	int pid = (int)e->tgid;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], open[PATH_MAX + 64];
 
 	if (r->fw.first_exec_pending && pid == r->child.pid) {
 		r->fw.first_exec_pending = false;   /* the gate's exec: planned already */
 		return;
 	}
-	if (sb_target_exe(pid, exe, sizeof(exe)))
+	/* In its mount namespace (unshare -m, a container) or deleted, the
+	 * path it names is not the file here: opened through /proc/PID. */
+	if (sb_proc_exe_path(pid, exe, sizeof(exe), open, sizeof(open)) < 0)
 		return;   /* gone already */
 	if (!r->follow_image) {
 		/* Its records would land in the image before (whose
@@ -250,7 +355,9 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	}
 	if (!r->follow_image)
 		return;
-	if (r->fw.stopping || !(p = proc_new(r, pid, exe, old ? old->gen + 1 : 1,
+	if (e->old_tid != e->tgid)
+		sb_follow_exec_leader_gone(r, pid);
+	if (r->fw.stopping || !(p = proc_new(r, pid, exe, open, old ? old->gen + 1 : 1,
 					      old ? old->parent : 0))) {
 		not_followed(r, pid, exe, r->fw.stopping ? "exec; after recording stopped" :
 			     "exec; limit of processes");
@@ -281,21 +388,23 @@ static void on_dlopen(struct sb_rec *r, const struct sb_rec_proc *e)
 	before = r->plan.nlibs;
 	for (size_t i = 0; i < sb_maps_nbinaries(p->maps); i++) {
 		const char *path = sb_maps_binary_path(p->maps, (int)i);
+		const char *name = sb_maps_binary_name(p->maps, (int)i);
 
 		/* ld.so maps its cache too: only ELF files are libraries. */
 		if (sb_proc_has_bin(p, path) || !sb_maps_binary_elf(p->maps, (int)i))
 			continue;
 		sb_follow_add_library(path, &c);
 		r->fw.dlopen_libs++;
-		if (strlen(r->fw.late_libs) + strlen(path) + 3 < sizeof(r->fw.late_libs))
+		/* Named as the process names it (path may be a /proc one). */
+		if (strlen(r->fw.late_libs) + strlen(name) + 3 < sizeof(r->fw.late_libs))
 			snprintf(r->fw.late_libs + strlen(r->fw.late_libs),
 				 sizeof(r->fw.late_libs) - strlen(r->fw.late_libs), "%s%s",
-				 *r->fw.late_libs ? ", " : "", path);
+				 *r->fw.late_libs ? ", " : "", name);
 		if (sb_plan_add_user_binary(&r->plan, path, r->auto_barrier && !r->nbarriers,
 					    sb_follow_note, &c) < 0)
 			r->fw.attach_errors++;
 	}
-	if (r->plan.nlibs != before && sb_plan_add_runtime(&r->plan, p->exe) < 0)
+	if (r->plan.nlibs != before && sb_plan_add_runtime(&r->plan, p->exe_open) < 0)
 		r->fw.attach_errors++;
 	n = sb_follow_attach(r, p, false);
 	r->fw.late_probes += n > 0 ? (uint64_t)n : 0;   /* after start, stopped or not */

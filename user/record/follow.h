@@ -43,7 +43,9 @@ struct sb_idmap;
 struct sb_proc {
 	int pid, parent;
 	unsigned gen;                /* execs since the process was first seen */
-	char *exe;
+	char *exe;                   /* as the process names it */
+	char *exe_open;              /* where it opens here, probes go: exe, or a
+				      * /proc/PID path (binary/procpath.h) */
 	char comm[17];
 	char **bins;                 /* the executable and its libraries */
 	size_t nbins;
@@ -116,6 +118,11 @@ void sb_follow_free_plans(struct sb_rec *r);
  * uprobes are detached and its attached set emptied (a new process may
  * get the pid, and each link holds an fd). */
 void sb_follow_detach(struct sb_rec *r, struct sb_proc *p);
+/* A thread other than the leader exec'd: the pid's uprobes are bound to
+ * the old leader's task, which exec released (uprobe_multi and perf
+ * uprobes filter by that task's mm): none fires in the new image.  They
+ * are detached, so the new image's attach puts in all of its own. */
+void sb_follow_exec_leader_gone(struct sb_rec *r, int pid);
 /* Keeps p's event log when the plan has condvar barrier candidates. */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p);
 

@@ -21,6 +21,7 @@
 
 #include "binary/elfsym.h"
 #include "binary/procmaps.h"
+#include "binary/procpath.h"
 #include "record_bpf.h"
 #include "record_session.h"
 #include "util/idmap.h"
@@ -37,11 +38,13 @@ bool sb_proc_has_bin(const struct sb_proc *p, const char *path)
 }
 
 /* Under the name given and its canonical one (as maps and the plan's
- * libraries spell it). */
+ * libraries spell it); a /proc/PID path is canonical already (realpath
+ * would resolve it in this mount namespace: another file, or none). */
 void sb_proc_add_bin(struct sb_proc *p, const char *path)
 {
 	char real[PATH_MAX];
-	const char *names[2] = { path, realpath(path, real) ? real : path };
+	const char *names[2] = { path, !sb_path_is_proc_bound(path) && realpath(path, real) ?
+				       real : path };
 
 	for (int i = 0; i < 2; i++) {
 		char **nb;
@@ -160,13 +163,15 @@ int sb_follow_plan_image(struct sb_rec *r, struct sb_proc *p, bool from_maps)
 	struct sb_follow_ctx c = { r, p };
 	struct sb_image_plan *ip;
 	struct stat st;
-	bool known = !from_maps && !stat(p->exe, &st);
+	/* Not one opened through /proc/PID: the plan's paths lead through
+	 * that process, gone when the next one runs the same file. */
+	bool known = !from_maps && !sb_path_is_proc_bound(p->exe_open) && !stat(p->exe_open, &st);
 	int ret;
 
 	if (known && (ip = planned(r, &st))) {
 		for (size_t i = 0; i < ip->bins->nbins; i++)
 			sb_proc_add_bin(p, ip->bins->bins[i]);
-		sb_proc_add_bin(p, p->exe);
+		sb_proc_add_bin(p, p->exe_open);
 		memcpy(p->notes, ip->bins->notes, sizeof(p->notes));
 		p->condvars = ip->bins->condvars;
 		p->condvars_named = ip->bins->condvars_named;
@@ -191,22 +196,22 @@ static int follow_plan_new(struct sb_rec *r, struct sb_proc *p, bool from_maps,
 	struct sb_follow_ctx c = *cp;
 	int ret;
 
-	sb_proc_add_bin(p, p->exe);
+	sb_proc_add_bin(p, p->exe_open);
 	if (from_maps) {
 		if ((ret = sb_maps_refresh(p->maps, p->pid)))
 			return ret;
 		for (size_t i = 0; i < sb_maps_nbinaries(p->maps); i++)
 			sb_follow_add_library(sb_maps_binary_path(p->maps, (int)i), &c);
 	} else {
-		sb_target_libraries(p->exe, sb_follow_add_library, &c);
+		sb_target_libraries(p->exe_open, sb_follow_add_library, &c);
 	}
 	/* Launchers run first: a --barrier in none of their images is
 	 * only an error once no image had it (sb_rec_write).  A command
 	 * that starts threads itself is the program: a name it lacks is a
 	 * typo, said at once as without following. */
 	r->plan.lenient = r->follow && r->spawned &&
-			  (p != r->fw.procs[0] || !starts_threads(p->exe));
-	return sb_plan_build(&r->plan, p->exe, r->barriers, r->nbarriers, r->auto_barrier,
+			  (p != r->fw.procs[0] || !starts_threads(p->exe_open));
+	return sb_plan_build(&r->plan, p->exe_open, r->barriers, r->nbarriers, r->auto_barrier,
 			     sb_follow_note, &c);
 }
 
@@ -256,7 +261,7 @@ static int attach_dl_hook(struct sb_rec *r, struct sb_proc *p, char *err, size_t
 
 	if (!slot)
 		return -ENOMEM;
-	if (*slot || sb_target_interp(p->exe, interp, sizeof(interp)))
+	if (*slot || sb_target_interp(p->exe_open, interp, sizeof(interp)))
 		return 0;   /* in already, or static: no dlopen to follow */
 	if (!realpath(interp, real) || !(e = sb_elf_open(real, err, errlen)))
 		return 0;
@@ -324,6 +329,20 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	return added;
 }
 
+/* Every uprobe of pid out, its attached set emptied. */
+static void detach_pid(struct sb_rec *r, int pid)
+{
+	sb_bpf_detach_pid(r->bpf, pid);
+	for (size_t i = 0; i < r->plan.n; i++)
+		sb_idmap_remove(r->fw.attached, (uint64_t)pid, i);
+	sb_idmap_remove(r->fw.attached, (uint64_t)pid, DL_HOOK_KEY);
+}
+
+void sb_follow_exec_leader_gone(struct sb_rec *r, int pid)
+{
+	detach_pid(r, pid);
+}
+
 void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
 {
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
@@ -332,10 +351,7 @@ void sb_follow_detach(struct sb_rec *r, struct sb_proc *p)
 		if (o->pid == p->pid && !o->done && !o->end_ns)
 			return;   /* exec'd: the pid runs on as another image */
 	}
-	sb_bpf_detach_pid(r->bpf, p->pid);
-	for (size_t i = 0; i < r->plan.n; i++)
-		sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, i);
-	sb_idmap_remove(r->fw.attached, (uint64_t)p->pid, DL_HOOK_KEY);
+	detach_pid(r, p->pid);
 	if (r->bpf)
 		sb_bpf_fork_stop(r->bpf, p->pid, false);
 }

@@ -10,6 +10,7 @@
 
 #include "binary/demangle.h"
 #include "binary/elfsym.h"
+#include "binary/procpath.h"
 #include "profile/profile.h"
 
 struct spec {
@@ -179,10 +180,11 @@ static void add_spin(struct sb_plan *pl, struct sb_elf *e, const char *name, uin
 
 static bool name_has(const char *path, const char *prefix)
 {
-	const char *base = strrchr(path, '/');
+	char buf[PATH_MAX];
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, prefix, strlen(prefix));
+	/* A deleted library is probed through /proc/PID/map_files/...:
+	 * by the name the process knows it by. */
+	return !strncmp(sb_path_base(path, buf, sizeof(buf)), prefix, strlen(prefix));
 }
 
 static const struct spec *specs_for(const char *path)
@@ -200,8 +202,9 @@ int sb_plan_add_library(struct sb_plan *pl, const char *path)
 {
 	char real[PATH_MAX], **libs;
 
-	/* The canonical path, as /proc/PID/maps shows it (merged /usr). */
-	if (realpath(path, real))
+	/* The canonical path, as /proc/PID/maps shows it (merged /usr); a
+	 * /proc/PID path is as maps lead to it (binary/procpath.h). */
+	if (!sb_path_is_proc_bound(path) && realpath(path, real))
 		path = real;
 	for (size_t i = 0; i < pl->nlibs; i++)
 		if (!strcmp(pl->libs[i], path))

@@ -24,6 +24,7 @@ struct sb_bpf {
 	int *perf_fds;
 	int ncpus;
 	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
+	int wide_pid; /* its probes unfiltered (sb_bpf_probe_wide) */
 	struct sb_reaper reap;
 	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
 };
@@ -226,17 +227,18 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *l = NULL;
-	int fd = -1;
+	int fd = -1, filter;
 
 	if (!pid)
 		pid = s->pid;
+	filter = pid == s->wide_pid ? -1 : pid;
 again:
 	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
 		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
-				       pid == 0 ? (uint32_t)getpid() :
-				       pid == -1 ? 0 : (uint32_t)pid);
+				       filter == 0 ? (uint32_t)getpid() :
+				       filter == -1 ? 0 : (uint32_t)filter);
 	else
-		l = bpf_program__attach_uprobe_opts(prog, pid, path, (size_t)offset, &uo);
+		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
 	if (!l && fd < 0) {
 		int e = errno;
 
@@ -249,6 +251,11 @@ again:
 	}
 	s->nprobes++;
 	return add_link(s, l, fd, pid);
+}
+
+void sb_bpf_probe_wide(struct sb_bpf *s, int pid)
+{
+	s->wide_pid = pid;
 }
 
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
@@ -302,10 +309,15 @@ int sb_bpf_seed_thread(struct sb_bpf *s, uint32_t tid, uint64_t now_ns,
 int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		 char *err, size_t errlen)
 {
+	/* Exits before starts: a thread whose start is recorded then has its
+	 * exit recorded too.  The other way round, a thread started and ended
+	 * between the two attaches left a start without an exit, and its
+	 * creator's join instance, waiting for it, never closed: with -p on a
+	 * program churning threads, no join instance at all was recorded. */
 	struct bpf_program *tps[] = {
 		s->skel->progs.on_switch, s->skel->progs.on_sys_enter,
-		s->skel->progs.on_sys_exit, s->skel->progs.on_newtask,
-		s->skel->progs.on_exit, s->skel->progs.on_exec,
+		s->skel->progs.on_sys_exit, s->skel->progs.on_exit,
+		s->skel->progs.on_newtask, s->skel->progs.on_exec,
 	};
 	int ret;
 

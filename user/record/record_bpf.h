@@ -44,6 +44,12 @@ int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
 int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop);
 /* Adds a process to (or removes it from) the followed set. */
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add);
+/* The uprobes of pid, attached from now on, are not filtered by the
+ * kernel: its leader exited alone (pthread_exit), and the kernel's pid
+ * filter goes by the leader's address space, which it has no more, so
+ * they would never fire.  The BPF programs still record only followed
+ * processes; other processes calling the probed functions pay a trap. */
+void sb_bpf_probe_wide(struct sb_bpf *s, int pid);
 /* Sets sampled spin-wait range idx (< SB_MAX_SPIN_RANGES). */
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r);
 /* Gives an existing thread a state as if it went on CPU at now_ns, its

@@ -18,6 +18,14 @@
 #include "stacks.h"
 #include "util/idmap.h"
 
+/*
+ * The thread table holds a thread's entry at (tid, 0) while it lives.
+ * The kernel gives a tid to a new thread once its thread has exited and
+ * the pid counter came round (pid_max, 32768 by default, is reached in
+ * seconds by a program that churns threads on a busy machine), so an
+ * ended thread's entry moves to (tid, key != 0): the profile lists
+ * threads, never two threads as one.
+ */
 static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
 {
 	void **slot = sb_idmap_slot(r->threads, tid, 0, true);
@@ -35,20 +43,53 @@ static struct sb_thread *thread_entry(struct sb_rec *r, uint32_t tid)
 	return *slot;
 }
 
-void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
-			const char *comm, uint16_t kind)
+/* key: its end time, unique for a tid; the next free one on a tie. */
+static void thread_retire(struct sb_rec *r, uint32_t tid, uint64_t key)
 {
-	struct sb_thread *t = thread_entry(r, tid);
-	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
+	struct sb_thread *t = sb_idmap_remove(r->threads, tid, 0);
 	void **slot;
 
 	if (!t)
 		return;
-	t->parent_tid = parent;
-	t->start_ns = ts;
+	for (key = key ? key : 1; (slot = sb_idmap_slot(r->threads, tid, key, true)) && *slot;
+	     key++)
+		;
+	if (slot) {
+		*slot = t;
+		return;
+	}
+	r->recs.threads_unlisted++;   /* out of memory: said in the profile */
+	free(t->comm);
+	free(t);
+}
+
+void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_t ts,
+			const char *comm, uint16_t kind)
+{
+	void **slot = sb_idmap_slot(r->threads, tid, 0, false);
+	struct sb_thread *t = slot ? *slot : NULL;
+	struct sb_event ev = { .ts = ts, .tid = tid, .kind = kind, .obj = parent };
+	bool live = t != NULL;
+
+	/* A start after the live entry's own start record: that thread's
+	 * exit record was lost (counted in drops_thread) and this is a new
+	 * thread.  One started while attaching is found by both seeding (no
+	 * parent) and its start record: the same thread. */
+	if (t && kind == SB_EV_THREAD_START && t->parent_tid && t->start_ns < ts)
+		thread_retire(r, tid, t->start_ns | 1ull << 63);
+	if (!(t = thread_entry(r, tid)))
+		return;
+	if (kind == SB_EV_THREAD_START || !live) {
+		t->parent_tid = parent;
+		t->start_ns = ts;
+	}
 	if (comm && !t->comm)
 		t->comm = strdup(comm);
-	r->nthreads_live++;
+	if (!live)
+		r->nthreads_live++;
+	/* The process's first thread, found at attach: its exit joins nothing. */
+	if (kind == SB_EV_THREAD_SEEN && (int)tid == r->pid)
+		ev.obj = 1;
 	if (r->fw.tid_proc && (slot = sb_idmap_slot(r->fw.tid_proc, tid, 0, true)))
 		*slot = r->fw.cur;   /* its records go to this image */
 	sb_builder_add(r->builder, &ev);
@@ -98,6 +139,11 @@ static void on_thread_new(struct sb_rec *r, const void *data, size_t size)
 
 void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 {
+	/* Only a thread counted live leaves the live count: one that started
+	 * before the tracepoints and ended before seeding found it was never
+	 * counted, and taking it off would end the process early (its
+	 * records then dropped as of no known process). */
+	bool live = sb_idmap_slot(r->threads, rt->hdr.tid, 0, false) != NULL;
 	struct sb_thread *t = thread_entry(r, rt->hdr.tid);
 	struct sb_event ev;
 
@@ -115,10 +161,12 @@ void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 			t->comm = dup;
 		}
 	}
-	if (r->nthreads_live)
+	if (live && r->nthreads_live)
 		r->nthreads_live--;
 	sb_records_thread_exit(&r->recs, rt, &ev);
 	sb_builder_add(r->builder, &ev);
+	if (t)
+		thread_retire(r, rt->hdr.tid, rt->hdr.ts);
 	sb_follow_thread_gone(r, rt->hdr.tid);
 }
 

@@ -87,6 +87,10 @@ static int seed_threads(struct sb_rec *r)
 	for (size_t i = 0; i < n; i++) {
 		char comm[32];
 
+		/* A leader gone by pthread_exit: no thread to time, and no
+		 * exit will ever come for it. */
+		if (!sb_target_thread_live(r->pid, tids[i]))
+			continue;
 		sb_target_comm(r->pid, tids[i], comm, sizeof(comm));
 		sb_bpf_seed_thread(r->bpf, tids[i], now, sb_target_runtime(r->pid, tids[i]));
 		sb_rec_thread_seen(r, tids[i], 0, now, comm, SB_EV_THREAD_SEEN);
@@ -144,7 +148,7 @@ void sb_rec_set_spin_ranges(struct sb_rec *r)
 			off = mp->start + (off - mp->pgoff);
 			set_range(r, (unsigned)i, off, off + sp->size);
 		}
-		if (is_omp_runtime(path))
+		if (is_omp_runtime(sb_maps_binary_name(r->maps, mp->bin)))
 			set_range(r, slot++, mp->start, mp->end);
 	}
 }
@@ -220,6 +224,7 @@ int sb_rec_setup(struct sb_rec *r)
 
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
+	r->pin.fd = -1;
 	if (r->ncmd > 0) {
 		char dir[4200];
 
@@ -231,6 +236,9 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
 		r->pid = r->child.pid;
+		/* Our child: its pid is ours until reaped, the pidfd lets the
+		 * end wait for it and signals together (builtin-record.c). */
+		sb_target_pin(r->pid, &r->pin);
 		/* A script: the kernel runs its interpreter, the first image. */
 		{
 			char interp[sizeof(r->exe)];
@@ -241,6 +249,10 @@ int sb_rec_setup(struct sb_rec *r)
 	} else {
 		if (sb_target_check_pid(r->pid, err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
+		/* From here on the process, not the number: once it exits,
+		 * a new process may get its pid and must not be recorded. */
+		if (sb_target_pin(r->pid, &r->pin))
+			return sb_rec_fail(r, "process %d exited during attach", r->pid);
 		if ((ret = sb_target_exe(r->pid, r->exe, sizeof(r->exe))))
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
@@ -273,6 +285,12 @@ int sb_rec_setup(struct sb_rec *r)
 		return sb_rec_fail(r, "%s", err);
 	if ((ret = start_hw(r)))
 		return ret;
+	if (!r->spawned && sb_target_leader_exited(r->pid)) {
+		sb_bpf_probe_wide(r->bpf, r->pid);
+		note(r, "the main thread of process %d has exited (pthread_exit): its other "
+		     "threads are recorded; its probes are not filtered by the kernel (other "
+		     "processes calling the probed functions pay a trap each)", r->pid);
+	}
 	if (sb_follow_attach(r, r->fw.cur, true) < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;
@@ -290,7 +308,7 @@ int sb_rec_setup(struct sb_rec *r)
 		await_exec(r);
 	} else {
 		sb_rec_set_spin_ranges(r);
-		if (!sb_target_alive(r->pid))
+		if (!sb_pin_alive(&r->pin))
 			return sb_rec_fail(r, "process %d exited during attach", r->pid);
 	}
 	if (!r->quiet)
@@ -345,8 +363,28 @@ void sb_rec_stop(struct sb_rec *r)
 	}
 }
 
+void sb_rec_target_gone(struct sb_rec *r)
+{
+	if (r->target_gone)
+		return;
+	r->target_gone = true;
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
+		struct sb_proc *p = r->fw.procs[i];
+
+		if (p->pid != r->pin.pid || p->done || p->end_ns)
+			continue;
+		/* Ended: no periodic refresh (follow.c), and an address not
+		 * yet mapped is not looked up in /proc/PID/maps (records.c). */
+		p->end_ns = sb_now_ns();
+		p->recs.pid = 0;
+		if (p == r->fw.cur)
+			r->recs.pid = 0;
+	}
+}
+
 void sb_rec_cleanup(struct sb_rec *r)
 {
+	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */
 	r->fw.stopping = true;

@@ -45,6 +45,10 @@ struct sb_rec {
 	bool spawned, child_exited;
 	int child_status;
 	struct sb_child child;
+	struct sb_pin pin;           /* the target (-p PID, or the command):
+				      * by identity, its pid may be reused */
+	bool target_gone;            /* the pinned process exited */
+	bool written;                /* the profile is on disk */
 	char exe[4096];
 	struct sb_plan plan;
 	struct sb_bpf *bpf;
@@ -93,5 +97,8 @@ uint64_t sb_rec_drops(const uint64_t *counters);
 void sb_rec_stop(struct sb_rec *r);
 int sb_rec_write(struct sb_rec *r);
 void sb_rec_cleanup(struct sb_rec *r);
+/* The pinned target exited: its image ends now, and its pid, free for
+ * another process, is read no more (mappings). */
+void sb_rec_target_gone(struct sb_rec *r);
 
 #endif

@@ -150,6 +150,11 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "instances_unfinished", st.unfinished_instances);
 	sb_profile_meta_set_u64(p, "events_unmatched", st.unmatched);
 	sb_profile_meta_set_u64(p, "events_late", st.late_events);
+	/* Thread churn (issue 10): tids handed out again are threads of
+	 * their own; exits that join nothing and table entries lost, said. */
+	sb_profile_meta_set_u64(p, "tids_reused", st.tids_reused);
+	sb_profile_meta_set_u64(p, "thread_exits_unjoined", st.exits_unjoined);
+	sb_profile_meta_set_u64(p, "threads_unlisted", r->recs.threads_unlisted);
 	sb_profile_meta_set(p, "notes", r->notes);
 	hw_drops = sb_hwsession_meta(r->hw, p);   /* sampling path, hardware counters */
 	if (hw_drops)

@@ -112,7 +112,7 @@ static uint32_t word_facts(struct sb_records *d, uint64_t w)
 		return (uint32_t)(uintptr_t)*slot;
 	/* resolve() may refresh the maps and drop the cache: insert after. */
 	if (w >= 4096 && !resolve(d, w, &bin, &vaddr) && (e = sb_maps_binary_elf(d->maps, bin))) {
-		enum bin_class cls = classify_binary(sb_maps_binary_path(d->maps, bin));
+		enum bin_class cls = classify_binary(sb_maps_binary_name(d->maps, bin));
 
 		f |= W_KNOWN;
 		f |= cls == BIN_USER ? W_USER : cls == BIN_OMP ? W_OMP : 0;
@@ -217,7 +217,7 @@ static bool code_at(struct sb_records *d, uint64_t a, struct sb_elf **e, uint64_
 
 	if (a < 4096 || resolve(d, a, &bin, vaddr) || !(*e = sb_maps_binary_elf(d->maps, bin)))
 		return false;
-	*runtime = sb_records_is_runtime(sb_maps_binary_path(d->maps, bin));
+	*runtime = sb_records_is_runtime(sb_maps_binary_name(d->maps, bin));
 	return true;
 }
 

@@ -30,6 +30,7 @@ struct sb_records {
 	uint64_t maps_gen;          /* sb_maps_generation of the words cache */
 	uint64_t bad_records;       /* unknown type, wrong size, bad probe id */
 	uint64_t unattributed;      /* waits with no user-code call site */
+	uint64_t threads_unlisted;  /* ended threads the table lost (no memory) */
 	struct sb_idmap *words;     /* stack word -> what it is (records.c) */
 	struct sb_idmap *tasks;     /* tid -> the OpenMP outlined function it runs */
 	struct sb_idmap *starts;    /* tid -> its start routine (pthread_create) */

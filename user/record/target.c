@@ -9,32 +9,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gelf.h>
 
-static char proc_state(int pid)
+/* The stat line's fields after "(comm) ": state first.  0 on failure. */
+static int read_stat(const char *path, char *state, unsigned long long *start)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
+	char buf[1024], *p;
+	FILE *f = fopen(path, "r");
+	int n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
 	if (!f)
-		return 0;
+		return -1;
 	p = fgets(buf, sizeof(buf), f);
 	fclose(f);
+	/* comm may hold ") ": the last one ends it. */
 	if (!p || !(p = strrchr(buf, ')')) || p[1] != ' ')
+		return -1;
+	*state = p[2];
+	if (!start)
 		return 0;
-	return p[2];
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime priority nice threads
+	 * itrealvalue starttime: starttime is the 20th after comm. */
+	n = sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", start);
+	return n == 1 ? 0 : -1;
+}
+
+static char proc_state(int pid)
+{
+	char path[64], st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return read_stat(path, &st, NULL) ? 0 : st;
+}
+
+/* The first thread of pid that has not exited (its leader may have, by
+ * pthread_exit, while the others run on), or 0. */
+static int live_thread(int pid)
+{
+	char path[96], st;
+	struct dirent *de;
+	int tid = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!tid && (de = readdir(d))) {
+		long t = strtol(de->d_name, NULL, 10);
+
+		if (t <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", pid, t);
+		if (!read_stat(path, &st, NULL) && st != 'Z' && st != 'X')
+			tid = (int)t;
+	}
+	closedir(d);
+	return tid;
 }
 
 int sb_target_check_pid(int pid, char *err, size_t errlen)
 {
-	char path[64], exe[4096];
+	char exe[4096];
 	char st;
+	int e;
 
 	if (pid <= 0) {
 		snprintf(err, errlen, "invalid PID %d", pid);
@@ -45,14 +90,13 @@ int sb_target_check_pid(int pid, char *err, size_t errlen)
 		return -ESRCH;
 	}
 	st = proc_state(pid);
-	if (st == 'Z' || st == 'X') {
+	/* A leader that called pthread_exit is a zombie while its other
+	 * threads work on: those are recorded. */
+	if ((st == 'Z' || st == 'X') && !live_thread(pid)) {
 		snprintf(err, errlen, "process %d has exited (it is a zombie): nothing to record", pid);
 		return -ESRCH;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if (readlink(path, exe, sizeof(exe) - 1) < 0) {
-		int e = errno;
-
+	if ((e = -sb_target_exe(pid, exe, sizeof(exe)))) {
 		if (e == ENOENT && !sb_target_alive(pid))
 			snprintf(err, errlen, "process %d exited", pid);
 		else if (e == ENOENT)
@@ -76,22 +120,105 @@ bool sb_target_alive(int pid)
 	if (kill(pid, 0) && errno == ESRCH)
 		return false;
 	st = proc_state(pid);
-	return st && st != 'Z' && st != 'X';
+	if (st == 'Z' || st == 'X')
+		return live_thread(pid) != 0;   /* the leader exited alone */
+	return st != 0;
+}
+
+bool sb_target_thread_live(int pid, uint32_t tid)
+{
+	char path[96], st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", pid, tid);
+	return !read_stat(path, &st, NULL) && st != 'Z' && st != 'X';
+}
+
+int sb_target_leader_exited(int pid)
+{
+	char st = proc_state(pid);
+
+	return (st == 'Z' || st == 'X') ? live_thread(pid) : 0;
+}
+
+static int start_time(int pid, unsigned long long *start)
+{
+	char path[64], st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return read_stat(path, &st, start);
+}
+
+int sb_target_pin(int pid, struct sb_pin *pin)
+{
+	unsigned long long before, after;
+
+	pin->pid = pid;
+	pin->fd = -1;
+	pin->start = 0;
+	if (start_time(pid, &before))
+		return -ESRCH;
+	pin->fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pin->fd < 0 && errno != ENOSYS && errno != EPERM) {
+		pin->fd = -1;
+		return -ESRCH;
+	}
+	/* The pid named a process when we looked: the pidfd must be that
+	 * one, not one that got the pid since. */
+	if (start_time(pid, &after) || after != before) {
+		sb_pin_close(pin);
+		return -ESRCH;
+	}
+	pin->start = before;
+	return 0;
+}
+
+bool sb_pin_alive(const struct sb_pin *pin)
+{
+	unsigned long long start;
+
+	if (pin->pid <= 0)
+		return false;
+	if (pin->fd >= 0) {
+		struct pollfd pfd = { .fd = pin->fd, .events = POLLIN };
+
+		/* Readable once the whole process exited (a leader gone by
+		 * pthread_exit alone is not: its threads run on). */
+		return poll(&pfd, 1, 0) == 0;
+	}
+	/* No pidfd (Linux < 5.3): the same start time, so not a new
+	 * process with the pid. */
+	return !start_time(pin->pid, &start) && start == pin->start && sb_target_alive(pin->pid);
+}
+
+void sb_pin_close(struct sb_pin *pin)
+{
+	if (pin->fd >= 0)
+		close(pin->fd);
+	pin->fd = -1;
 }
 
 int sb_target_exe(int pid, char *buf, size_t len)
 {
-	char path[64];
+	char path[96];
 	ssize_t n;
+	int tid, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, buf, len - 1);
+	e = errno;
+	if (n < 0 && e == ENOENT && (tid = sb_target_leader_exited(pid))) {
+		/* The leader exited alone: its exe link is gone, a live
+		 * thread's is the same image. */
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/exe", pid, tid);
+		n = readlink(path, buf, len - 1);
+		e = errno;
+	}
 	if (n < 0)
-		return -errno;
+		return -e;
 	buf[n] = 0;
 	/* A replaced binary still runs: attach through the magic link. */
 	if (strstr(buf, " (deleted)"))
-		snprintf(buf, len, "/proc/%d/exe", pid);
+		snprintf(buf, len, "%s", path);
 	return 0;
 }
 

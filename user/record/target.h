@@ -10,7 +10,28 @@
 
 /* 0 when PID is a live process we may trace; else -errno and a message. */
 int sb_target_check_pid(int pid, char *err, size_t errlen);
+/* Some thread of PID runs (its leader may have exited alone). */
 bool sb_target_alive(int pid);
+/* When PID's leader exited (pthread_exit) while other threads run: one
+ * of those, else 0. */
+int sb_target_leader_exited(int pid);
+/* Thread tid of pid has not exited (a zombie leader has). */
+bool sb_target_thread_live(int pid, uint32_t tid);
+
+/*
+ * A process held by identity, not by number: its pid can be another
+ * process's once it exits and is reaped.  A pidfd (Linux 5.3) when the
+ * kernel has them, else the start time in /proc/PID/stat.
+ */
+struct sb_pin {
+	int pid, fd;
+	unsigned long long start;   /* clock ticks after boot */
+};
+/* Pins the process now behind pid: 0, or -ESRCH (gone). */
+int sb_target_pin(int pid, struct sb_pin *pin);
+/* The pinned process has not exited (pid reuse never fools it). */
+bool sb_pin_alive(const struct sb_pin *pin);
+void sb_pin_close(struct sb_pin *pin);
 /* Its state letter in /proc/PID/stat (R, S, T...), 0 when gone. */
 char sb_target_state(int pid);
 /* The executable behind /proc/PID/exe. */

@@ -32,6 +32,30 @@ static void follow_warnings(const struct sb_profile *p, FILE *f)
 			"some sections or waits may be missing\n", attach);
 }
 
+/* What the recorder knows it could not count right, each with its number:
+ * drops of the ring buffer are said above; these are the rest. */
+static void loss_warnings(const struct sb_profile *p, FILE *f)
+{
+	unsigned long long untimed = meta_u64(p, "threads_untimed"),
+			   late = meta_u64(p, "events_late"),
+			   unjoined = meta_u64(p, "thread_exits_unjoined"),
+			   unlisted = meta_u64(p, "threads_unlisted");
+
+	if (untimed)
+		fprintf(f, "  WARNING:  %llu threads were not timed (the BPF thread table was "
+			"full): their busy times are missing\n", untimed);
+	if (late)
+		fprintf(f, "  WARNING:  %llu events reached the recorder after later ones were "
+			"processed (the recorder was starved of CPU): sections around them may "
+			"be cut wrong\n", late);
+	if (unjoined)
+		fprintf(f, "  WARNING:  %llu threads that started before recording exited: "
+			"their creators' join instances lack them\n", unjoined);
+	if (unlisted)
+		fprintf(f, "  WARNING:  %llu ended threads are missing from the thread list "
+			"(out of memory)\n", unlisted);
+}
+
 /* A metadata value for the text (escaped, see sb_text_escape): the
  * profile chose it. */
 static const char *mv(const struct sb_profile *p, const char *key, char *buf, size_t len)
@@ -59,7 +83,7 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	char d[32], v1[1024], v2[64], v3[256], v4[256];
 	unsigned long long drops = 0;
 	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
-			       "drops_lbr", "drops_load", "drops_proc" };
+			       "drops_lbr", "drops_load", "drops_proc", "drops_exact" };
 	const char *sampling = sb_profile_meta_get(p, "sampling");
 	size_t nolines;
 
@@ -93,6 +117,7 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
 			"low; record again with a larger --ringbuf-mb\n", drops);
 	follow_warnings(p, f);
+	loss_warnings(p, f);
 	if (notes && *notes)
 		meta_line(f, "  notes:    ", notes, "\n");
 	nolines = 0;

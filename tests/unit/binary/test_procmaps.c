@@ -2,11 +2,13 @@
 /*
  * test_procmaps: synthetic maps text (spaces in paths, "(deleted)",
  * anon and pseudo mappings) with resolve arithmetic checked against the
- * test binary's own ELF, then the live /proc/self/maps and a dead pid.
+ * test binary's own ELF, then the live /proc/self/maps and a dead pid,
+ * and a deleted binary opened through /proc/self/map_files.
  */
 #include "check.h"
 #include "binary/elfsym.h"
 #include "binary/procmaps.h"
+#include "binary/procpath.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -240,6 +242,85 @@ static void check_unmapped_kept(const char *exe)
 	sb_maps_free(m);
 }
 
+/*
+ * A copy of this executable, mapped for execution, then deleted (issue
+ * 10: "rebuild with -g" on a binary that has -g): its path opens nothing,
+ * so it is opened through /proc/PID/map_files, at the refresh that finds
+ * it, and keeps resolving after it is unmapped; the profile's name stays
+ * the path the process used.  Then a file put at that path later, another
+ * file, is never read for it.
+ */
+static void check_deleted(const char *exe, const char *dir)
+{
+	struct sb_maps *m = sb_maps_alloc();
+	char copy[600], cmd[2048], pre[64];
+	uint64_t mv = 0, off = 0, vaddr = 0, start = 0;
+	struct sb_elf *e = NULL, *ce;
+	char err[256], *a = MAP_FAILED;
+	const char *fn = NULL;
+	int fd = -1, bin = -1;
+
+	snprintf(copy, sizeof(copy), "%s/deleted copy", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", exe, copy);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	e = sb_elf_open(exe, err, sizeof(err));
+	CHECK(e && sb_elf_func_by_name(e, "marker_fn", &mv, NULL) == 0 &&
+	      sb_elf_vaddr_to_offset(e, mv, &off) == 0, "marker_fn in self");
+	if ((fd = open(copy, O_RDONLY | O_CLOEXEC)) >= 0)
+		a = mmap(NULL, off + 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	CHECK(m && e && a != MAP_FAILED && unlink(copy) == 0, "map the copy, delete it");
+	if (!m || !e || a == MAP_FAILED)
+		goto out;
+	CHECK(sb_maps_refresh(m, getpid()) == 0 &&
+	      sb_maps_resolve(m, (uintptr_t)a + off, &bin, &vaddr) == 0 && vaddr == mv,
+	      "deleted copy: resolves (bin %d vaddr 0x%llx)", bin, (unsigned long long)vaddr);
+	snprintf(pre, sizeof(pre), "/proc/%d/map_files/", getpid());
+	CHECK(bin >= 0 && !strcmp(sb_maps_binary_name(m, bin), copy) &&
+	      sb_maps_binary_deleted(m, bin) &&
+	      !strncmp(sb_maps_binary_path(m, bin), pre, strlen(pre)),
+	      "deleted copy: named '%s', opened at '%s'", sb_maps_binary_name(m, bin),
+	      sb_maps_binary_path(m, bin));
+	{
+		char buf[4096];
+		const char *base = bin >= 0 ? sb_path_base(sb_maps_binary_path(m, bin), buf,
+							   sizeof(buf)) : "";
+
+		CHECK(!strcmp(base, "deleted copy"), "deleted copy: known by its name (%s)", base);
+		base = sb_path_base("/proc/self/exe", buf, sizeof(buf));
+		CHECK(!strcmp(base, base_name(exe)), "/proc/self/exe: known as %s", base);
+		base = sb_path_base("/usr/lib/x86_64-linux-gnu/libc.so.6", buf, sizeof(buf));
+		CHECK(!strcmp(base, "libc.so.6"), "a plain path: its last component (%s)", base);
+	}
+	munmap(a, off + 4096);
+	a = MAP_FAILED;
+	CHECK(sb_maps_refresh(m, getpid()) == 0 && (ce = sb_maps_binary_elf(m, bin)) &&
+	      (fn = sb_elf_func_at(ce, mv, &start)) && !strcmp(fn, "marker_fn"),
+	      "deleted copy, unmapped since: still named (%s)", fn);
+	sb_maps_free(m);
+
+	/* Mapped, deleted, another file at its path: that one is not it. */
+	m = sb_maps_alloc();
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && truncate -s 4096 '%s'", exe, copy, copy);
+	if ((a = mmap(NULL, off + 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
+	    system(cmd) != 0) {
+		CHECK(0, "map again, another file at the path");
+		goto out;
+	}
+	CHECK(m && sb_maps_refresh(m, getpid()) == 0 &&
+	      sb_maps_resolve(m, (uintptr_t)a + off, &bin, &vaddr) == 0 && vaddr == mv &&
+	      strcmp(sb_maps_binary_path(m, bin), copy),
+	      "another file at the path: the mapped one is read (%s)",
+	      m ? sb_maps_binary_path(m, bin) : "");
+out:
+	if (a != MAP_FAILED)
+		munmap(a, off + 4096);
+	if (fd >= 0)
+		close(fd);
+	unlink(copy);
+	sb_elf_close(e);
+	sb_maps_free(m);
+}
+
 int main(void)
 {
 	char exe[512], dir[] = "/tmp/sb_procmaps_XXXXXX", cmd[256];
@@ -250,6 +331,7 @@ int main(void)
 	CHECK(marker_fn(1) == 8, "marker_fn");
 	if (mkdtemp(dir)) {
 		check_synthetic(exe, dir);
+		check_deleted(exe, dir);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		CHECK(system(cmd) == 0, "cleanup");
 	} else {

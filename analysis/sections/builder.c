@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/* The section builder's life: allocation, the event queue it is fed
+ * through, and freeing (the model: sections.h; processing: sections.c). */
+#include "sections_priv.h"
+
+#include <stdlib.h>
+
+#include "evqueue.h"
+#include "util/idmap.h"
+
+struct sb_builder *sb_builder_alloc(uint64_t max_instances)
+{
+	struct sb_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->max_instances = max_instances;
+	b->queue = sb_evqueue_alloc();
+	b->threads = sb_idmap_alloc();
+	b->syncobjs = sb_idmap_alloc();
+	b->sections = sb_idmap_alloc();
+	b->waits = sb_idmap_alloc();
+	if (!b->queue || !b->threads || !b->syncobjs || !b->sections || !b->waits) {
+		sb_builder_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
+{
+	size_t it = 0;
+	void *v;
+
+	if (!m)
+		return;
+	while (sb_idmap_next(m, &it, NULL, NULL, &v))
+		fn(v);
+	sb_idmap_free(m);
+}
+
+static void thread_free(void *p)
+{
+	struct sb_sect_thread *t = p;
+
+	if (t)
+		sb_counts_free(t->seg_counts);
+	free(t);
+}
+
+void sb_builder_free(struct sb_builder *b)
+{
+	if (!b)
+		return;
+	sb_evqueue_free(b->queue);
+	while (b->live) {
+		struct sb_sect_inst *in = b->live;
+
+		b->live = in->next;
+		for (uint32_t i = 0; i < in->n; i++)
+			sb_counts_free(in->a[i].counts);
+		free(in->a);
+		free(in);
+	}
+	sb_idmap_free(b->syncobjs);
+	free_map_values(b->threads, thread_free);
+	free_map_values(b->sections, sb_sect_section_free);
+	free_map_values(b->waits, free);
+	while (b->regions) {
+		struct sb_sect_region *r = b->regions;
+
+		b->regions = r->next;
+		free(r);
+	}
+	for (size_t i = 0; i < b->nstored; i++) {
+		free(b->stored[i].pt);
+		sb_vecset_free(&b->stored[i].vec);
+	}
+	free(b->stored);
+	free(b->secorder);
+	free(b->log);
+	free(b);
+}
+
+int sb_builder_keep_log(struct sb_builder *b, size_t max, bool named_only)
+{
+	b->named_only = named_only;
+	b->logging = max > 0;
+	b->maxlog = max;
+	return 0;
+}
+
+int sb_builder_add(struct sb_builder *b, const struct sb_event *ev)
+{
+	if (sb_evqueue_push(b->queue, ev))
+		return SB_ERR_NOMEM;
+	return 0;
+}
+
+int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
+{
+	struct sb_event ev;
+
+	while (sb_evqueue_pop_until(b->queue, watermark, &ev))
+		sb_sect_process(b, &ev);
+	return b->err;
+}
