@@ -16,6 +16,7 @@
 /* The usage text: the listing views' options go between the two halves. */
 static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"                       [--source-dir DIR | --no-source]\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
@@ -44,7 +45,21 @@ static const char report_usage_head[] =
 static const char report_usage_tail[] =
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
-"  -h, --help           this text\n";
+"      --source-dir DIR source lines beside the causes are read from DIR only:\n"
+"                       the recorded path, or its trailing components, beneath\n"
+"                       DIR (no link or \"..\" may leave it)\n"
+"      --no-source      no source lines: no file but the profile is opened\n"
+"  -h, --help           this text\n"
+"\n"
+"A profile may come from anyone, so what it says is never a path to open:\n"
+"by default a cause's source lines come only from the file the recorded\n"
+"binary's own debug info names for its address, when the binary still has\n"
+"the recorded build-id, the profile names that same file, and the file is\n"
+"an absolute path with no symbolic link on the way, owned by the binary's\n"
+"owner, a regular file of at most 16 MiB.  Elsewhere (another machine,\n"
+"moved sources) give --source-dir.  Lines not shown are said once, with\n"
+"why.  Text output escapes control characters, invalid UTF-8 and\n"
+"bidirectional overrides in the profile's strings (\\x1b, \\n, \\u202e).\n";
 
 static void usage(FILE *f)
 {
@@ -57,6 +72,9 @@ static void usage(FILE *f)
 
 /* getopt_long's value for `--<name>` of the listing view at index i. */
 #define OPT_VIEW 0x100
+/* Long-only options (below OPT_VIEW). */
+#define OPT_SOURCE_DIR 0x80
+#define OPT_NO_SOURCE 0x81
 
 /* The long options: the fixed ones, then one per listing view (in table
  * order), then --help.  Caller frees; NULL on ENOMEM. */
@@ -68,6 +86,8 @@ static struct option *long_options(void)
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
+		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), n = nfixed;
 	struct option *opts = calloc(nfixed + sb_report_nviews + 2, sizeof(*opts));
@@ -137,6 +157,12 @@ static int one_option(int c, struct report_args *a)
 				"(a correlation in (0, 1))\n", optarg, sb_opt_why(ret ? ret : -ERANGE));
 			return 2;
 		}
+		return -1;
+	case OPT_SOURCE_DIR:
+		a->o.source_dir = optarg;
+		return -1;
+	case OPT_NO_SOURCE:
+		a->o.no_source = 1;
 		return -1;
 	case 'h':
 		usage(stdout);

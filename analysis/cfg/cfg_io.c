@@ -103,35 +103,59 @@ static void wb_str(struct wbuf *w, const char *s)
 	wb_bytes(w, s, n);
 }
 
+/* What an edge of kind between blocks src and dst (< g->nblocks, blocks
+ * and functions already checked) must be, as the builder makes it: only a
+ * CALL leaves its function, for a function's entry; the not-taken side of
+ * a branch, straight-line code and a call's return go to the next block. */
+static bool edge_ok(const struct sb_cfg *g, uint64_t src, uint64_t dst, uint64_t kind)
+{
+	uint32_t fs = g->blocks[src].func, fd = g->blocks[dst].func;
+
+	switch (kind) {
+	case SB_EDGE_CALL:
+		return g->funcs[fd].first_block == dst;
+	case SB_EDGE_TAKEN:
+	case SB_EDGE_JUMP:
+		return fs == fd;
+	case SB_EDGE_FALLTHROUGH:
+	case SB_EDGE_SEQUENTIAL:
+	case SB_EDGE_CALL_RETURN:
+		return fs == fd && dst == src + 1;
+	default:
+		return false;
+	}
+}
+
 /* The rules of cfg_io.h, so that whatever is written reads back. */
 static bool serializable(const struct sb_cfg *g)
 {
-	uint64_t nb = 0, prev_end = 0;
+	uint64_t nb = 0, prev_end = 0, prev_fend = 0;
 
 	if (g->nfuncs >= UINT32_MAX || g->nblocks >= UINT32_MAX || g->nedges >= UINT32_MAX)
 		return false;
 	for (size_t f = 0; f < g->nfuncs; f++) {
 		const struct sb_cfg_func *fn = &g->funcs[f];
 
-		if (fn->end < fn->start || (fn->nblocks && fn->first_block != nb) ||
-		    fn->nblocks > g->nblocks - nb)
+		if (fn->end < fn->start || fn->start < prev_fend ||
+		    (fn->nblocks && fn->first_block != nb) || fn->nblocks > g->nblocks - nb)
 			return false;
 		for (uint32_t k = 0; k < fn->nblocks; k++) {
 			const struct sb_cfg_block *b = &g->blocks[nb + k];
 
 			if (b->func != f || b->start < prev_end || b->end <= b->start ||
+			    b->start < fn->start || b->end > fn->end ||
 			    b->last_insn < b->start || b->last_insn >= b->end)
 				return false;
 			prev_end = b->end;
 		}
 		nb += fn->nblocks;
+		prev_fend = fn->end;
 	}
 	if (nb != g->nblocks)
 		return false;
 	for (size_t i = 0; i < g->nedges; i++)
 		if (g->edges[i].src >= g->nblocks || g->edges[i].dst >= g->nblocks ||
-		    g->edges[i].kind < SB_EDGE_FALLTHROUGH ||
-		    g->edges[i].kind > SB_EDGE_CALL)
+		    !edge_ok(g, g->edges[i].src, g->edges[i].dst, g->edges[i].kind))
 			return false;
 	return true;
 }
@@ -270,7 +294,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
 			      size_t nblocks, bool *nomem)
 {
-	uint64_t prev_start = 0, prev_end = 0;
+	uint64_t prev_start = 0, prev_end = 0, prev_fend = 0;
 
 	for (size_t f = 0; f < nfuncs; f++) {
 		struct sb_cfg_func *fn = &g->funcs[f];
@@ -283,7 +307,9 @@ static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
 		fn->start = prev_start + unzigzag(rb_uleb(r));
 		size = rb_uleb(r);
 		nb = rb_uleb(r);
-		if (r->bad || size > UINT64_MAX - fn->start || nb > nblocks - g->nblocks)
+		/* functions ascend without overlapping, as symbols do */
+		if (r->bad || size > UINT64_MAX - fn->start || nb > nblocks - g->nblocks ||
+		    fn->start < prev_fend)
 			return "bad function record";
 		fn->end = fn->start + size;
 		fn->first_block = (uint32_t)g->nblocks;
@@ -301,9 +327,13 @@ static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
 			b->end = b->start + len;
 			b->last_insn = b->start + last;
 			b->func = (uint32_t)f;
+			/* a block lies in its function's range */
+			if (b->start < fn->start || b->end > fn->end)
+				return "block outside its function";
 			prev_end = b->end;
 			g->nblocks++;
 		}
+		prev_fend = fn->end;
 	}
 	return g->nblocks == nblocks ? NULL : "block count mismatch";
 }
@@ -318,9 +348,10 @@ static const char *read_edges(struct rbuf *r, struct sb_cfg *g, size_t nedges)
 		src += unzigzag(rb_uleb(r));
 		v = rb_uleb(r);
 		dst = src + unzigzag(v >> KIND_BITS);
-		if (r->bad || src >= g->nblocks || dst >= g->nblocks ||
-		    (v & 7) < SB_EDGE_FALLTHROUGH || (v & 7) > SB_EDGE_CALL)
+		if (r->bad || src >= g->nblocks || dst >= g->nblocks)
 			return "bad edge record";
+		if (!edge_ok(g, src, dst, v & 7))
+			return "edge the builder cannot make (kind, or between functions)";
 		g->edges[i] = (struct sb_cfg_edge){ (uint32_t)src, (uint32_t)dst,
 						    (uint16_t)(v & 7), 0 };
 		g->nedges++;

@@ -31,18 +31,23 @@
 
 /*
  * Encodes g (finalized or not) into a malloc'ed buffer.  The graph must
- * be what the builder makes: each function's blocks follow the previous
- * function's, blocks ascend without overlap, last_insn lies in its block,
- * edge kinds are enum sb_edge_kind values and counts fit in 32 bits.  Returns 0, or -1 with
+ * be what the builder makes: functions ascend without overlap, each
+ * function's blocks follow the previous function's and lie in its range,
+ * blocks ascend without overlap, last_insn lies in its block, edge kinds
+ * are enum sb_edge_kind values, only CALL edges leave a function (for a
+ * function's first block), FALLTHROUGH, SEQUENTIAL and CALL_RETURN go to
+ * the next block, and counts fit in 32 bits.  Returns 0, or -1 with
  * errno (EINVAL for a graph that breaks those rules, ENOMEM).
  */
 int sb_cfg_serialize(const struct sb_cfg *g, unsigned char **buf, size_t *len);
 
 /*
  * Decodes untrusted bytes into a new finalized graph.  Every count and
- * index is checked against the input before use, so corrupt or truncated
- * input gives -1 with a message in err, never a crash or an inconsistent
- * graph.  Returns 0 and sets *out, or -1.
+ * index is checked against the input before use, and the graph against
+ * the rules above (a CRC is no proof: anyone can recompute it), so
+ * corrupt, truncated or crafted input gives -1 with a message in err,
+ * never a crash or a graph the builder could not have made.  Returns 0
+ * and sets *out, or -1.
  */
 int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out,
 		       char *err, size_t errlen);

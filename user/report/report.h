@@ -24,6 +24,11 @@ struct sb_report_opts {
 	const char *sort;      /* sections: lost (default), imbalance, instances, wait */
 	size_t top;            /* sections shown in full (text) */
 	int color;
+	/* Source lines beside causes (report_source.c): from the files the
+	 * recorded binaries' debug info names, or only from under source_dir
+	 * when it is set; none with no_source. */
+	const char *source_dir;
+	int no_source;
 };
 
 /* What every view is given. */
@@ -103,6 +108,30 @@ void sb_loc_format_section(const struct sb_profile *p, size_t s, char *buf, size
 void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
 void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
+
+/*
+ * Text output of strings a profile carries (function and file names,
+ * metadata, thread names): a profile may be crafted, so nothing in it
+ * reaches the terminal raw.  Control characters (C0, DEL, C1), bytes that
+ * are not valid UTF-8 and the Unicode bidirectional overrides are written
+ * as escapes (\n, \t, \x1b, \u202e); everything else, UTF-8 names
+ * included, is kept.  sb_text_escape writes into buf (always terminated,
+ * never cutting an escape or a character in two) and returns buf; NULL
+ * reads "?".  sb_text_str prints the same to f.  sb_text_line keeps tabs
+ * (source lines).
+ */
+const char *sb_text_escape(const char *s, char *buf, size_t len);
+void sb_text_str(FILE *f, const char *s);
+void sb_text_line(FILE *f, const char *s);
+
+/* Source lines around a cause (report_source.c).  One per text report:
+ * lines() prints them when a safe source is found; note() says once why
+ * some were not shown. */
+struct sb_source;
+struct sb_source *sb_source_open(const struct sb_profile *p, const struct sb_report_opts *o);
+void sb_source_lines(struct sb_source *s, int32_t loc, FILE *f);
+void sb_source_note(struct sb_source *s, FILE *f);
+void sb_source_close(struct sb_source *s);
 
 /* JSON pieces: a quoted, escaped string; "location": .., "function": ..,
  * "address": .. of a profile location. */

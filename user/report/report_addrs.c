@@ -53,7 +53,7 @@ static int addrs_json(const struct sb_report_ctx *r, struct sb_json *j)
 static int addrs_table(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
-	char where[512];
+	char where[512], wtext[512], ftext[512];
 
 	fputs("# ts_ns\ttid\tip\taddr\tsize\taccess\tskid\tinstance\tfunction\tlocation\n", f);
 	for (size_t i = 0; i < p->naddrs; i++) {
@@ -64,7 +64,9 @@ static int addrs_table(const struct sb_report_ctx *r, FILE *f)
 		fprintf(f, "%" PRIu64 "\t%" PRIu32 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t%s\t%d\t%"
 			PRId32 "\t%s\t%s\n", a->ts, a->tid, a->ip, a->addr, a->size,
 			a->flags & SB_ADDR_STORE ? "store" : "load", !!(a->flags & SB_ADDR_SKID),
-			a->instance, l && l->function ? l->function : "?", where);
+			a->instance,
+			sb_text_escape(l && l->function ? l->function : "?", ftext, sizeof(ftext)),
+			sb_text_escape(where, wtext, sizeof(wtext)));
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The "causes" view: LIME's ranked causes per section, with the source
- * lines around each one when the source is readable (LIME Figs. 6-8), for
- * the first --top sections in the table's order; JSON "causes" by score. */
+ * lines around each one when the source may be read (report_source.c:
+ * never a file a crafted profile chooses), for the first --top sections in
+ * the table's order; JSON "causes" by score. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,33 +10,13 @@
 #include "report.h"
 #include "summary/summary.h"
 
-/* Two lines either side of `line`, the line itself marked. */
-static void source_context(FILE *f, const char *path, unsigned line)
-{
-	FILE *src = path ? fopen(path, "r") : NULL;
-	char buf[512];
-	unsigned n = 0;
-
-	if (!src)
-		return;
-	while (fgets(buf, sizeof(buf), src)) {
-		n++;
-		if (n + 2 < line)
-			continue;
-		if (n > line + 2)
-			break;
-		buf[strcspn(buf, "\n")] = 0;
-		fprintf(f, "        %s %5u | %s\n", n == line ? ">" : " ", n, buf);
-	}
-	fclose(src);
-}
-
 static int causes_text(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
 	const struct sb_causes *c = r->causes;
 	char loc[512];
 	bool undetermined = false;
+	struct sb_source *src;
 
 	if (!p->nsections)
 		return 0;       /* the sections view said there are none */
@@ -53,6 +34,8 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 		fputs("  from LBR-sampled edge executions (--events hw): they decide "
 		      "branch/loop/call;\n  PEBS load latency their flow does not explain "
 		      "is a hardware cause\n", f);
+	if (!(src = sb_source_open(p, r->o)))
+		return -1;
 	for (size_t k = 0; k < p->nsections && k < r->o->top; k++) {
 		uint32_t s = (uint32_t)r->order[k];
 		size_t shown = 0;
@@ -62,15 +45,13 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 			sb_section_kind_name(p->sections[s].kind), loc);
 		for (size_t i = 0; i < c->n; i++) {
 			const struct sb_cause *x = &c->c[i];
-			const struct sb_loc *l = x->loc >= 0 ? &p->locs[x->loc] : NULL;
 
 			if (x->section != s)
 				continue;
 			sb_loc_format(p, x->loc, loc, sizeof(loc));
 			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]\n", x->rank, x->score,
 				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr);
-			if (l && l->file && l->line)
-				source_context(f, l->file, l->line);
+			sb_source_lines(src, x->loc, f);
 			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;
 			shown++;
 		}
@@ -78,6 +59,8 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 			fputs("  no significant cause: no event explains the imbalance "
 			      "(F-test), or too few threads (< 3)\n", f);
 	}
+	sb_source_note(src, f);
+	sb_source_close(src);
 	if (undetermined)
 		fputs("  note: from cpu-clock block samples, which measure time in a block, not "
 		      "how often it ran:\n  an 'undetermined' cause is more iterations or slower "

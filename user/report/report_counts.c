@@ -160,8 +160,11 @@ static void print_text(const struct sb_profile *p, uint32_t s, const uint32_t *t
 		fprintf(f, " %14s", col);
 	}
 	fprintf(f, "\n  %-13s %-40s", "", "");
-	for (uint32_t t = 0; t < nt; t++)
-		fprintf(f, " %14.14s", comm_of(p, tids[t]));
+	for (uint32_t t = 0; t < nt; t++) {
+		char comm[64];
+
+		fprintf(f, " %14.14s", sb_text_escape(comm_of(p, tids[t]), comm, sizeof(comm)));
+	}
 	fputc('\n', f);
 	for (size_t i = 0; i < nrows && i < 40; i++) {
 		const struct sb_event_def *d = &p->events[rows[i].event];
@@ -208,9 +211,11 @@ static int each_section(const struct sb_profile *p, int json, FILE *f)
 static int counts_text(const struct sb_report_ctx *r, FILE *f)
 {
 	const char *bc = sb_profile_meta_get(r->p, "block_counts");
+	char bct[256];
 	int ret;
 
-	fprintf(f, "Per-thread event counts (block counts: %s)\n", bc ? bc : "sampled");
+	fprintf(f, "Per-thread event counts (block counts: %s)\n",
+		sb_text_escape(bc ? bc : "sampled", bct, sizeof(bct)));
 	ret = each_section(r->p, 0, f);
 	return ret || ferror(f) ? -1 : 0;
 }

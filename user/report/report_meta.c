@@ -56,13 +56,31 @@ static void loss_warnings(const struct sb_profile *p, FILE *f)
 			"(out of memory)\n", unlisted);
 }
 
+/* A metadata value for the text (escaped, see sb_text_escape): the
+ * profile chose it. */
+static const char *mv(const struct sb_profile *p, const char *key, char *buf, size_t len)
+{
+	return sb_text_escape(sb_profile_meta_get(p, key), buf, len);
+}
+
+/* "  label: VALUE\n", the value escaped and never cut. */
+static void meta_line(FILE *f, const char *label, const char *value, const char *tail)
+{
+	fputs(label, f);
+	sb_text_str(f, value);
+	fputs(tail, f);
+}
+
 static void meta_head(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
 	const char *cmd = sb_profile_meta_get(p, "command");
 	const char *dur = sb_profile_meta_get(p, "duration_ns");
 	const char *notes = sb_profile_meta_get(p, "notes");
-	char d[32];
+	const char *nf = sb_profile_meta_get(p, "not_followed");
+	const char *loads = sb_profile_meta_get(p, "hw_loads_top");
+	const char *nproc = sb_profile_meta_get(p, "processes_followed");
+	char d[32], v1[1024], v2[64], v3[256], v4[256];
 	unsigned long long drops = 0;
 	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
 			       "drops_lbr", "drops_load", "drops_proc", "drops_exact" };
@@ -70,26 +88,26 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	size_t nolines;
 
 	sb_fmt_ns(dur ? strtoull(dur, NULL, 10) : 0, d, sizeof(d));
-	fprintf(f, "scalebpf report: %s\n", r->o->input);
+	meta_line(f, "scalebpf report: ", r->o->input, "\n");
 	fprintf(f, "  target:   %s (pid %s), recorded %s, %zu threads, stopped: %s\n",
-		cmd && *cmd ? cmd : sb_profile_meta_get(p, "executable"),
-		sb_profile_meta_get(p, "pid"), d, p->nthreads,
-		sb_profile_meta_get(p, "stop_reason"));
-	fprintf(f, "  machine:  %s, %s CPUs, %s; PMU: %s\n", sb_profile_meta_get(p, "kernel"),
-		sb_profile_meta_get(p, "ncpus"), sb_profile_meta_get(p, "cpu"),
-		sb_profile_meta_get(p, "pmu"));
-	fprintf(f, "  events:   %s\n", sb_profile_meta_get(p, "event_sources"));
+		sb_text_escape(cmd && *cmd ? cmd : sb_profile_meta_get(p, "executable"),
+			       v1, sizeof(v1)),
+		mv(p, "pid", v2, sizeof(v2)), d, p->nthreads,
+		mv(p, "stop_reason", v3, sizeof(v3)));
+	fprintf(f, "  machine:  %s, ", mv(p, "kernel", v1, sizeof(v1)));
+	fprintf(f, "%s CPUs, %s; PMU: %s\n", mv(p, "ncpus", v2, sizeof(v2)),
+		mv(p, "cpu", v3, sizeof(v3)), mv(p, "pmu", v4, sizeof(v4)));
+	meta_line(f, "  events:   ", sb_profile_meta_get(p, "event_sources"), "\n");
 	/* Following: which processes ran, and which one this profile is. */
-	if (sb_profile_meta_get(p, "processes_followed") &&
-	    strtoull(sb_profile_meta_get(p, "processes_followed"), NULL, 10) > 1)
-		fprintf(f, "  processes: %s (the sections are those of [profile])\n",
-			sb_profile_meta_get(p, "processes"));
-	if (sb_profile_meta_get(p, "not_followed") && *sb_profile_meta_get(p, "not_followed"))
-		fprintf(f, "  WARNING:  processes not followed (their work is not here): %s\n",
-			sb_profile_meta_get(p, "not_followed"));
-	fprintf(f, "  sampling: %s\n", sampling ? sampling : "software (cpu-clock)");
-	if (sb_profile_meta_get(p, "hw_loads_top") && *sb_profile_meta_get(p, "hw_loads_top"))
-		fprintf(f, "  loads:    %s\n", sb_profile_meta_get(p, "hw_loads_top"));
+	if (nproc && strtoull(nproc, NULL, 10) > 1)
+		meta_line(f, "  processes: ", sb_profile_meta_get(p, "processes"),
+			  " (the sections are those of [profile])\n");
+	if (nf && *nf)
+		meta_line(f, "  WARNING:  processes not followed (their work is not here): ",
+			  nf, "\n");
+	meta_line(f, "  sampling: ", sampling ? sampling : "software (cpu-clock)", "\n");
+	if (loads && *loads)
+		meta_line(f, "  loads:    ", loads, "\n");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = sb_profile_meta_get(p, keys[i]);
 
@@ -101,7 +119,7 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	follow_warnings(p, f);
 	loss_warnings(p, f);
 	if (notes && *notes)
-		fprintf(f, "  notes:    %s\n", notes);
+		meta_line(f, "  notes:    ", notes, "\n");
 	nolines = 0;
 	for (size_t i = 0; i < p->nsections; i++)
 		nolines += !p->locs[p->sections[i].loc].line;

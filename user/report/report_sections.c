@@ -191,10 +191,12 @@ static int sections_text(const struct sb_report_ctx *r, FILE *f)
 		      "thread group completed while recording.\n", f);
 		/* The work may have run in a process record did not follow:
 		 * naming a barrier would not help then. */
-		if (nf && *nf)
-			fprintf(f, "Processes the target started were not followed: %s.\n"
-				"Their work is not in this profile: record with --follow (the "
-				"default with -- CMD), or record the program itself.\n\n", nf);
+		if (nf && *nf) {
+			fputs("Processes the target started were not followed: ", f);
+			sb_text_str(f, nf);
+			fputs(".\nTheir work is not in this profile: record with --follow (the "
+			      "default with -- CMD), or record the program itself.\n\n", f);
+		}
 		else
 			fputs("If the program builds its own barriers, name them with --barrier "
 			      "SYMBOL, or --barrier FILE:LINE for an inline\none (a BARRIER macro: "

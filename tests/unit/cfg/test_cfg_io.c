@@ -26,7 +26,24 @@ static uint64_t rnd(void)       /* xorshift64*: deterministic */
 }
 
 
-/* The invariants a consumer may rely on, for graphs that parsed. */
+/* An edge as the builder makes it (cfg_io.h): only a call leaves its
+ * function, for an entry; fall-through kinds go to the next block. */
+static bool edge_as_built(const struct sb_cfg *g, const struct sb_cfg_edge *e)
+{
+	uint32_t fs = g->blocks[e->src].func, fd = g->blocks[e->dst].func;
+
+	if (e->kind == SB_EDGE_CALL)
+		return g->funcs[fd].first_block == e->dst;
+	if (e->kind == SB_EDGE_TAKEN || e->kind == SB_EDGE_JUMP)
+		return fs == fd;
+	return fs == fd && e->dst == e->src + 1 &&
+	       (e->kind == SB_EDGE_FALLTHROUGH || e->kind == SB_EDGE_SEQUENTIAL ||
+		e->kind == SB_EDGE_CALL_RETURN);
+}
+
+/* The invariants a consumer may rely on, for graphs that parsed: those
+ * of cfg_io.h, ranges included (a CRC proves nothing against a crafted
+ * file). */
 static bool consistent(const struct sb_cfg *g)
 {
 	size_t nb = 0;
@@ -34,12 +51,14 @@ static bool consistent(const struct sb_cfg *g)
 	for (size_t f = 0; f < g->nfuncs; f++) {
 		const struct sb_cfg_func *fn = &g->funcs[f];
 
-		if (fn->end < fn->start || (fn->nblocks && fn->first_block != nb))
+		if (fn->end < fn->start || (fn->nblocks && fn->first_block != nb) ||
+		    (f && fn->start < g->funcs[f - 1].end))
 			return false;
 		for (uint32_t k = 0; k < fn->nblocks; k++) {
 			const struct sb_cfg_block *b = &g->blocks[nb + k];
 
 			if (b->func != f || b->end <= b->start || b->last_insn < b->start ||
+			    b->start < fn->start || b->end > fn->end ||
 			    b->last_insn >= b->end || (nb + k && g->blocks[nb + k - 1].end > b->start) ||
 			    sb_cfg_block_at(g, b->start) != (long)(nb + k))
 				return false;
@@ -51,7 +70,7 @@ static bool consistent(const struct sb_cfg *g)
 		return false;
 	for (size_t i = 0; i < g->nedges; i++)
 		if (g->edges[i].src >= g->nblocks || g->edges[i].dst >= g->nblocks ||
-		    g->in_edges[i] >= g->nedges)
+		    g->in_edges[i] >= g->nedges || !edge_as_built(g, &g->edges[i]))
 			return false;
 	return true;
 }
@@ -71,8 +90,9 @@ static struct sb_cfg *handmade(const char *build_id)
 	struct sb_cfg *g = sb_cfg_alloc();
 	static const uint32_t ed[][3] = {
 		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH }, { 2, 1, SB_EDGE_TAKEN },
-		{ 1, 3, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_TAKEN }, { 4, 6, SB_EDGE_FALLTHROUGH },
+		{ 1, 3, SB_EDGE_TAKEN }, { 4, 6, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_FALLTHROUGH },
 		{ 5, 7, SB_EDGE_JUMP }, { 6, 7, SB_EDGE_CALL_RETURN }, { 8, 8, SB_EDGE_JUMP },
+		{ 7, 0, SB_EDGE_CALL }, { 8, 8, SB_EDGE_TAKEN },
 	};
 
 	g->build_id = build_id ? strdup(build_id) : NULL;
@@ -114,9 +134,26 @@ static struct sb_cfg *random_graph(void)
 		}
 		g->funcs[f].end = a + rnd() % 16;
 		a = g->funcs[f].end + rnd() % 64;
-		for (size_t k = 0; nb && k < 2 * nb; k++)
-			sb_cfg_add_edge(g, (uint32_t)(first + rnd() % nb), (uint32_t)(first + rnd() % nb),
-					(uint16_t)(1 + rnd() % 5));
+		/* edges as the builder makes them (cfg_io.h): branches and
+		 * jumps anywhere in the function, the other kinds to the next
+		 * block, calls to some function's first block */
+		for (size_t k = 0; nb && k < 2 * nb; k++) {
+			uint32_t src = (uint32_t)(first + rnd() % nb), dst = (uint32_t)(first + rnd() % nb);
+			uint16_t kind = (uint16_t)(1 + rnd() % 6);
+
+			if (kind == SB_EDGE_CALL) {
+				uint32_t callee = (uint32_t)(rnd() % (f + 1));
+
+				if (!g->funcs[callee].nblocks)
+					continue;
+				dst = g->funcs[callee].first_block;
+			} else if (kind != SB_EDGE_TAKEN && kind != SB_EDGE_JUMP) {
+				if (src + 1 >= first + nb)
+					continue;
+				dst = src + 1;
+			}
+			sb_cfg_add_edge(g, src, dst, kind);
+		}
 	}
 	finalize(g);
 	return g;
