@@ -228,6 +228,12 @@ void sb_bytes_take(struct sb_bytes_cur *c, uint64_t len, struct sb_bytes_cur *su
 
 #define OUT_BUFSZ (64 * 1024)
 
+/* Owner only, as `perf record` makes perf.data: a profile holds the
+ * command line, paths and timings of the recorded program, and root
+ * writes most of them.  The temporary file has it from its creation, so
+ * the data is never readable by others, not even before the rename. */
+#define SB_BYTES_OUT_MODE 0600
+
 static int write_all(int fd, const unsigned char *p, size_t n)
 {
 	while (n) {
@@ -282,15 +288,15 @@ static char *tmp_name(const struct sb_bytes_out *o)
 	return s;
 }
 
-/* Creates and names the temporary file when O_TMPFILE is unavailable;
- * this is mkstemp() except that the mode honours the umask. */
+/* Creates and names the temporary file when O_TMPFILE is unavailable. */
 static int open_named_tmp(struct sb_bytes_out *o)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		o->tmp = tmp_name(o);
 		if (!o->tmp)
 			return -1;
-		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			     SB_BYTES_OUT_MODE);
 		if (o->fd >= 0)
 			return 0;
 		free(o->tmp);
@@ -327,7 +333,7 @@ int sb_bytes_out_open(struct sb_bytes_out *o, const char *path)
 	}
 	/* Linking an O_TMPFILE file needs /proc (or CAP_DAC_READ_SEARCH). */
 	if (access("/proc/self/fd", X_OK) == 0) {
-		o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+		o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, SB_BYTES_OUT_MODE);
 		if (o->fd >= 0) {
 			o->anon = 1;
 			return 0;

@@ -59,7 +59,9 @@ char *sb_bytes_get_str(struct sb_bytes_cur *c, int empty_is_null);
 void sb_bytes_take(struct sb_bytes_cur *c, uint64_t len, struct sb_bytes_cur *sub);
 
 /* Atomic output: a temporary file in the target directory renamed over
- * the target on commit. */
+ * the target on commit.  The file is created 0600 (owner only, whatever
+ * the umask, as perf.data is); a file it replaces does not lend it its
+ * mode. */
 struct sb_bytes_out {
 	int fd;
 	int anon;          /* O_TMPFILE: no name until commit */

@@ -3,7 +3,8 @@
  * What `report -i` may be given besides a profile: devices, FIFOs,
  * directories, links, files whose length fields lie.  Each is refused with
  * a clear message, at once (a child under alarm() proves no hang) and in
- * bounded memory (the child's peak RSS from wait4()).
+ * bounded memory (the child's peak RSS from wait4()).  Also the mode of
+ * the files written: 0600, as perf does, whatever the umask.
  */
 #include "profile_builder.h"
 #include "util/bytes.h"
@@ -240,6 +241,47 @@ static void test_count_overflow(void)
 	b_free(&pay);
 }
 
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 07777;
+}
+
+/* Profiles (and every sb_bytes_out file: CFG cache entries) are private
+ * to their owner, as perf.data is: they hold command lines, paths and
+ * timings of the recorded program. */
+static void test_modes(void)
+{
+	static const mode_t umasks[] = { 0, 022, 077 };
+	struct sb_profile *p = make_full();
+	struct sb_bytes_out o;
+	char path[256], err[256];
+	mode_t old = umask(0);
+
+	tpath(path, sizeof(path), "mode.sbp");
+	for (size_t k = 0; k < sizeof(umasks) / sizeof(umasks[0]); k++) {
+		umask(umasks[k]);
+		unlink(path);
+		CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "write: %s", err);
+		CHECK(mode_of(path) == 0600, "umask %03o: mode %03o", (unsigned)umasks[k],
+		      mode_of(path));
+	}
+	/* Replacing a readable file does not keep it readable. */
+	umask(022);
+	CHECK(chmod(path, 0644) == 0, "chmod");
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "rewrite: %s", err);
+	CHECK(mode_of(path) == 0600, "rewritten: mode %03o", mode_of(path));
+	unlink(path);
+	CHECK(sb_bytes_out_open(&o, path) == 0, "out_open: %s", strerror(errno));
+	sb_bytes_out_write(&o, "x", 1);
+	CHECK(sb_bytes_out_commit(&o) == 0, "commit: %s", strerror(errno));
+	CHECK(mode_of(path) == 0600, "sb_bytes_out: mode %03o", mode_of(path));
+	unlink(path);
+	umask(old);
+	sb_profile_free(p);
+}
+
 int main(void)
 {
 	strcpy(tmpdir, "/tmp/sb_test_profile_input.XXXXXX");
@@ -253,6 +295,7 @@ int main(void)
 	test_not_regular();
 	test_lying_files();
 	test_count_overflow();
+	test_modes();
 	nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return CHECK_DONE("test_profile_input");
 }
