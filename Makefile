@@ -132,21 +132,19 @@ $(BUILD)/asan/tests/test_%: test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 # clang (its runtime: libclang-rt-14-dev) under ASan/UBSan, from the
 # analysis modules and the report views it drives.  The seeds are
 # profiles the module's own writer makes at build time.
-FUZZ_SRC   := $(ANALYSIS_SRC) $(wildcard user/report/*.c)
+FUZZ_SRC   := $(ANALYSIS_SRC) $(wildcard user/report/*.c) $(wildcard user/binary/*.c)
 FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(FUZZ_SRC))
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	      -fno-omit-frame-pointer
 $(BUILD)/fuzz/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CLANG) $(CFLAGS) $(FUZZ_FLAGS) $(FUZZ_HERMETIC) -fsanitize=fuzzer-no-link \
-		$(DEPFLAGS) -c $< -o $@
-# Fuzzed source paths must not make the report views read this machine's
-# files: their fopen is the target's sb_fuzz_fopen, which refuses all.
-$(BUILD)/fuzz/user/%.o: FUZZ_HERMETIC := -Dfopen=sb_fuzz_fopen
+	$(CLANG) $(CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
 
+# user/binary/: the report's source view links the ELF reader (it runs
+# with no_source in the target: nothing is opened).
 $(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_OBJ)
 	$(CLANG) $(CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPFLAGS) $< $(FUZZ_OBJ) \
-		-o $@ $(LIBS_ANALYSIS)
+		-o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 $(BUILD)/fuzz/fuzz_seeds: tests/fuzz/fuzz_seeds.c $(ANALYSIS_OBJ)
 	@mkdir -p $(@D)
