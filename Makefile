@@ -47,7 +47,7 @@ vpath test_%.c $(sort $(dir $(UNIT_SRC)))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps demo check check-unit check-integration bench clean workloads
+.PHONY: all deps demo check check-unit check-integration bench clean workloads fuzz
 all: $(BUILD)/scalebpf $(BUILD)/libscalebpf-rt.a
 
 # Missing Debian packages are installed once (root + apt-get); the stamp
@@ -128,10 +128,46 @@ $(BUILD)/asan/tests/test_%: test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests/unit $< $(ASAN_ANALYSIS_OBJ) \
 		$(ASAN_USER_LIB_OBJ) -o $@ $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
+# The profile reader's fuzz target (tests/fuzz/): libFuzzer, built with
+# clang (its runtime: libclang-rt-14-dev) under ASan/UBSan, from the
+# analysis modules and the report views it drives.  The seeds are
+# profiles the module's own writer makes at build time.
+FUZZ_SRC   := $(ANALYSIS_SRC) $(wildcard user/report/*.c) $(wildcard user/binary/*.c)
+FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(FUZZ_SRC))
+FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	      -fno-omit-frame-pointer
+$(BUILD)/fuzz/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+# user/binary/: the report's source view links the ELF reader (it runs
+# with no_source in the target: nothing is opened).
+$(BUILD)/fuzz/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_OBJ)
+	$(CLANG) $(CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPFLAGS) $< $(FUZZ_OBJ) \
+		-o $@ $(LIBS_ELF) $(LIBS_ANALYSIS)
+
+$(BUILD)/fuzz/fuzz_seeds: tests/fuzz/fuzz_seeds.c $(ANALYSIS_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/unit $< $(ANALYSIS_OBJ) -o $@ $(LIBS_ANALYSIS)
+
+$(BUILD)/fuzz/seeds/.stamp: $(BUILD)/fuzz/fuzz_seeds
+	@rm -rf $(@D) && mkdir -p $(@D)
+	$(BUILD)/fuzz/fuzz_seeds $(@D)
+	@touch $@
+
+FUZZ_DEPS := $(BUILD)/fuzz/fuzz_profile $(BUILD)/fuzz/seeds/.stamp
+
+# `make fuzz`: ten minutes (FUZZ_TIME=seconds to change); `make check`
+# runs the same for 30 s with the unit tests.
+FUZZ_TIME ?= 600
+fuzz: $(FUZZ_DEPS)
+	@FUZZ_TIME=$(FUZZ_TIME) BUILD=$(BUILD) sh tests/fuzz/run-fuzz.sh
+
 include tests/workloads/workloads.mk
 
-check-unit: $(UNIT_BIN) $(UNIT_ASAN) workloads
-	@sh tests/run-unit.sh $(UNIT_BIN) $(UNIT_ASAN)
+check-unit: $(UNIT_BIN) $(UNIT_ASAN) workloads $(FUZZ_DEPS)
+	@FUZZ_TIME=$${FUZZ_CHECK_TIME:-30} BUILD=$(BUILD) \
+		sh tests/run-unit.sh $(UNIT_BIN) $(UNIT_ASAN) tests/fuzz/run-fuzz.sh
 
 check-integration: $(BUILD)/scalebpf $(BUILD)/asan/scalebpf workloads workloads-exact
 	@bash tests/run-integration.sh

@@ -4,8 +4,9 @@
 # machine needs only `make demo` / `make check`.
 set -e
 # libclang-rt-14-dev: clang's ASan/UBSan runtimes for the sanitizer builds of
-# clang-built workloads; only a Recommends of clang, so --no-install-recommends
-# below would leave it out.
+# clang-built workloads, and libFuzzer's (-fsanitize=fuzzer) for the profile
+# reader's fuzz target (tests/fuzz/, run by make check and make fuzz); only a
+# Recommends of clang, so --no-install-recommends below would leave it out.
 # g++: the C++ test workloads (tests/workloads/*.cc); libstdc++-12-dev:
 # -lstdc++ for __cxa_demangle (C++ names), also a dependency of clang-14.
 PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev

@@ -383,40 +383,50 @@ long sb_profile_add_cfg(struct sb_profile *p, int32_t binary, const void *data, 
 
 /* ---- files ---- */
 
-int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen)
+int sb_profile_read_mem(const void *data, size_t len, const char *name,
+			struct sb_profile **out, char *err, size_t errlen)
 {
 	struct sb_profile *p;
-	unsigned char *data;
-	size_t len;
-	int st, e;
+	int st;
 
 	*out = NULL;
 	sb_bytes_seterr(err, errlen, "%s", "");
-	if (sb_bytes_slurp(path, &data, &len) < 0) {
-		e = errno;
-		if (e == EFBIG)
-			sb_bytes_seterr(err, errlen, "cannot read profile %s: larger than 4 GiB",
-				      path);
-		else
-			sb_bytes_seterr(err, errlen, "cannot read profile %s: %s", path,
-				      strerror(e));
-		errno = e;
-		return e == ENOMEM ? SB_ERR_NOMEM : SB_ERR_IO;
-	}
 	p = sb_profile_alloc();
 	if (!p) {
-		sb_bytes_seterr(err, errlen, "cannot read profile %s: out of memory", path);
-		st = SB_ERR_NOMEM;
-	} else {
-		st = sb_pfmt_parse(data, len, p, path, err, errlen);
+		sb_bytes_seterr(err, errlen, "cannot read profile %s: out of memory", name);
+		errno = ENOMEM;
+		return SB_ERR_NOMEM;
 	}
-	free(data);
+	st = sb_pfmt_parse(data, len, p, name, err, errlen);
 	if (st) {
 		sb_profile_free(p);
 		return st;
 	}
 	*out = p;
 	return SB_OK;
+}
+
+int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	char why[160];
+	size_t len;
+	int st, e;
+
+	*out = NULL;
+	sb_bytes_seterr(err, errlen, "%s", "");
+	/* Regular files only, read no further than their size: /dev/zero or a
+	 * FIFO given as -i is refused at once instead of costing gigabytes
+	 * or hanging. */
+	if (sb_bytes_read_file(path, 0, &data, &len, why, sizeof(why)) < 0) {
+		e = errno;
+		sb_bytes_seterr(err, errlen, "cannot read profile %s: %s", path, why);
+		errno = e;
+		return e == ENOMEM ? SB_ERR_NOMEM : SB_ERR_IO;
+	}
+	st = sb_profile_read_mem(data, len, path, out, err, errlen);
+	free(data);
+	return st;
 }
 
 int sb_profile_write(const struct sb_profile *p, const char *path, char *err, size_t errlen)

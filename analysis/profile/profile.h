@@ -272,8 +272,13 @@ int sb_profile_write(const struct sb_profile *p, const char *path, char *err, si
  * SB_ERR_ code with the reason in err.
  */
 int sb_profile_check_path(const char *path, char *err, size_t errlen);
-/* On failure *out is NULL and err says what is wrong and where (offset). */
+/* On failure *out is NULL and err says what is wrong and where (offset).
+ * Only regular files are read (symbolic links to them are fine): a
+ * directory, FIFO or device is SB_ERR_IO at once, without blocking. */
 int sb_profile_read(const char *path, struct sb_profile **out, char *err, size_t errlen);
+/* The same from a file image in memory; name is what err calls it. */
+int sb_profile_read_mem(const void *data, size_t len, const char *name,
+			struct sb_profile **out, char *err, size_t errlen);
 const char *sb_profile_strerror(int status);
 
 #endif

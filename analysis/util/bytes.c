@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -227,6 +228,12 @@ void sb_bytes_take(struct sb_bytes_cur *c, uint64_t len, struct sb_bytes_cur *su
 
 #define OUT_BUFSZ (64 * 1024)
 
+/* Owner only, as `perf record` makes perf.data: a profile holds the
+ * command line, paths and timings of the recorded program, and root
+ * writes most of them.  The temporary file has it from its creation, so
+ * the data is never readable by others, not even before the rename. */
+#define SB_BYTES_OUT_MODE 0600
+
 static int write_all(int fd, const unsigned char *p, size_t n)
 {
 	while (n) {
@@ -281,15 +288,15 @@ static char *tmp_name(const struct sb_bytes_out *o)
 	return s;
 }
 
-/* Creates and names the temporary file when O_TMPFILE is unavailable;
- * this is mkstemp() except that the mode honours the umask. */
+/* Creates and names the temporary file when O_TMPFILE is unavailable. */
 static int open_named_tmp(struct sb_bytes_out *o)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		o->tmp = tmp_name(o);
 		if (!o->tmp)
 			return -1;
-		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			     SB_BYTES_OUT_MODE);
 		if (o->fd >= 0)
 			return 0;
 		free(o->tmp);
@@ -326,7 +333,7 @@ int sb_bytes_out_open(struct sb_bytes_out *o, const char *path)
 	}
 	/* Linking an O_TMPFILE file needs /proc (or CAP_DAC_READ_SEARCH). */
 	if (access("/proc/self/fd", X_OK) == 0) {
-		o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+		o->fd = open(o->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, SB_BYTES_OUT_MODE);
 		if (o->fd >= 0) {
 			o->anon = 1;
 			return 0;
@@ -417,76 +424,112 @@ void sb_bytes_out_abort(struct sb_bytes_out *o)
 
 /* ---- input ---- */
 
-int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len)
+static const char *kind_of(mode_t m)
 {
-	unsigned char *buf = NULL, *nb;
-	size_t n = 0, cap = 64 * 1024;
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "of an unknown type";
+}
+
+/* Why a non-regular file is refused, with the errno slurp reports. */
+static int not_regular(mode_t m, char *why, size_t whylen)
+{
+	if (S_ISDIR(m))
+		sb_bytes_seterr(why, whylen, "it is a directory");
+	else
+		sb_bytes_seterr(why, whylen, "it is %s, not a regular file", kind_of(m));
+	return S_ISDIR(m) ? EISDIR : EINVAL;
+}
+
+int sb_bytes_read_file(const char *path, int oflags, unsigned char **data, size_t *len,
+		       char *why, size_t whylen)
+{
+	unsigned char *buf = NULL;
+	size_t n = 0, size;
 	struct stat st;
-	int fd, e;
+	int fd, e, fl;
 
 	*data = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	sb_bytes_seterr(why, whylen, "%s", "");
+	/* Looked at before opening: opening a device can have effects of its
+	 * own (a tape rewinds, a tty becomes the controlling one). */
+	if (((oflags & O_NOFOLLOW) ? lstat(path, &st) : stat(path, &st)) == 0 &&
+	    !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		e = not_regular(st.st_mode, why, whylen);
+		errno = e;
 		return -1;
-	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISREG(st.st_mode)) {
-		if ((uint64_t)st.st_size > SB_BYTES_MAX_FILE) {
-			errno = EFBIG;
-			goto fail;
-		}
-		/* One spare byte so EOF is seen without growing. */
-		cap = (size_t)st.st_size + 1;
 	}
-	buf = malloc(cap);
+	/* O_NONBLOCK: a FIFO swapped in since the stat() must not block the
+	 * open waiting for a writer; fstat() below refuses it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (oflags & O_NOFOLLOW));
+	if (fd < 0) {
+		e = errno;
+		if (e == ELOOP && (oflags & O_NOFOLLOW))
+			sb_bytes_seterr(why, whylen, "it is a symbolic link");
+		else
+			sb_bytes_seterr(why, whylen, "%s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail_errno;
+	if (!S_ISREG(st.st_mode)) {
+		e = not_regular(st.st_mode, why, whylen);
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > SB_BYTES_MAX_FILE) {
+		sb_bytes_seterr(why, whylen, "larger than %" PRIu64 " GiB",
+				SB_BYTES_MAX_FILE >> 30);
+		e = EFBIG;
+		goto fail;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		goto fail_errno;
+	/* Never more than the size fstat() gave: what a file says about
+	 * itself cannot make this allocate more than it holds.  A file that
+	 * grows meanwhile is read as it was. */
+	size = (size_t)st.st_size;
+	buf = malloc(size ? size : 1);
 	if (!buf) {
 		errno = ENOMEM;
-		goto fail;
+		goto fail_errno;
 	}
-	for (;;) {
-		ssize_t r;
+	while (n < size) {
+		ssize_t r = read(fd, buf + n, size - n);
 
-		if (n == cap) {
-			/* Growing stops one byte past the limit: enough to
-			 * tell an oversized stream. */
-			if ((uint64_t)cap > SB_BYTES_MAX_FILE || cap > SIZE_MAX / 2) {
-				errno = EFBIG;
-				goto fail;
-			}
-			if ((uint64_t)cap * 2 > SB_BYTES_MAX_FILE + 1)
-				cap = (size_t)(SB_BYTES_MAX_FILE + 1);
-			else
-				cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				errno = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			goto fail;
+			goto fail_errno;
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
 	close(fd);
-	if (n > SB_BYTES_MAX_FILE) {
-		free(buf);
-		errno = EFBIG;
-		return -1;
-	}
 	*data = buf;
 	*len = n;
 	return 0;
-fail:
+fail_errno:
 	e = errno;
+	sb_bytes_seterr(why, whylen, "%s", strerror(e));
+fail:
 	free(buf);
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len)
+{
+	return sb_bytes_read_file(path, 0, data, len, NULL, 0);
 }

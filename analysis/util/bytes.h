@@ -59,7 +59,9 @@ char *sb_bytes_get_str(struct sb_bytes_cur *c, int empty_is_null);
 void sb_bytes_take(struct sb_bytes_cur *c, uint64_t len, struct sb_bytes_cur *sub);
 
 /* Atomic output: a temporary file in the target directory renamed over
- * the target on commit. */
+ * the target on commit.  The file is created 0600 (owner only, whatever
+ * the umask, as perf.data is); a file it replaces does not lend it its
+ * mode. */
 struct sb_bytes_out {
 	int fd;
 	int anon;          /* O_TMPFILE: no name until commit */
@@ -77,11 +79,21 @@ void sb_bytes_out_write(struct sb_bytes_out *o, const void *data, size_t len);
 int sb_bytes_out_commit(struct sb_bytes_out *o);
 void sb_bytes_out_abort(struct sb_bytes_out *o);
 
-/* Files above this size are refused by sb_bytes_slurp(). */
+/* Files above this size are refused by sb_bytes_read_file(). */
 #define SB_BYTES_MAX_FILE ((uint64_t)4 << 30)
 
-/* Reads a whole file.  Returns 0, or -1 with errno set (EFBIG when the
- * file is over SB_BYTES_MAX_FILE). */
+/*
+ * Reads a whole regular file (following symbolic links unless oflags has
+ * O_NOFOLLOW, the only flag it takes).  Directories, FIFOs, devices and
+ * sockets are refused without reading or blocking, and the buffer is
+ * never larger than the size fstat() gives, so no input can make it
+ * allocate more than the file holds.  Returns 0, or -1 with errno set
+ * (EISDIR, EINVAL for other non-regular files, ELOOP for a link refused,
+ * EFBIG over SB_BYTES_MAX_FILE) and the reason in why (may be NULL).
+ */
+int sb_bytes_read_file(const char *path, int oflags, unsigned char **data, size_t *len,
+		       char *why, size_t whylen);
+/* sb_bytes_read_file(path, 0, ...) without the reason. */
 int sb_bytes_slurp(const char *path, unsigned char **data, size_t *len);
 
 void sb_bytes_seterr(char *err, size_t errlen, const char *fmt, ...)

@@ -123,10 +123,22 @@ size_t *sb_report_sections_sorted(const struct sb_profile *p, const char *sort)
 	return order;
 }
 
-static void bar(FILE *f, uint64_t busy, uint64_t wait, uint64_t scale, int width)
+/* Characters for part of a bar of `width` for all of scale, in [0, width]. */
+static int bar_len(uint64_t part, double scale, int width)
 {
-	int nb = scale ? (int)((double)busy * width / (double)scale + 0.5) : 0;
-	int nw = scale ? (int)((double)wait * width / (double)scale + 0.5) : 0;
+	double n = scale > 0 ? (double)part * width / scale + 0.5 : 0;
+
+	return n < width ? (int)n : width;
+}
+
+/* scale is the largest busy + wait of the section, summed in double: the
+ * times of a damaged profile can overflow a u64 sum, and a bar must stay
+ * inside its width whatever the numbers (fuzz_profile found a bar of
+ * 1.4e13 characters). */
+static void bar(FILE *f, uint64_t busy, uint64_t wait, double scale, int width)
+{
+	int nb = bar_len(busy, scale, width);
+	int nw = bar_len(wait, scale, width);
 
 	if (nb + nw > width)
 		nw = width - nb;
@@ -141,7 +153,7 @@ static void bar(FILE *f, uint64_t busy, uint64_t wait, uint64_t scale, int width
 static void section_detail(const struct sb_profile *p, const struct sb_section *s,
 			   size_t rank, FILE *f)
 {
-	uint64_t scale = 0;
+	double scale = 0;
 	uint32_t busiest = 0, idlest = 0;
 	char loc[512], b1[32], b2[32];
 
@@ -152,8 +164,8 @@ static void section_detail(const struct sb_profile *p, const struct sb_section *
 	for (uint32_t t = 0; t < s->nthreads; t++) {
 		const struct sb_thread_time *x = &s->per_thread[t];
 
-		if (x->busy_ns + x->wait_ns > scale)
-			scale = x->busy_ns + x->wait_ns;
+		if ((double)x->busy_ns + (double)x->wait_ns > scale)
+			scale = (double)x->busy_ns + (double)x->wait_ns;
 		if (x->busy_ns > s->per_thread[busiest].busy_ns)
 			busiest = t;
 		if (x->wait_ns > s->per_thread[idlest].wait_ns)

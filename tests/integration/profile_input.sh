@@ -1,0 +1,43 @@
+# What `report -i` may be given besides a profile, and the mode of the
+# profiles record writes (issue 10).  Sourced by tests/run-integration.sh.
+
+# Non-regular files: refused at once with the kind named, exit 1.  On the
+# old reader /dev/zero took 4.2 GB and 7-28 s, a FIFO hung (timeout: 124).
+profile_input_refused() {
+	local desc=$1 path=$2 pat=$3 rc
+	timeout 10 "$SB" report -i "$path" >"$TMP/pi.out" 2>"$TMP/pi.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "scalebpf report: cannot read profile .*$pat" "$TMP/pi.err"; then
+		ok "report -i $desc: refused at once: $(head -1 "$TMP/pi.err")"
+	else
+		bad "report -i $desc: rc=$rc (124: hung)"
+		cat "$TMP/pi.err"
+	fi
+}
+
+profile_input_group() {
+	mkfifo "$TMP/pi.fifo"
+	ln -s /dev/zero "$TMP/pi-zero.sbp"
+	profile_input_refused /dev/zero /dev/zero "character device"
+	profile_input_refused "a FIFO" "$TMP/pi.fifo" "FIFO"
+	profile_input_refused "a directory" "$TMP" "directory"
+	profile_input_refused "a link to /dev/zero" "$TMP/pi-zero.sbp" "character device"
+
+	# fuzz_profile's first find (tests/fuzz/regress/): a section whose busy
+	# + wait overflows 64 bits drew a 2^31-character bar (2 GB of text).
+	local rc out=$TMP/pi-bar.txt
+	timeout 20 "$SB" report -i "$TOP/tests/fuzz/regress/bar-width-overflow" 2>&1 |
+		head -c 100000 >"$out"
+	rc=${PIPESTATUS[0]}
+	check "report of a profile with overflowing times: exit 0, bars in their width (rc=$rc, $(wc -c <"$out") bytes)" \
+		bash -c "[ $rc -eq 0 ] && [ \$(wc -c <'$out') -lt 10000 ] &&
+			 grep -q '|######################################|' '$out' &&
+			 ! grep -qE '\\|[#. ]{39,}' '$out'"
+
+	# Profiles are private to their owner whatever the umask, as perf.data.
+	(umask 000 && "$SB" record -q -o "$TMP/pi-mode.sbp" -- /bin/true) >/dev/null 2>&1
+	check "record writes its profile 0600 under umask 000 (got $(stat -c %a "$TMP/pi-mode.sbp" 2>&1))" \
+		test "$(stat -c %a "$TMP/pi-mode.sbp" 2>/dev/null)" = 600
+}
+
+profile_input_group
