@@ -66,7 +66,9 @@ done
 exec_pid_group() {
 	local j=$TMP/exec_pid.json bin pid
 	bin=$(wl gcc exec_phases)
-	"$bin" 2 12 15000 -t "$bin" 4 40 3000 &
+	# The image before lasts ~2 s: attaching takes ~0.4 s (more with the
+	# ASan recorder), and the exec must come after it.
+	"$bin" 2 12 60000 -t "$bin" 4 40 3000 &
 	pid=$!
 	sleep 0.3
 	if ! record_json "$j" -p "$pid"; then
