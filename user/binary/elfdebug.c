@@ -6,6 +6,7 @@
  * /usr/lib/debug/<its folder>/, with the link's CRC checked.
  */
 #include "elfsym_priv.h"
+#include "fileopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,39 +18,33 @@
 
 #include <elfutils/libdwelf.h>
 
-static bool readable(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-static bool crc_matches(const char *path, uint32_t want)
+/* Candidates are opened once, as regular files only (fileopen.h): a link
+ * naming a FIFO or a symlink to /dev/zero must not hang the CRC read,
+ * and the file checked is the one handed back, not one reopened by name. */
+static bool crc_matches(int fd, uint32_t want)
 {
 	unsigned char buf[65536];
 	uLong crc = crc32(0L, Z_NULL, 0);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
-		return false;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		crc = crc32(crc, buf, (uInt)n);
-	close(fd);
-	return n == 0 && (uint32_t)crc == want;
+	return n == 0 && (uint32_t)crc == want && lseek(fd, 0, SEEK_SET) == 0;
 }
 
-int sb_elf_debug_path(Elf *elf, const char *path, const char *build_id, char *out,
+int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id, char *out,
 		      size_t len)
 {
 	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
 	GElf_Word crc = 0;
 	const char *link, *slash;
-	int dirlen;
+	int dirlen, fd;
 
 	if (build_id && strlen(build_id) > 2) {
 		snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id,
 			 build_id + 2);
-		if (readable(out))
-			return 0;
+		if ((fd = sb_open_regular(out, SB_DEBUG_MAX_SIZE, NULL, 0)) >= 0)
+			return fd;
 	}
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
 	if (!link || !*link || strchr(link, '/'))
@@ -62,8 +57,12 @@ int sb_elf_debug_path(Elf *elf, const char *path, const char *build_id, char *ou
 		if (snprintf(out, len, fmt[i], dirlen, path, link) >= (int)len)
 			continue;
 		/* Not the binary itself (a link naming its own file). */
-		if (strcmp(out, path) && readable(out) && crc_matches(out, crc))
-			return 0;
+		if (!strcmp(out, path) ||
+		    (fd = sb_open_regular(out, SB_DEBUG_MAX_SIZE, NULL, 0)) < 0)
+			continue;
+		if (crc_matches(fd, crc))
+			return fd;
+		close(fd);
 	}
 	return -ENOENT;
 }

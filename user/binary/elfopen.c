@@ -17,6 +17,16 @@ struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen)
 	return e;
 }
 
+struct sb_elf *sb_elf_open_fd(int fd, const char *path, char *err, size_t errlen)
+{
+	unsigned machine = 0;
+	struct sb_elf *e = sb_elf_load_fd(fd, path, &machine, err, errlen);
+
+	if (e)
+		sb_elf_set_insn(e, sb_insn_open(machine));
+	return e;
+}
+
 void sb_elf_close(struct sb_elf *e)
 {
 	if (!e)

@@ -5,6 +5,7 @@
  * calls down into this file; elfopen.c puts the two together.
  */
 #include "elfsym_priv.h"
+#include "fileopen.h"
 
 #include "util/search.h"
 
@@ -242,19 +243,29 @@ static int load_build_id(struct sb_elf *e)
 
 struct sb_elf *sb_elf_load(const char *path, unsigned *machine, char *err, size_t errlen)
 {
+	/* Not a plain open(): a path leading to a FIFO or a device would
+	 * block or never end (fileopen.h). */
+	int fd = sb_open_regular(path, SB_ELF_MAX_SIZE, err, errlen);
+
+	if (fd < 0)
+		return NULL;
+	return sb_elf_load_fd(fd, path, machine, err, errlen);
+}
+
+struct sb_elf *sb_elf_load_fd(int fd, const char *path, unsigned *machine, char *err,
+			      size_t errlen)
+{
 	struct sb_elf *e = calloc(1, sizeof(*e));
 	GElf_Ehdr eh;
 
 	if (!e || !(e->path = strdup(path))) {
 		snprintf(err, errlen, "out of memory");
 		free(e);
+		close(fd);
 		return NULL;
 	}
 	e->dbg_fd = -1;
-	if ((e->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		goto fail;
-	}
+	e->fd = fd;
 	elf_version(EV_CURRENT);
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
@@ -460,14 +471,16 @@ static void open_dwarf(struct sb_elf *e)
 	e->dw_tried = true;
 	if (e->has_debug)
 		e->dw = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
-	if (!e->dw && !sb_elf_debug_path(e->elf, e->path, e->build_id, p, sizeof(p))) {
-		if ((e->dbg_fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0)
-			e->dbg_elf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL);
+	if (!e->dw && (e->dbg_fd = sb_elf_debug_open(e->elf, e->path, e->build_id, p,
+							      sizeof(p))) >= 0) {
+		e->dbg_elf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL);
 		if (e->dbg_elf)
 			e->dw = dwarf_begin_elf(e->dbg_elf, DWARF_C_READ, NULL);
 		if (e->dw)
 			e->dbg_path = strdup(p);   /* NULL on ENOMEM: only not named */
 	}
+	if (e->dbg_fd < 0)
+		e->dbg_fd = -1;
 }
 
 const char *sb_elf_debug_file(struct sb_elf *e)

@@ -16,6 +16,10 @@ struct sb_elf;
 
 /* NULL on failure, with a message in err ("cannot open ...", "not an ELF file"). */
 struct sb_elf *sb_elf_open(const char *path, char *err, size_t errlen);
+/* The same from fd, an open regular file (fileopen.h) it takes over (closed
+ * with the sb_elf, or now on failure); path names it in messages and is
+ * where its .gnu_debuglink is looked for. */
+struct sb_elf *sb_elf_open_fd(int fd, const char *path, char *err, size_t errlen);
 void sb_elf_close(struct sb_elf *e);
 
 const char *sb_elf_path(const struct sb_elf *e);

@@ -21,6 +21,10 @@ struct sb_insn;
 /* elfsym.c: the binary without a decoder; *machine is its e_machine.
  * NULL on failure, with the message of sb_elf_open() in err. */
 struct sb_elf *sb_elf_load(const char *path, unsigned *machine, char *err, size_t errlen);
+/* The same from fd, an open regular file that becomes the sb_elf's
+ * (closed with it, or on failure); path names it (messages, debuglink). */
+struct sb_elf *sb_elf_load_fd(int fd, const char *path, unsigned *machine, char *err,
+			      size_t errlen);
 /* Frees what sb_elf_load() made (not the decoder). */
 void sb_elf_unload(struct sb_elf *e);
 
@@ -30,9 +34,15 @@ void sb_elf_unload(struct sb_elf *e);
 struct sb_insn *sb_insn_open(unsigned machine);
 void sb_insn_close(struct sb_insn *x);
 
-/* elfdebug.c: the path of the binary's separate debug file (by build ID,
- * then .gnu_debuglink) in out; 0, or -ENOENT when there is none. */
-int sb_elf_debug_path(Elf *elf, const char *path, const char *build_id, char *out,
+/* Largest binary or debug file opened (fileopen.h): well above any real
+ * one, it only stops a huge or endless file from being mapped. */
+#define SB_ELF_MAX_SIZE (16ULL << 30)
+#define SB_DEBUG_MAX_SIZE SB_ELF_MAX_SIZE
+
+/* elfdebug.c: the binary's separate debug file (by build ID, then
+ * .gnu_debuglink), opened (a regular file, CRC checked): its fd, its
+ * path in out; -ENOENT when there is none. */
+int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id, char *out,
 		      size_t len);
 
 /* Accessors into struct sb_elf, for elfinsn.c and elfopen.c. */
