@@ -67,6 +67,13 @@ ri_source_group() {
 	check "report of the real profile: nothing omitted" \
 		bash -c "! grep -q 'note: source lines not shown' '$RI/out'"
 
+	# The binary is opened once (by O_PATH, then read through
+	# /proc/self/fd): a second open by name could read a swapped file.
+	strace -f -e trace=openat,open -o "$RI/strace" \
+		"$SB" report -i "$RI/good.sbp" >/dev/null 2>&1
+	check "report opens the recorded binary by name once ($(grep -c "\"$RI/src/lc\"" "$RI/strace"))" \
+		test "$(grep -c "\"$RI/src/lc\"" "$RI/strace")" = 1
+
 	# Paths the profile states: never opened.
 	"$e" "$RI/good.sbp" "$RI/p_secret.sbp" "file=$RI////secret"
 	RI_ASAN=1 ri_report "source path = a secret file" "$RI/p_secret.sbp"
