@@ -191,9 +191,11 @@ static int open_default(struct sb_source *s, const struct sb_loc *l, char *why, 
 		snprintf(why, len, "%s", b->why);
 		return -1;
 	}
+	/* The line too: else a crafted profile picks which lines of a file
+	 * the debug info names are printed. */
 	if (sb_elf_srcline(b->elf, l->offset, &file, &line, NULL) || !file ||
-	    strcmp(file, l->file)) {
-		set_why(why, len, l->file, "not the source file the binary's debug info "
+	    strcmp(file, l->file) || line != l->line) {
+		set_why(why, len, l->file, "not the source file and line the binary's debug info "
 			"names for that address");
 		return -1;
 	}
