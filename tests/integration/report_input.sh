@@ -67,10 +67,23 @@ ri_source_group() {
 	check "report of the real profile: nothing omitted" \
 		bash -c "! grep -q 'note: source lines not shown' '$RI/out'"
 
+	# The binary is opened once (by O_PATH, then read through
+	# /proc/self/fd): a second open by name could read a swapped file.
+	strace -f -e trace=openat,open -o "$RI/strace" \
+		"$SB" report -i "$RI/good.sbp" >/dev/null 2>&1
+	check "report opens the recorded binary by name once ($(grep -c "\"$RI/src/lc\"" "$RI/strace"))" \
+		test "$(grep -c "\"$RI/src/lc\"" "$RI/strace")" = 1
+	# The right file, another line: a profile must not pick the lines.
+	"$e" "$RI/good.sbp" "$RI/p_line.sbp" "line+=40"
+	ri_report "source line moved by 40" "$RI/p_line.sbp"
+	check "source line moved by 40: no source line shown" \
+		bash -c "! grep -Eq '> +[0-9]+ \\|' '$RI/out'"
+	ri_omitted "source line moved by 40" "not the source file and line"
+
 	# Paths the profile states: never opened.
 	"$e" "$RI/good.sbp" "$RI/p_secret.sbp" "file=$RI////secret"
 	RI_ASAN=1 ri_report "source path = a secret file" "$RI/p_secret.sbp"
-	ri_omitted "source path = a secret file" "not the source file the binary"
+	ri_omitted "source path = a secret file" "not the source file and line"
 	"$e" "$RI/good.sbp" "$RI/p_zero.sbp" "file=/dev/zero"
 	ri_report "source path = /dev/zero" "$RI/p_zero.sbp"
 	ri_omitted "source path = /dev/zero" "/dev/zero"

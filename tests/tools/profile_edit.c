@@ -42,6 +42,11 @@ static int edit(struct sb_profile *p, const char *e)
 		for (size_t i = 0; i < p->nlocs; i++)
 			if (p->locs[i].file)
 				set(&p->locs[i].file, v);
+	} else if (!strncmp(e, "line+=", 6)) {
+		/* Shift every known line: the file stays the one DWARF names. */
+		for (size_t i = 0; i < p->nlocs; i++)
+			if (p->locs[i].line)
+				p->locs[i].line += (uint32_t)atoi(v);
 	} else if (!strncmp(e, "func=", 5)) {
 		for (size_t i = 0; i < p->nlocs; i++)
 			if (p->locs[i].function)
@@ -82,7 +87,7 @@ int main(int argc, char **argv)
 	char err[512];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: profile_edit IN OUT [file=|func=|comm=|binary=|"
+		fprintf(stderr, "usage: profile_edit IN OUT [file=|line+=|func=|comm=|binary=|"
 			"meta:KEY=]VALUE...\n");
 		return 2;
 	}

@@ -93,6 +93,13 @@ static unsigned char *read_entry(const char *path, uint64_t max, size_t *len,
 		*why = "not a regular file (a link, a FIFO or a device)";
 		return NULL;
 	}
+	/* As ssh does for its keys: an entry another user could have written
+	 * (someone else's, or group/other-writable) is not trusted. */
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		*why = "not owned by us, or writable by others";
+		return NULL;
+	}
 	if ((uint64_t)st.st_size > max || st.st_size == 0) {
 		close(fd);
 		*why = st.st_size ? "larger than the binary's graph can be" : "empty";

@@ -129,7 +129,7 @@ static struct src_bin *binary_of(struct sb_source *s, const struct sb_loc *l)
 {
 	const struct sb_binary *b;
 	struct src_bin *sb;
-	char err[256];
+	char err[256], self[32];
 	struct stat st;
 	int fd;
 
@@ -145,9 +145,11 @@ static struct src_bin *binary_of(struct sb_source *s, const struct sb_loc *l)
 			"no build-id recorded, so the binary cannot be checked");
 		return sb;
 	}
-	/* Regular before libelf opens it (O_PATH: a FIFO does not block, a
-	 * device is not opened).  libelf opens the path again: a file swapped
-	 * in between can only fail the build-id check below, or block. */
+	/* One open, by O_PATH (a FIFO does not block, a device is not opened):
+	 * the type and owner are those of that inode, and libelf reads the same
+	 * inode through /proc/self/fd/N, so a symlink or file swapped in after
+	 * the check is never read.  (A .gnu_debuglink next to the binary is not
+	 * found that way; build-id debug files still are.) */
 	if ((fd = open(b->path, O_PATH | O_CLOEXEC)) < 0) {
 		set_why(sb->why, sizeof(sb->why), b->path, strerror(errno));
 		return sb;
@@ -157,9 +159,11 @@ static struct src_bin *binary_of(struct sb_source *s, const struct sb_loc *l)
 		set_why(sb->why, sizeof(sb->why), b->path, "the binary is not a regular file");
 		return sb;
 	}
-	close(fd);
 	sb->owner = st.st_uid;
-	if (!(sb->elf = sb_elf_open(b->path, err, sizeof(err)))) {
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	sb->elf = sb_elf_open(self, err, sizeof(err));
+	close(fd);
+	if (!sb->elf) {
 		set_why(sb->why, sizeof(sb->why), b->path, "not a readable ELF file");
 	} else if (!sb_elf_build_id(sb->elf) || strcmp(sb_elf_build_id(sb->elf), b->build_id)) {
 		sb_elf_close(sb->elf);
@@ -187,9 +191,11 @@ static int open_default(struct sb_source *s, const struct sb_loc *l, char *why, 
 		snprintf(why, len, "%s", b->why);
 		return -1;
 	}
+	/* The line too: else a crafted profile picks which lines of a file
+	 * the debug info names are printed. */
 	if (sb_elf_srcline(b->elf, l->offset, &file, &line, NULL) || !file ||
-	    strcmp(file, l->file)) {
-		set_why(why, len, l->file, "not the source file the binary's debug info "
+	    strcmp(file, l->file) || line != l->line) {
+		set_why(why, len, l->file, "not the source file and line the binary's debug info "
 			"names for that address");
 		return -1;
 	}

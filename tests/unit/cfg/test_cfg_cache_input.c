@@ -155,6 +155,11 @@ static void test_not_files(struct sb_elf *e, const char *cdir, const char *file,
 	blen = (size_t)st.st_size * 8 + (4u << 20) + 1;
 	CHECK(truncate(file, 0) == 0 && truncate(file, (off_t)blen) == 0, "sparse file");
 	check_refused(e, cdir, file, ref, "oversized file");
+	/* good bytes others could have written: not trusted */
+	CHECK(chmod(file, 0664) == 0, "chmod g+w");
+	check_refused(e, cdir, file, ref, "group-writable entry");
+	CHECK(chown(file, 65534, 65534) == 0, "chown nobody");
+	check_refused(e, cdir, file, ref, "entry owned by another user");
 }
 
 int main(void)
