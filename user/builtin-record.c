@@ -332,7 +332,12 @@ static void install_signals(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 
+	/* Each blocks the others while it runs: a nested one would pair
+	 * its signal number with the other's from_tty. */
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -445,8 +450,11 @@ static bool forward_signal(struct sb_rec *r, int sig)
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		const struct sb_proc *p = r->fw.procs[i];
 
-		if (!p->done && !p->end_ns && p->pid != r->child.pid && sb_target_alive(p->pid))
-			kill(p->pid, sig);
+		/* Through its pidfd: the ring buffer is no longer read, so
+		 * done and end_ns do not change while we wait, and a pid
+		 * alive now may be an unrelated process that got it. */
+		if (!p->done && !p->end_ns && p->pid != r->child.pid)
+			sb_pin_signal(&p->pin, sig);
 	}
 	return true;
 }

@@ -16,7 +16,7 @@ int sb_opt_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	char *end;
 
 	/* strtoull would take " 1", "+1" and "-1" (negated: a huge value). */
-	if (s && s[0] == '-' && is_digit(s[1]))
+	if (s && s[0] == '-' && is_digit(s[1]) && strtoull(s + 1, NULL, 10))
 		return -ERANGE;   /* a number, below any range of ours */
 	if (!s || !is_digit(*s))
 		return -EINVAL;

@@ -157,6 +157,52 @@ reuse_group() {
 }
 reuse_group
 
+# --- a stop signal while waiting for the command: not to a reused pid ----
+# After -d the ring buffer is no longer read, so the recorder never learns
+# that a followed child exited.  The command (pid_reuse) kills that child
+# and forks a process onto its pid; SIGTERM to the recorder is passed on
+# to the command and its live followed processes: through their pidfds,
+# never to the process that got the pid since (its TERM trap would write
+# the hit file).
+fwd_group() {
+	local e=$LD/fwd.err o=$LD/fwd.out hit=$LD/fwd.hit in=$LD/fwd.in rp what npid
+	rm -f "$hit" "$in" "$o"
+	mkfifo "$in"
+	"$SB" record -o "$LD/fwd.sbp" -d 1 -- "$LD/pid_reuse" "$(command -v sleep)" 30 -- \
+		"$(command -v sh)" -c "trap 'echo hit > $hit; exit 0' TERM; for i in \$(seq 60); do sleep 0.1; done" \
+		<"$in" >"$o" 2>"$e" &
+	rp=$!
+	exec 7>"$in"
+	if ! wait_for "$e" "waiting for the command" 20; then
+		bad "signal forwarding: the recording did not stop after -d 1"
+		cat "$e"
+		exec 7>&-
+		kill -9 "$rp" 2>/dev/null
+		return
+	fi
+	echo go >&7
+	exec 7>&-
+	wait_for "$o" "reused" 5
+	read -r what npid < <(grep reused "$o")
+	if [ "$what" != reused ]; then
+		echo "skip signal forwarding: no process could be given the child's PID"
+		kill -TERM "$rp"
+		wait "$rp" 2>/dev/null
+		return
+	fi
+	sleep 0.3   # the successor's trap is set
+	kill -TERM "$rp"
+	wait_for "$e" "passed SIGTERM on" 5
+	sleep 0.5   # a trap runs after the current sleep 0.1
+	check "signal forwarding: SIGTERM passed on while waiting for the command" \
+		grep -q "passed SIGTERM on" "$e"
+	check "signal forwarding: not to the process that got a followed child's PID ($npid)" \
+		test ! -e "$hit"
+	kill -9 "$npid" "$rp" 2>/dev/null
+	wait "$rp" 2>/dev/null
+}
+fwd_group
+
 # --- -p on a process whose main thread called pthread_exit ----------------
 # Its leader is a zombie (state Z) while its workers run: their threads
 # are recorded, not refused as "has exited".  /proc/PID/maps and exe are

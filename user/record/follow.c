@@ -45,6 +45,7 @@ static void free_proc(struct sb_proc *p)
 	free(p->bins);
 	free(p->exe);
 	free(p->exe_open);
+	sb_pin_close(&p->pin);
 	free(p);
 }
 
@@ -94,6 +95,13 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe,
 		return NULL;
 	p->pid = pid;
 	p->parent = parent;
+	/* Pinned now, while its exec or fork holds it for us (stopped in
+	 * launch mode), so the pid names it.  Unpinned (gone, out of
+	 * descriptors): never signalled. */
+	if (sb_target_pin(pid, &p->pin)) {
+		p->pin.fd = -1;
+		p->pin.pid = 0;
+	}
 	p->gen = gen;
 	p->exe = strdup(exe);
 	p->exe_open = strdup(exe_open);
@@ -506,7 +514,9 @@ void sb_follow_unstop(struct sb_rec *r)
 		const struct sb_proc *p = r->fw.procs[i];
 
 		if (!p->done && !p->end_ns && sb_target_state(p->pid) == 'T')
-			kill(p->pid, SIGCONT);
+			/* Through the pin: not the pid's next owner.  Unpinned
+			 * (out of descriptors): by pid, left stopped is worse. */
+			p->pin.pid ? sb_pin_signal(&p->pin, SIGCONT) : kill(p->pid, SIGCONT);
 	}
 }
 

@@ -28,6 +28,7 @@
 
 #include "records.h"
 #include "sbpf_events.h"
+#include "target.h"
 
 struct sb_rec;
 struct sb_profile;
@@ -62,6 +63,9 @@ struct sb_proc {
 	 * plan's are those of the image planned last. */
 	bool condvars, condvars_named;
 	bool done;
+	/* The process by identity: a stop signal is passed on through it,
+	 * never by a pid that may be another process's by then. */
+	struct sb_pin pin;
 	char notes[1024];            /* what planning its probes said */
 };
 

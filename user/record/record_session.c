@@ -251,8 +251,10 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "%s", err);
 		/* From here on the process, not the number: once it exits,
 		 * a new process may get its pid and must not be recorded. */
-		if (sb_target_pin(r->pid, &r->pin))
-			return sb_rec_fail(r, "process %d exited during attach", r->pid);
+		if ((ret = sb_target_pin(r->pid, &r->pin)))
+			return ret == -ESRCH ?
+			       sb_rec_fail(r, "process %d exited during attach", r->pid) :
+			       sb_rec_fail(r, "cannot hold process %d: %s", r->pid, strerror(-ret));
 		if ((ret = sb_target_exe(r->pid, r->exe, sizeof(r->exe))))
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));

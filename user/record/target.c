@@ -159,8 +159,11 @@ int sb_target_pin(int pid, struct sb_pin *pin)
 		return -ESRCH;
 	pin->fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pin->fd < 0 && errno != ENOSYS && errno != EPERM) {
+		/* EMFILE, ENFILE, ENOMEM are not "the process exited". */
+		int e = errno;
+
 		pin->fd = -1;
-		return -ESRCH;
+		return -e;
 	}
 	/* The pid named a process when we looked: the pidfd must be that
 	 * one, not one that got the pid since. */
@@ -183,11 +186,26 @@ bool sb_pin_alive(const struct sb_pin *pin)
 
 		/* Readable once the whole process exited (a leader gone by
 		 * pthread_exit alone is not: its threads run on). */
-		return poll(&pfd, 1, 0) == 0;
+		int n = poll(&pfd, 1, 0);
+
+		/* poll failing (EINTR, ENOMEM) says nothing of the process:
+		 * alive, unless the descriptor itself is bad. */
+		return n == 0 || (n < 0 && errno != EBADF);
 	}
 	/* No pidfd (Linux < 5.3): the same start time, so not a new
 	 * process with the pid. */
 	return !start_time(pin->pid, &start) && start == pin->start && sb_target_alive(pin->pid);
+}
+
+int sb_pin_signal(const struct sb_pin *pin, int sig)
+{
+	if (!sb_pin_alive(pin))
+		return -ESRCH;
+	if (pin->fd >= 0)
+		return syscall(SYS_pidfd_send_signal, pin->fd, sig, NULL, 0) ? -errno : 0;
+	/* No pidfd (Linux < 5.3): the start time matched just now; the
+	 * window to kill() is as small as we can make it there. */
+	return kill(pin->pid, sig) ? -errno : 0;
 }
 
 void sb_pin_close(struct sb_pin *pin)

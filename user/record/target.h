@@ -27,10 +27,14 @@ struct sb_pin {
 	int pid, fd;
 	unsigned long long start;   /* clock ticks after boot */
 };
-/* Pins the process now behind pid: 0, or -ESRCH (gone). */
+/* Pins the process now behind pid: 0, -ESRCH (gone) or another -errno
+ * (EMFILE, ENFILE: out of descriptors). */
 int sb_target_pin(int pid, struct sb_pin *pin);
 /* The pinned process has not exited (pid reuse never fools it). */
 bool sb_pin_alive(const struct sb_pin *pin);
+/* Sends sig to the pinned process, never to one that got its pid since:
+ * 0, -ESRCH once it exited, or -errno. */
+int sb_pin_signal(const struct sb_pin *pin, int sig);
 void sb_pin_close(struct sb_pin *pin);
 /* Its state letter in /proc/PID/stat (R, S, T...), 0 when gone. */
 char sb_target_state(int pid);

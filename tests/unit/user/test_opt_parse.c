@@ -24,6 +24,7 @@ static void u64_cases(void)
 		{ "18446744073709551616", 0, UINT64_MAX, -ERANGE, 0 },
 		{ "-1", 0, UINT64_MAX, -ERANGE, 0 },       /* strtoull: UINT64_MAX */
 		{ "-18446744073709551615", 1, 1024, -ERANGE, 0 }, /* strtoull: 1 */
+		{ "-0", 1, INT32_MAX, -EINVAL, 0 },        /* -p -0: not a number, not "out of range" */
 		{ "+1", 0, 10, -EINVAL, 0 },
 		{ " 1", 0, 10, -EINVAL, 0 },
 		{ "1 ", 0, 10, -EINVAL, 0 },
