@@ -435,9 +435,10 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 	case SB_EV_THREAD_START: {
 		struct sb_sect_thread *parent;
 
-		/* A new thread on the tid of one that ended (or whose exit
-		 * was lost, counted in drops_thread). */
-		if (t->exited || t->life)
+		/* A new thread on the tid of one that ended, or whose exit
+		 * was lost (counted in drops_thread): the recorder says which,
+		 * for a thread seen at attach has no life to tell by. */
+		if (t->exited || (ev->prim & SB_START_TID_REUSED))
 			thread_renew(b, t);
 		t->life = ++b->lives;
 		parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;

@@ -209,8 +209,38 @@ static void test_attach_before_round(void)
 	sb_builder_free(b);
 }
 
+/*
+ * Thread 8, seen at attach (no life), waits at a barrier; its exit record
+ * is lost and a new thread starts on tid 8 (the recorder says so with
+ * SB_START_TID_REUSED).  The new thread is not in the old one's barrier:
+ * it is a reused tid, and the old sync stack is gone, so its barrier exit
+ * matches nothing.
+ */
+static void test_seen_tid_reused(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_builder_stats st;
+	struct sb_event e[] = {
+		ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0),
+		ev(0, 8, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+		ev(1 * MS, 8, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x444, 0xb0, 0),
+		ev(3 * MS, 8, SB_EV_THREAD_START, SB_START_TID_REUSED, 0, 7, 0),
+		ev(4 * MS, 8, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0xb0, 0),
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.tids_reused == 1, "seen tid reused %llu", (unsigned long long)st.tids_reused);
+	CHECK(st.unmatched == 1, "old barrier entry dropped, exit unmatched %llu",
+	      (unsigned long long)st.unmatched);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
+	test_seen_tid_reused();
 	attach_mid_round(true);
 	attach_mid_round(false);
 	test_attach_before_round();
