@@ -30,12 +30,17 @@ static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
 	return *slot;
 }
 
+static void first_join_decide(struct sb_builder *b, struct sb_sect_thread *p);
+
 /* The tid of a thread that exited names a new thread: none of the old
- * one's state is its own. */
+ * one's state is its own.  The old one's held first join instance is
+ * decided now, as at its exit: dropped here, it would only show as
+ * unfinished. */
 static void thread_renew(struct sb_builder *b, struct sb_sect_thread *t)
 {
 	uint32_t tid = t->tid;
 
+	first_join_decide(b, t);
 	sb_counts_free(t->seg_counts);
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;

@@ -238,9 +238,41 @@ static void test_seen_tid_reused(void)
 	sb_builder_free(b);
 }
 
+/*
+ * Main (7), seen at attach, creates 10 and 11 and joins both: its first
+ * join instance waits for first_join_decide.  Then 7's exit is lost and
+ * a new thread starts on tid 7.  The held instance is decided then, whole
+ * (two joins, two arrivals), not left to show as unfinished.
+ */
+static void test_renew_decides_first_join(void)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	struct sb_builder_stats st;
+	struct sb_event e[40];
+	size_t n = 0;
+
+	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 0, 0);
+	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
+	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = joins(e, n, 8 * MS, 2);
+	e[n++] = ev(20 * MS, 7, SB_EV_THREAD_START, SB_START_TID_REUSED, 0, 5, 0);
+	for (size_t i = 0; i < n; i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_builder_get_stats(b, &st);
+	CHECK(st.instances == 1 && st.unfinished_instances == 0 && st.partial_instances == 0,
+	      "first join decided at renew: instances %llu unfinished %llu partial %llu",
+	      (unsigned long long)st.instances, (unsigned long long)st.unfinished_instances,
+	      (unsigned long long)st.partial_instances);
+	sb_builder_free(b);
+}
+
 int main(void)
 {
 	test_seen_tid_reused();
+	test_renew_decides_first_join();
 	attach_mid_round(true);
 	attach_mid_round(false);
 	test_attach_before_round();
