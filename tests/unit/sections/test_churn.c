@@ -9,16 +9,8 @@
 #include "loc_test.h"
 #include "profile/profile.h"
 #include "sections/sections.h"
+#include "sect_helpers.h"
 
-#define MS 1000000ull
-
-static struct sb_event ev(uint64_t ts, uint32_t tid, uint16_t kind, uint16_t prim,
-			  uint64_t site, uint64_t obj, uint64_t oncpu)
-{
-	struct sb_event e = { .ts = ts, .tid = tid, .kind = kind, .prim = prim,
-			      .site = site, .obj = obj, .oncpu = oncpu };
-	return e;
-}
 
 /*
  * R rounds: main (7) creates 3 threads, which meet at a barrier and exit;
@@ -120,14 +112,23 @@ static void test_unjoined_exits(void)
 		ev(9 * MS, 7, SB_EV_THREAD_EXIT, 0, 0, 0, 9 * MS),
 	};
 
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(feed(b, e, sizeof(e) / sizeof(e[0])) == 0, "finish");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.exits_unjoined == 2, "unjoined exits %llu",
 	      (unsigned long long)st.exits_unjoined);
 	CHECK(st.instances == 0, "no instance");
 	sb_builder_free(b);
+}
+
+/* Main (7) starts tids tid and tid + 1 at t0 + 1 and + 2 ms; they exit at
+ * t0 + 4 and + 5 ms, each 1 ms on CPU. */
+static size_t two_children(struct sb_event *e, size_t n, uint64_t t0, uint32_t tid)
+{
+	for (uint32_t i = 0; i < 2; i++)
+		e[n++] = ev(t0 + (1 + i) * MS, tid + i, SB_EV_THREAD_START, 0, 0, 7, 0);
+	for (uint32_t i = 0; i < 2; i++)
+		e[n++] = ev(t0 + (4 + i) * MS, tid + i, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	return n;
 }
 
 /* ts of the join calls: each enters and returns. */
@@ -162,19 +163,11 @@ static void attach_mid_round(bool seen_before)
 		e[n++] = ev(6 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
 		e[n++] = ev(7 * MS, 9, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
 	}
-	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 0, 10);
 	n = joins(e, n, 8 * MS, 4);
-	e[n++] = ev(9 * MS, 12, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(10 * MS, 13, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(12 * MS, 12, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(13 * MS, 13, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 8 * MS, 12);
 	n = joins(e, n, 14 * MS, 2);
-	for (size_t i = 0; i < n; i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(feed(b, e, n) == 0, "finish");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 1, "seen %d: one whole instance, %llu", seen_before,
 	      (unsigned long long)st.instances);
@@ -196,14 +189,9 @@ static void test_attach_before_round(void)
 	size_t n = 0;
 
 	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0);
-	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 0, 10);
 	n = joins(e, n, 8 * MS, 2);
-	for (size_t i = 0; i < n; i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(feed(b, e, n) == 0, "finish");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 1 && st.partial_instances == 0, "whole first instance");
 	sb_builder_free(b);
@@ -228,9 +216,7 @@ static void test_seen_tid_reused(void)
 		ev(4 * MS, 8, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0xb0, 0),
 	};
 
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(feed(b, e, sizeof(e) / sizeof(e[0])) == 0, "finish");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.tids_reused == 1, "seen tid reused %llu", (unsigned long long)st.tids_reused);
 	CHECK(st.unmatched == 1, "old barrier entry dropped, exit unmatched %llu",
@@ -252,15 +238,10 @@ static void test_renew_decides_first_join(void)
 	size_t n = 0;
 
 	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 0, 0);
-	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 0, 10);
 	n = joins(e, n, 8 * MS, 2);
 	e[n++] = ev(20 * MS, 7, SB_EV_THREAD_START, SB_START_TID_REUSED, 0, 5, 0);
-	for (size_t i = 0; i < n; i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
+	CHECK(feed(b, e, n) == 0, "finish");
 	sb_builder_get_stats(b, &st);
 	CHECK(st.instances == 1 && st.unfinished_instances == 0 && st.partial_instances == 0,
 	      "first join decided at renew: instances %llu unfinished %llu partial %llu",
