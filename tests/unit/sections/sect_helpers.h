@@ -27,4 +27,19 @@ static inline int feed(struct sb_builder *b, const struct sb_event *e, size_t n)
 	return sb_builder_finish(b);
 }
 
+/* A builder fed e[0..n) and finished, its statistics in *st; returns
+ * sb_builder_finish's result (-1 if no builder). */
+static inline int feed_stats(const struct sb_event *e, size_t n, struct sb_builder_stats *st)
+{
+	struct sb_builder *b = sb_builder_alloc(100);
+	int rc;
+
+	if (!b)
+		return -1;
+	rc = feed(b, e, n);
+	sb_builder_get_stats(b, st);
+	sb_builder_free(b);
+	return rc;
+}
+
 #endif
