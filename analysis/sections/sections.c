@@ -30,12 +30,17 @@ static struct sb_sect_thread *thread_get(struct sb_builder *b, uint32_t tid)
 	return *slot;
 }
 
+static void first_join_decide(struct sb_builder *b, struct sb_sect_thread *p);
+
 /* The tid of a thread that exited names a new thread: none of the old
- * one's state is its own. */
+ * one's state is its own.  The old one's held first join instance is
+ * decided now, as at its exit: dropped here, it would only show as
+ * unfinished. */
 static void thread_renew(struct sb_builder *b, struct sb_sect_thread *t)
 {
 	uint32_t tid = t->tid;
 
+	first_join_decide(b, t);
 	sb_counts_free(t->seg_counts);
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -435,9 +440,10 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 	case SB_EV_THREAD_START: {
 		struct sb_sect_thread *parent;
 
-		/* A new thread on the tid of one that ended (or whose exit
-		 * was lost, counted in drops_thread). */
-		if (t->exited || t->life)
+		/* A new thread on the tid of one that ended, or whose exit
+		 * was lost (counted in drops_thread): the recorder says which,
+		 * for a thread seen at attach has no life to tell by. */
+		if (t->exited || (ev->prim & SB_START_TID_REUSED))
 			thread_renew(b, t);
 		t->life = ++b->lives;
 		parent = ev->obj ? thread_get(b, (uint32_t)ev->obj) : NULL;

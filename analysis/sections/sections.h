@@ -31,8 +31,15 @@
 #include <stdint.h>
 #include "profile/profile.h"
 
+/* SB_EV_THREAD_START's prim: the recorder knows, from its thread table,
+ * whether the start names a new thread on a tid whose previous thread's
+ * exit record was lost; the builder cannot tell that from its own state
+ * (a thread seen at attach has no life to compare). */
+#define SB_START_TID_REUSED 1u
+
 enum sb_ev_kind {
-	SB_EV_THREAD_START = 1, /* obj: creating thread tid (0 unknown) */
+	SB_EV_THREAD_START = 1, /* obj: creating thread tid (0 unknown);
+				 * prim: SB_START_* flags */
 	SB_EV_THREAD_EXIT,      /* oncpu: final on-CPU ns */
 	SB_EV_THREAD_SEEN,      /* existed before recording: segment unknown;
 				 * obj 1: the process's initial thread */

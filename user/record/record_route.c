@@ -75,8 +75,10 @@ void sb_rec_thread_seen(struct sb_rec *r, uint32_t tid, uint32_t parent, uint64_
 	 * exit record was lost (counted in drops_thread) and this is a new
 	 * thread.  One started while attaching is found by both seeding (no
 	 * parent) and its start record: the same thread. */
-	if (t && kind == SB_EV_THREAD_START && t->parent_tid && t->start_ns < ts)
+	if (t && kind == SB_EV_THREAD_START && t->parent_tid && t->start_ns < ts) {
 		thread_retire(r, tid, t->start_ns | 1ull << 63);
+		ev.prim = SB_START_TID_REUSED;   /* the builder renews the tid too */
+	}
 	if (!(t = thread_entry(r, tid)))
 		return;
 	if (kind == SB_EV_THREAD_START || !live) {

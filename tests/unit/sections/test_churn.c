@@ -9,16 +9,8 @@
 #include "loc_test.h"
 #include "profile/profile.h"
 #include "sections/sections.h"
+#include "sect_helpers.h"
 
-#define MS 1000000ull
-
-static struct sb_event ev(uint64_t ts, uint32_t tid, uint16_t kind, uint16_t prim,
-			  uint64_t site, uint64_t obj, uint64_t oncpu)
-{
-	struct sb_event e = { .ts = ts, .tid = tid, .kind = kind, .prim = prim,
-			      .site = site, .obj = obj, .oncpu = oncpu };
-	return e;
-}
 
 /*
  * R rounds: main (7) creates 3 threads, which meet at a barrier and exit;
@@ -109,7 +101,6 @@ static void test_reused_tids(void)
  */
 static void test_unjoined_exits(void)
 {
-	struct sb_builder *b = sb_builder_alloc(100);
 	struct sb_builder_stats st;
 	struct sb_event e[] = {
 		ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0),
@@ -120,14 +111,21 @@ static void test_unjoined_exits(void)
 		ev(9 * MS, 7, SB_EV_THREAD_EXIT, 0, 0, 0, 9 * MS),
 	};
 
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
-	sb_builder_get_stats(b, &st);
+	CHECK(feed_stats(e, sizeof(e) / sizeof(e[0]), &st) == 0, "finish");
 	CHECK(st.exits_unjoined == 2, "unjoined exits %llu",
 	      (unsigned long long)st.exits_unjoined);
 	CHECK(st.instances == 0, "no instance");
-	sb_builder_free(b);
+}
+
+/* Main (7) starts tids tid and tid + 1 at t0 + 1 and + 2 ms; they exit at
+ * t0 + 4 and + 5 ms, each 1 ms on CPU. */
+static size_t two_children(struct sb_event *e, size_t n, uint64_t t0, uint32_t tid)
+{
+	for (uint32_t i = 0; i < 2; i++)
+		e[n++] = ev(t0 + (1 + i) * MS, tid + i, SB_EV_THREAD_START, 0, 0, 7, 0);
+	for (uint32_t i = 0; i < 2; i++)
+		e[n++] = ev(t0 + (4 + i) * MS, tid + i, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	return n;
 }
 
 /* ts of the join calls: each enters and returns. */
@@ -150,7 +148,6 @@ static size_t joins(struct sb_event *e, size_t n, uint64_t ts, int count)
  */
 static void attach_mid_round(bool seen_before)
 {
-	struct sb_builder *b = sb_builder_alloc(100);
 	struct sb_builder_stats st;
 	struct sb_event e[40];
 	size_t n = 0;
@@ -162,58 +159,78 @@ static void attach_mid_round(bool seen_before)
 		e[n++] = ev(6 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
 		e[n++] = ev(7 * MS, 9, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
 	}
-	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 0, 10);
 	n = joins(e, n, 8 * MS, 4);
-	e[n++] = ev(9 * MS, 12, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(10 * MS, 13, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(12 * MS, 12, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(13 * MS, 13, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	n = two_children(e, n, 8 * MS, 12);
 	n = joins(e, n, 14 * MS, 2);
-	for (size_t i = 0; i < n; i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
-	sb_builder_get_stats(b, &st);
+	CHECK(feed_stats(e, n, &st) == 0, "finish");
 	CHECK(st.instances == 1, "seen %d: one whole instance, %llu", seen_before,
 	      (unsigned long long)st.instances);
 	CHECK(st.partial_instances == 1, "seen %d: the round cut by the attach is partial, %llu",
 	      seen_before, (unsigned long long)st.partial_instances);
 	CHECK(st.exits_unjoined == (seen_before ? 2 : 0), "seen %d: unjoined exits %llu",
 	      seen_before, (unsigned long long)st.exits_unjoined);
-	sb_builder_free(b);
 }
 
-/* Attached before main's first round: main joins as many as it made,
+/*
+ * Attached before main's first round: main joins as many as it made,
  * its first instance is whole (as with `record -p` on a program that
- * starts its threads later). */
-static void test_attach_before_round(void)
+ * starts its threads later).  That instance is held until main's next
+ * round, exit or the end (first_join_decide).  With renewed, main (7,
+ * then not the initial thread) loses its exit record and a new thread
+ * starts on tid 7: the held instance is decided then, whole, not left
+ * to show as unfinished.
+ */
+static void attach_before_round(bool renewed)
 {
-	struct sb_builder *b = sb_builder_alloc(100);
 	struct sb_builder_stats st;
 	struct sb_event e[40];
 	size_t n = 0;
 
-	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0);
-	e[n++] = ev(1 * MS, 10, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(2 * MS, 11, SB_EV_THREAD_START, 0, 0, 7, 0);
-	e[n++] = ev(4 * MS, 10, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
-	e[n++] = ev(5 * MS, 11, SB_EV_THREAD_EXIT, 0, 0, 0, 1 * MS);
+	e[n++] = ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, renewed ? 0 : 1, 0);
+	n = two_children(e, n, 0, 10);
 	n = joins(e, n, 8 * MS, 2);
-	for (size_t i = 0; i < n; i++)
-		sb_builder_add(b, &e[i]);
-	CHECK(sb_builder_finish(b) == 0, "finish");
-	sb_builder_get_stats(b, &st);
-	CHECK(st.instances == 1 && st.partial_instances == 0, "whole first instance");
-	sb_builder_free(b);
+	if (renewed)
+		e[n++] = ev(20 * MS, 7, SB_EV_THREAD_START, SB_START_TID_REUSED, 0, 5, 0);
+	CHECK(feed_stats(e, n, &st) == 0, "finish");
+	CHECK(st.instances == 1 && st.unfinished_instances == 0 && st.partial_instances == 0,
+	      "renewed %d: whole first instance: instances %llu unfinished %llu partial %llu",
+	      renewed, (unsigned long long)st.instances,
+	      (unsigned long long)st.unfinished_instances,
+	      (unsigned long long)st.partial_instances);
+}
+
+/*
+ * Thread 8, seen at attach (no life), waits at a barrier; its exit record
+ * is lost and a new thread starts on tid 8 (the recorder says so with
+ * SB_START_TID_REUSED).  The new thread is not in the old one's barrier:
+ * it is a reused tid, and the old sync stack is gone, so its barrier exit
+ * matches nothing.
+ */
+static void test_seen_tid_reused(void)
+{
+	struct sb_builder_stats st;
+	struct sb_event e[] = {
+		ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 1, 0),
+		ev(0, 8, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+		ev(1 * MS, 8, SB_EV_SYNC_ENTER, SB_PRIM_BARRIER, 0x444, 0xb0, 0),
+		ev(3 * MS, 8, SB_EV_THREAD_START, SB_START_TID_REUSED, 0, 7, 0),
+		ev(4 * MS, 8, SB_EV_SYNC_EXIT, SB_PRIM_BARRIER, 0, 0xb0, 0),
+	};
+
+	CHECK(feed_stats(e, sizeof(e) / sizeof(e[0]), &st) == 0, "finish");
+	CHECK(st.tids_reused == 1, "seen tid reused %llu", (unsigned long long)st.tids_reused);
+	CHECK(st.unmatched == 1, "old barrier entry dropped, exit unmatched %llu",
+	      (unsigned long long)st.unmatched);
 }
 
 int main(void)
 {
+	test_seen_tid_reused();
 	attach_mid_round(true);
 	attach_mid_round(false);
-	test_attach_before_round();
+	attach_before_round(false);
+	attach_before_round(true);
 	test_reused_tids();
 	test_unjoined_exits();
 	return CHECK_DONE("test_churn");

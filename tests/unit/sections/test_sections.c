@@ -8,16 +8,8 @@
 #include "loc_test.h"
 #include "profile/profile.h"
 #include "sections/sections.h"
+#include "sect_helpers.h"
 
-#define MS 1000000ull
-
-static struct sb_event ev(uint64_t ts, uint32_t tid, uint16_t kind, uint16_t prim,
-			  uint64_t site, uint64_t obj, uint64_t oncpu)
-{
-	struct sb_event e = { .ts = ts, .tid = tid, .kind = kind, .prim = prim,
-			      .site = site, .obj = obj, .oncpu = oncpu };
-	return e;
-}
 
 static const struct sb_section *find_section(const struct sb_profile *p, uint32_t kind)
 {
