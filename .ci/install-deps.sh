@@ -9,9 +9,12 @@ set -e
 # Recommends of clang, so --no-install-recommends below would leave it out.
 # g++: the C++ test workloads (tests/workloads/*.cc); libstdc++-12-dev:
 # -lstdc++ for __cxa_demangle (C++ names), also a dependency of clang-14.
+# procps (pgrep) and strace: the integration tests find a launcher's child
+# with pgrep and count the report's opens with strace; a minimal Debian 12
+# root has neither, and a missing pgrep made a check pass without looking.
 PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
 libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
-libclang-rt-14-dev g++ libstdc++-12-dev"
+libclang-rt-14-dev g++ libstdc++-12-dev procps strace"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

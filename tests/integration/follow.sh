@@ -240,6 +240,7 @@ signal_group() {
 		kill -0 "$rec" 2>/dev/null || break
 		sleep 0.2
 	done
+	command -v pgrep >/dev/null || bad "follow SIGINT: pgrep (procps) is missing"
 	left=$(pgrep -f "barrier_ratio_$c 4 100000 3000")
 	check "follow SIGINT: the followed program got the signal too (left: ${left:-none})" \
 		test -z "$left"
