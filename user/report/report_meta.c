@@ -12,48 +12,35 @@ static unsigned long long meta_u64(const struct sb_profile *p, const char *key)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
-/* What following lost, each said where it shows: processes the BPF
- * side could not follow, records of no known process, probes that
- * did not go in. */
-static void follow_warnings(const struct sb_profile *p, FILE *f)
-{
-	unsigned long long full = meta_u64(p, "follow_full"),
-			   unrouted = meta_u64(p, "records_unrouted"),
-			   attach = meta_u64(p, "follow_attach_errors");
+/* Counted losses, each said with its number where the header shows:
+ * ring-buffer drops are said above; these are what following lost
+ * (processes the BPF side could not follow, records of no known
+ * process, probes that did not go in) and what the recorder knows it
+ * could not count right. */
+static const struct { const char *key, *what; } loss_keys[] = {
+	{ "follow_full", "forked processes not followed (the BPF table of followed "
+	  "processes was full): their work is not here" },
+	{ "records_unrouted", "records of threads of no known process were dropped" },
+	{ "follow_attach_errors", "probes of followed processes could not be attached: "
+	  "some sections or waits may be missing" },
+	{ "threads_untimed", "threads were not timed (the BPF thread table was full): "
+	  "their busy times are missing" },
+	{ "events_late", "events reached the recorder after later ones were processed "
+	  "(the recorder was starved of CPU): sections around them may be cut wrong" },
+	{ "thread_exits_unjoined", "threads that started before recording exited: "
+	  "their creators' join instances lack them" },
+	{ "threads_unlisted", "ended threads are missing from the thread list "
+	  "(out of memory)" },
+};
 
-	if (full)
-		fprintf(f, "  WARNING:  %llu forked processes not followed (the BPF table of "
-			"followed processes was full): their work is not here\n", full);
-	if (unrouted)
-		fprintf(f, "  WARNING:  %llu records of threads of no known process were "
-			"dropped\n", unrouted);
-	if (attach)
-		fprintf(f, "  WARNING:  %llu probes of followed processes could not be attached: "
-			"some sections or waits may be missing\n", attach);
-}
-
-/* What the recorder knows it could not count right, each with its number:
- * drops of the ring buffer are said above; these are the rest. */
 static void loss_warnings(const struct sb_profile *p, FILE *f)
 {
-	unsigned long long untimed = meta_u64(p, "threads_untimed"),
-			   late = meta_u64(p, "events_late"),
-			   unjoined = meta_u64(p, "thread_exits_unjoined"),
-			   unlisted = meta_u64(p, "threads_unlisted");
+	for (size_t i = 0; i < sizeof(loss_keys) / sizeof(loss_keys[0]); i++) {
+		unsigned long long n = meta_u64(p, loss_keys[i].key);
 
-	if (untimed)
-		fprintf(f, "  WARNING:  %llu threads were not timed (the BPF thread table was "
-			"full): their busy times are missing\n", untimed);
-	if (late)
-		fprintf(f, "  WARNING:  %llu events reached the recorder after later ones were "
-			"processed (the recorder was starved of CPU): sections around them may "
-			"be cut wrong\n", late);
-	if (unjoined)
-		fprintf(f, "  WARNING:  %llu threads that started before recording exited: "
-			"their creators' join instances lack them\n", unjoined);
-	if (unlisted)
-		fprintf(f, "  WARNING:  %llu ended threads are missing from the thread list "
-			"(out of memory)\n", unlisted);
+		if (n)
+			fprintf(f, "  WARNING:  %llu %s\n", n, loss_keys[i].what);
+	}
 }
 
 /* A metadata value for the text (escaped, see sb_text_escape): the
@@ -116,7 +103,6 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	if (drops)
 		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
 			"low; record again with a larger --ringbuf-mb\n", drops);
-	follow_warnings(p, f);
 	loss_warnings(p, f);
 	if (notes && *notes)
 		meta_line(f, "  notes:    ", notes, "\n");
