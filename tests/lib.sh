@@ -3,6 +3,8 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SB=${SCALEBPF:-$TOP/build/scalebpf}
+# Absolute: a test may run the recorder from its own directory (cd).
+case $SB in /*) ;; *) SB=$PWD/$SB ;; esac
 WL=$TOP/build/workloads
 PASS=0
 FAIL=0
