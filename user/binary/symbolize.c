@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfsym.h"
+#include "elfsym_priv.h"
 #include "symcache.h"
 #include "util/idmap.h"
 #include "procmaps.h"
@@ -88,6 +90,24 @@ static void note_binary(char **list, const char *path, const char *dbg)
 	*list = n;
 }
 
+/* The symcache entry of a binary without debug info of its own, made
+ * from the debug file elfsym.c would read its lines from now. */
+static struct sb_symcache *load_cache(struct sb_elf *e, const char *bid)
+{
+	struct sb_symcache *c = NULL;
+	char dbg[4096];
+	int fd;
+
+	if (!bid || !bid[0])
+		return NULL;
+	fd = sb_elf_debug_open(sb_elf_libelf(e), sb_elf_path(e), bid, dbg, sizeof(dbg));
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	c = sb_symcache_load(NULL, bid, dbg);
+	return c;
+}
+
 static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
 {
 	void **slot = sb_idmap_slot(s->bins, (uint64_t)bin, 0, true);
@@ -110,7 +130,7 @@ static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_el
 	 * own, elfsym.c looks there second) may all be in the symcache:
 	 * then that file's DWARF is not opened (symcache.h). */
 	if (e && !sb_elf_has_debuginfo(e))
-		b->cache = sb_symcache_load(NULL, bid);
+		b->cache = load_cache(e, bid);
 	/* Lines from a separate debug file are named with it: "no debug
 	 * info" only where no line can be read. */
 	if (b->cache) {

@@ -234,7 +234,7 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 	return !r.bad && r.p == r.end;
 }
 
-struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid)
+struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg)
 {
 	struct sb_symcache *c = alloc(cache_dir, bid);
 	uint64_t size, mtime, ino;
@@ -252,7 +252,8 @@ struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid)
 		return NULL;
 	}
 	z[len] = 0;
-	if (!parse(c, (const char *)z, len) || !stat_file(c->dbg, &size, &mtime, &ino) ||
+	if (!parse(c, (const char *)z, len) || !dbg || strcmp(dbg, c->dbg) ||
+	    !stat_file(c->dbg, &size, &mtime, &ino) ||
 	    size != c->size || mtime != c->mtime || ino != c->ino) {
 		free(z);
 		free_cache(c);

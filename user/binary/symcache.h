@@ -9,8 +9,10 @@
  * not open it (symbolize.c).
  *
  * An entry holds the debug file's path, size, mtime and inode, and is
- * used only while that file is unchanged; the build-id fixes the code,
- * and the debug file of a build-id describes that code only.  Entries
+ * used only for a binary whose debug file that is now (elfdebug.c's
+ * search: another copy of the binary may have none) and while that file
+ * is unchanged; the build-id fixes the code, and the debug file of a
+ * build-id describes that code only.  Entries
  * are untrusted input: anything that does not parse is a miss, replaced
  * when the entry is saved.
  */
@@ -22,9 +24,11 @@
 
 struct sb_symcache;
 
-/* The entry of build-id bid (plain hex) when its debug file is unchanged,
- * else NULL.  cache_dir as sb_cache_dir() takes it (NULL: the default). */
-struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid);
+/* The entry of build-id bid (plain hex) when it was made from debug file
+ * dbg (the one the binary's lines would come from now) and that file is
+ * unchanged, else NULL.  cache_dir as sb_cache_dir() takes it (NULL: the
+ * default). */
+struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg);
 /* An empty one for bid whose lines come from debug file dbg, or NULL
  * (no cache directory, dbg not a regular file, no memory). */
 struct sb_symcache *sb_symcache_new(const char *cache_dir, const char *bid, const char *dbg);

@@ -64,7 +64,7 @@ static void test_roundtrip(void)
 	unsigned line;
 
 	fill();
-	c = sb_symcache_load(cdir, BID);
+	c = sb_symcache_load(cdir, BID, dbg);
 	CHECK(c != NULL, "loaded");
 	if (!c)
 		return;
@@ -77,8 +77,11 @@ static void test_roundtrip(void)
 	      "nothing known");
 	CHECK(!sb_symcache_get(c, 0x3000, &file, &line, &func), "not in it");
 	sb_symcache_close(c);   /* nothing added: not rewritten */
-	CHECK(sb_symcache_load(cdir, "0123") == NULL, "another build-id is a miss");
-	CHECK(sb_symcache_load(cdir, "../x") == NULL, "a build-id that is no plain hex");
+	CHECK(sb_symcache_load(cdir, "0123", dbg) == NULL, "another build-id is a miss");
+	CHECK(sb_symcache_load(cdir, BID, "/elsewhere/lib.debug") == NULL,
+	      "another debug file (a copy of the binary finds another, or none): a miss");
+	CHECK(sb_symcache_load(cdir, BID, NULL) == NULL, "no debug file: a miss");
+	CHECK(sb_symcache_load(cdir, "../x", dbg) == NULL, "a build-id that is no plain hex");
 	CHECK(sb_symcache_new("", BID, dbg) == NULL, "no cache directory: none");
 	CHECK(sb_symcache_new(cdir, BID, "/nonexistent/x.debug") == NULL, "no debug file: none");
 }
@@ -90,12 +93,12 @@ static void test_debug_changed(void)
 
 	fill();
 	utimes(dbg, tv);
-	c = sb_symcache_load(cdir, BID);
+	c = sb_symcache_load(cdir, BID, dbg);
 	CHECK(c == NULL, "debug file changed since: a miss");
 	sb_symcache_close(c);
 	fill();
 	unlink(dbg);
-	c = sb_symcache_load(cdir, BID);
+	c = sb_symcache_load(cdir, BID, dbg);
 	CHECK(c == NULL, "debug file removed: a miss");
 	sb_symcache_close(c);
 	write_file(dbg, "debug", 5);
@@ -114,7 +117,7 @@ static void test_damaged(void)
 		struct sb_symcache *c;
 
 		write_file(entry, good, len);
-		c = sb_symcache_load(cdir, BID);
+		c = sb_symcache_load(cdir, BID, dbg);
 		CHECK(c == NULL, "truncated at %zu of %zu", len, n);
 		sb_symcache_close(c);
 	}
@@ -125,7 +128,7 @@ static void test_damaged(void)
 		memcpy(bad, good, n);
 		bad[i] = bad[i] == '\n' ? 'x' : bad[i] == '0' ? '1' : '0';
 		write_file(entry, bad, n);
-		c = sb_symcache_load(cdir, BID);
+		c = sb_symcache_load(cdir, BID, dbg);
 		CHECK(c == NULL, "byte %zu of %zu changed", i, n);
 		sb_symcache_close(c);
 	}
@@ -137,7 +140,7 @@ static void test_damaged(void)
 		snprintf(other, sizeof(other), "%s/real", dir);
 		rename(entry, other);
 		CHECK(symlink(other, entry) == 0, "symlink");
-		CHECK(sb_symcache_load(cdir, BID) == NULL, "a link is refused");
+		CHECK(sb_symcache_load(cdir, BID, dbg) == NULL, "a link is refused");
 		unlink(entry);
 	}
 }
