@@ -13,6 +13,7 @@
  * process on stderr.
  */
 #include "cfg_build.h"
+#include "cachefile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@
 #include "util/bytes.h"
 
 /* mkdir -p, new components 0700: the cache reveals which binaries ran. */
-static int mkdirs(const char *dir)
+int sb_cache_mkdirs(const char *dir)
 {
 	char *p = strdup(dir);
 	int ret = 0;
@@ -50,8 +51,7 @@ static int mkdirs(const char *dir)
 	return ret;
 }
 
-/* The cache directory (malloc'ed), or NULL when there is none. */
-static char *cache_dir_of(const char *dir)
+char *sb_cache_dir(const char *dir, const char *sub)
 {
 	const char *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char *out = NULL;
@@ -60,19 +60,16 @@ static char *cache_dir_of(const char *dir)
 		return dir[0] ? strdup(dir) : NULL;
 	/* XDG: a relative value is invalid and must be ignored */
 	if (base && base[0] == '/') {
-		if (asprintf(&out, "%s/scalebpf/cfg", base) < 0)
+		if (asprintf(&out, "%s/scalebpf/%s", base, sub) < 0)
 			out = NULL;
 	} else if (home && home[0] == '/') {
-		if (asprintf(&out, "%s/.cache/scalebpf/cfg", home) < 0)
+		if (asprintf(&out, "%s/.cache/scalebpf/%s", home, sub) < 0)
 			out = NULL;
 	}
 	return out;
 }
 
-/* The entry's bytes when it is a regular file of at most max bytes;
- * NULL with why (NULL why: there is no entry, a plain miss). */
-static unsigned char *read_entry(const char *path, uint64_t max, size_t *len,
-				 const char **why)
+unsigned char *sb_cache_read(const char *path, uint64_t max, size_t *len, const char **why)
 {
 	unsigned char *data = NULL;
 	char fdpath[64];
@@ -203,7 +200,7 @@ static struct sb_cfg *load_cached(const char *path, struct sb_elf *e, const char
 	char err[128];
 	size_t len;
 
-	if (!(data = read_entry(path, entry_max(e), &len, &why))) {
+	if (!(data = sb_cache_read(path, entry_max(e), &len, &why))) {
 		if (why)
 			warn_once(path, why);
 		return NULL;
@@ -226,7 +223,7 @@ static void store(const char *dir, const char *path, const struct sb_cfg *g)
 	unsigned char *buf;
 	size_t len;
 
-	if (mkdirs(dir) || sb_cfg_serialize(g, &buf, &len))
+	if (sb_cache_mkdirs(dir) || sb_cfg_serialize(g, &buf, &len))
 		return;
 	if (sb_bytes_out_open(&o, path) == 0) {
 		sb_bytes_out_write(&o, buf, len);
@@ -245,7 +242,7 @@ struct sb_cfg *sb_cfg_cached(struct sb_elf *e, const char *cache_dir, bool *hit,
 	*hit = false;
 	/* The build-id names the file: only plain hex is trusted there. */
 	if (bid && bid[0] && strspn(bid, "0123456789abcdef") == strlen(bid) &&
-	    (dir = cache_dir_of(cache_dir)) && asprintf(&path, "%s/%s.cfg", dir, bid) < 0)
+	    (dir = sb_cache_dir(cache_dir, "cfg")) && asprintf(&path, "%s/%s.cfg", dir, bid) < 0)
 		path = NULL;
 	if (path && (g = load_cached(path, e, bid)))
 		*hit = true;

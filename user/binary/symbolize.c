@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfsym.h"
+#include "elfsym_priv.h"
+#include "symcache.h"
 #include "util/idmap.h"
 #include "procmaps.h"
 #include "profile/profile.h"
@@ -14,10 +17,24 @@ struct sb_symbolizer {
 	struct sb_maps *maps;
 	struct sb_profile *p;
 	struct sb_idmap *locs;      /* addr -> loc index + 1 */
-	struct sb_idmap *bins;      /* maps binary -> profile binary index + 1 */
+	struct sb_idmap *bins;      /* maps binary -> struct bin */
 	char *nodebug;
 	char *dbgfiles;             /* "binary (debug file)", comma separated */
 };
+
+/* A maps binary in the profile. */
+struct bin {
+	long idx;                   /* its index in the profile's binaries */
+	struct sb_symcache *cache;  /* lines from a separate debug file: kept */
+};
+
+static void bin_free(void *v)
+{
+	struct bin *b = v;
+
+	sb_symcache_close(b->cache);   /* writes what was added */
+	free(b);
+}
 
 struct sb_symbolizer *sb_symbolizer_alloc(struct sb_maps *maps, struct sb_profile *p)
 {
@@ -43,7 +60,7 @@ void sb_symbolizer_free(struct sb_symbolizer *s)
 	if (!s)
 		return;
 	sb_idmap_free(s->locs);
-	sb_idmap_free(s->bins);
+	sb_idmap_free_with(s->bins, bin_free);
 	free(s->nodebug);
 	free(s->dbgfiles);
 	free(s);
@@ -73,28 +90,61 @@ static void note_binary(char **list, const char *path, const char *dbg)
 	*list = n;
 }
 
-static long profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
+/* The symcache entry of a binary without debug info of its own, made
+ * from the debug file elfsym.c would read its lines from now. */
+static struct sb_symcache *load_cache(struct sb_elf *e, const char *bid)
+{
+	struct sb_symcache *c = NULL;
+	char dbg[4096];
+	int fd;
+
+	if (!bid || !bid[0])
+		return NULL;
+	fd = sb_elf_debug_open(sb_elf_libelf(e), sb_elf_path(e), bid, dbg, sizeof(dbg));
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	c = sb_symcache_load(NULL, bid, dbg);
+	return c;
+}
+
+static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
 {
 	void **slot = sb_idmap_slot(s->bins, (uint64_t)bin, 0, true);
-	long idx;
+	const char *bid = e ? sb_elf_build_id(e) : NULL;
+	struct bin *b;
 
 	if (!slot)
-		return -1;
+		return NULL;
 	if (*slot)
-		return (long)(uintptr_t)*slot - 1;
-	idx = sb_profile_add_binary(s->p, sb_maps_binary_name(s->maps, bin),
-				    e ? sb_elf_build_id(e) : NULL);
-	if (idx < 0)
-		return -1;
-	*slot = (void *)(uintptr_t)(idx + 1);
+		return *slot;
+	if (!(b = calloc(1, sizeof(*b))))
+		return NULL;
+	b->idx = sb_profile_add_binary(s->p, sb_maps_binary_name(s->maps, bin), bid);
+	if (b->idx < 0) {
+		free(b);
+		return NULL;
+	}
+	*slot = b;
+	/* Lines from a separate debug file (the binary has none of its
+	 * own, elfsym.c looks there second) may all be in the symcache:
+	 * then that file's DWARF is not opened (symcache.h). */
+	if (e && !sb_elf_has_debuginfo(e))
+		b->cache = load_cache(e, bid);
 	/* Lines from a separate debug file are named with it: "no debug
 	 * info" only where no line can be read. */
-	if (e && !sb_elf_has_lines(e))
+	if (b->cache) {
+		note_binary(&s->dbgfiles, sb_maps_binary_name(s->maps, bin),
+			    sb_symcache_debug_file(b->cache));
+	} else if (e && !sb_elf_has_lines(e)) {
 		note_binary(&s->nodebug, sb_maps_binary_name(s->maps, bin), NULL);
-	else if (e && sb_elf_debug_file(e))
+	} else if (e && sb_elf_debug_file(e)) {
 		note_binary(&s->dbgfiles, sb_maps_binary_name(s->maps, bin),
 			    sb_elf_debug_file(e));
-	return idx;
+		if (!sb_elf_has_debuginfo(e))
+			b->cache = sb_symcache_new(NULL, bid, sb_elf_debug_file(e));
+	}
+	return b;
 }
 
 long sb_symbolizer_loc(void *ctx, uint64_t addr)
@@ -114,16 +164,26 @@ long sb_symbolizer_loc(void *ctx, uint64_t addr)
 	if (addr && !sb_maps_resolve(s->maps, addr, &bin, &vaddr)) {
 		const char *file = NULL, *func = NULL;
 		unsigned line = 0;
+		struct bin *b;
 
 		e = sb_maps_binary_elf(s->maps, bin);
 		loc.offset = vaddr;
-		loc.binary = (int32_t)profile_binary(s, bin, e);
-		if (e && !sb_elf_srcline(e, vaddr, &file, &line, &func)) {
+		if (!(b = profile_binary(s, bin, e)))
+			return -1;
+		loc.binary = (int32_t)b->idx;
+		if (b->cache && sb_symcache_get(b->cache, vaddr, &file, &line, &func)) {
 			loc.file = (char *)file;
 			loc.line = line;
+		} else if (e) {
+			if (!sb_elf_srcline(e, vaddr, &file, &line, &func)) {
+				loc.file = (char *)file;
+				loc.line = line;
+			}
+			if (!func)
+				func = sb_elf_func_at(e, vaddr, NULL);
+			if (b->cache)
+				sb_symcache_put(b->cache, vaddr, loc.file, loc.line, func);
 		}
-		if (e && !func)
-			func = sb_elf_func_at(e, vaddr, NULL);
 		loc.function = (char *)func;
 	}
 	idx = sb_profile_add_loc(s->p, &loc);
