@@ -23,6 +23,7 @@
 #include "binary/procmaps.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
+#include "record/rec_timing.h"
 #include "record/target.h"
 
 static const char record_usage[] =
@@ -536,6 +537,7 @@ int cmd_record(int argc, char **argv)
 	struct sb_rec r = { .tty = isatty(2) };
 	int ret;
 
+	sb_tm_mark("options, privileges, output, events");
 	if ((ret = parse_opts(&r, argc, argv)))
 		return ret;
 	if ((ret = check_privileges(&r)))
@@ -548,6 +550,7 @@ int cmd_record(int argc, char **argv)
 	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
+		sb_tm_mark("recording");
 		ret = record_loop(&r);
 		sb_rec_stop(&r);
 		/* A stop signal goes on to the command at once; the profile is
@@ -556,14 +559,17 @@ int cmd_record(int argc, char **argv)
 		nforwarded = nsignals;   /* later ones: finish_child */
 		if (stop_signal && r.spawned && !r.child_exited)
 			forward_signal(&r, stop_signal);
+		sb_tm_mark("write");
 		if (!ret)
 			ret = sb_rec_write(&r);
 		r.written = !ret;
+		sb_tm_mark("finish child");
 		finish_child(&r);
 	} else if (r.spawned) {
 		sb_target_abort(&r.child);
 		r.spawned = false;
 	}
 	sb_rec_cleanup(&r);
+	sb_tm_report();
 	return exit_code(&r, ret);
 }

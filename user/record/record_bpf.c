@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_links.h"
+#include "rec_timing.h"
 #include "record.skel.h"
 
 struct sb_bpf {
@@ -136,6 +137,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		free(s);
 		return -ENOENT;
 	}
+	sb_tm_mark("bpf: open");
 	s->skel = record_bpf__open();
 	if (!s->skel) {
 		ret = -errno;
@@ -150,6 +152,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	s->skel->rodata->stack_copy = opts->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
+	sb_tm_mark("bpf: uprobe_multi probe");
 	s->multi = uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
 		bpf_program__set_expected_attach_type(s->skel->progs.probe_enter,
@@ -161,6 +164,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
 						      SB_TRACE_UPROBE_MULTI);
 	}
+	sb_tm_mark("bpf: load (vmlinux BTF, verifier)");
 	ret = record_bpf__load(s->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
@@ -171,6 +175,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
 		goto fail;
 	}
+	sb_tm_mark("bpf: cpu-clock events");
 	s->ncpus = libbpf_num_possible_cpus();
 	s->perf_fds = calloc(s->ncpus > 0 ? s->ncpus : 1, sizeof(int));
 	if (!s->perf_fds) {
@@ -333,6 +338,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		if ((ret = add_link(s, l, -1, 0)))
 			return ret;
 	}
+	sb_tm_mark("bpf: attach cpu-clock samplers");
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		struct bpf_link *l;
 
@@ -349,6 +355,7 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		if ((ret = add_link(s, l, -1, 0)))
 			return ret;
 	}
+	sb_tm_mark("bpf: ring buffer");
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
 				 (ring_buffer_sample_fn)fn, ctx, NULL);
 	if (!s->rb) {
@@ -416,6 +423,7 @@ void sb_bpf_stop(struct sb_bpf *s)
 	sb_reaper_join(&s->reap);
 	sb_links_destroy(s->links, s->nlinks);
 	s->nlinks = 0;
+	sb_tm_mark("bpf: drain");
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 }

@@ -18,6 +18,7 @@
 #include "util/idmap.h"
 #include "binary/procmaps.h"
 #include "record_bpf.h"
+#include "rec_timing.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 {
@@ -222,6 +223,7 @@ int sb_rec_setup(struct sb_rec *r)
 	char err[512];
 	int ret;
 
+	sb_tm_mark("setup: spawn or pin the target");
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
 	r->pin.fd = -1;
@@ -259,8 +261,10 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
+	sb_tm_mark("setup: first image (maps, threads)");
 	if (sb_follow_init(r))   /* the first image: maps, threads, builder, stacks */
 		return sb_rec_fail(r, "out of memory");
+	sb_tm_mark("setup: probe plan (ELF, symbols, sites)");
 	if ((ret = plan_probes(r)))
 		return ret;
 	bo.pid = r->pid;
@@ -283,8 +287,10 @@ int sb_rec_setup(struct sb_rec *r)
 			bo.ringbuf_bytes <<= 1;
 		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
 	}
+	sb_tm_mark("setup: BPF open and load");
 	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
+	sb_tm_mark("setup: hardware samplers");
 	if ((ret = start_hw(r)))
 		return ret;
 	if (!r->spawned && sb_target_leader_exited(r->pid)) {
@@ -293,15 +299,19 @@ int sb_rec_setup(struct sb_rec *r)
 		     "threads are recorded; its probes are not filtered by the kernel (other "
 		     "processes calling the probed functions pay a trap each)", r->pid);
 	}
+	sb_tm_mark("setup: uprobes attach");
 	if (sb_follow_attach(r, r->fw.cur, true) < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;
+	sb_tm_mark("setup: tracepoints, samplers, ring buffer");
 	if (sb_bpf_start(r->bpf, sb_rec_route_record, r, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	r->start_ns = sb_now_ns();
 	r->start_realtime = (int64_t)time(NULL);
+	sb_tm_mark("setup: seed threads");
 	if ((ret = seed_threads(r)))
 		return ret;
+	sb_tm_mark("setup: release, await exec");
 	if (r->spawned) {
 		if (sb_target_release(&r->child, err, sizeof(err))) {
 			r->spawned = false;   /* reaped already */
@@ -349,11 +359,14 @@ void sb_rec_stop(struct sb_rec *r)
 {
 	r->end_ns = sb_now_ns();
 	r->fw.stopping = true;   /* the drain below attaches nothing more */
+	sb_tm_mark("stop: hardware samplers");
 	sb_hwsession_stop(r->hw);
 	if (!r->bpf)
 		return;
+	sb_tm_mark("stop: detach and drain");
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 	if (r->spawned && r->follow) {
+		sb_tm_mark("stop: late drain, unstop");
 		/* Closing a link does not wait for a program running on
 		 * another CPU: one may still have emitted a record and
 		 * stopped its process.  Drain again a moment later (each
@@ -386,6 +399,7 @@ void sb_rec_target_gone(struct sb_rec *r)
 
 void sb_rec_cleanup(struct sb_rec *r)
 {
+	sb_tm_mark("cleanup");
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */
