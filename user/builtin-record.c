@@ -400,7 +400,10 @@ static int record_loop(struct sb_rec *r)
 		uint64_t now = sb_now_ns(), age = now - r->start_ns;
 		/* A short-lived target must not exit before its libraries
 		 * were seen: its samples and sites could not be resolved. */
-		int n = sb_bpf_poll(r->bpf, age < 300000000ull ? 10 : 100);
+		/* The target's pidfd until its exit is seen (then it stays
+		 * readable: followed processes are polled as before). */
+		int fd = r->child_exited || r->target_gone ? -1 : r->pin.fd;
+		int n = sb_bpf_poll_fd(r->bpf, age < 300000000ull ? 10 : 100, fd);
 
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));

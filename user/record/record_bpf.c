@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,21 @@ int sb_bpf_poll(struct sb_bpf *s, int timeout_ms)
 	return m < 0 ? m : (n > 0 ? n : 0) + m;
 }
 
+int sb_bpf_poll_fd(struct sb_bpf *s, int timeout_ms, int fd)
+{
+	struct pollfd p[2] = {
+		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+		{ .fd = fd, .events = POLLIN },
+	};
+
+	if (fd < 0)
+		return sb_bpf_poll(s, timeout_ms);
+	if (poll(p, 2, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	/* Ready or not: records come without wake-ups (see sb_bpf_poll). */
+	return ring_buffer__consume(s->rb);
+}
+
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -417,11 +433,28 @@ unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid)
 	return n;
 }
 
-/* Detach every link; the ring buffer is drained after. */
+/*
+ * Detach every link; the ring buffer is drained after.  Those of ended
+ * processes are with the reaper already (sb_bpf_detach_pid).  Then the
+ * tracepoints and samplers, one by one (they do not wait, ~0.1 ms each),
+ * then the uprobes of live processes together: each uprobe detach waits
+ * for RCU grace periods (a tasks-trace one implies a normal one) begun
+ * after the tracepoints were gone, so a tracepoint program still running
+ * when its link was closed has finished, its record in, by the drain.
+ */
 void sb_bpf_stop(struct sb_bpf *s)
 {
+	unsigned k = 0;
+
 	sb_reaper_join(&s->reap);
-	sb_links_destroy(s->links, s->nlinks);
+	for (unsigned i = 0; i < s->nlinks; i++) {
+		if (s->links[i].pid)
+			s->links[k++] = s->links[i];
+		else
+			sb_link_destroy(&s->links[i]);
+	}
+	sb_tm_mark("bpf: detach uprobes");
+	sb_links_destroy(s->links, k);
 	s->nlinks = 0;
 	sb_tm_mark("bpf: drain");
 	if (s->rb)

@@ -63,6 +63,9 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		 char *err, size_t errlen);
 /* Returns records consumed, or a negative errno. */
 int sb_bpf_poll(struct sb_bpf *s, int timeout_ms);
+/* The same, waking up early too when fd (>= 0, e.g. a pidfd) becomes
+ * readable: a target's exit is seen at once, not at the next tick. */
+int sb_bpf_poll_fd(struct sb_bpf *s, int timeout_ms, int fd);
 /* Counter totals over CPUs. */
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
 /* Detaches the uprobes that fire in pid (its process ended), in the

@@ -357,6 +357,8 @@ void sb_rec_status(struct sb_rec *r, bool final)
 
 void sb_rec_stop(struct sb_rec *r)
 {
+	uint64_t nf;
+
 	r->end_ns = sb_now_ns();
 	r->fw.stopping = true;   /* the drain below attaches nothing more */
 	sb_tm_mark("stop: hardware samplers");
@@ -364,8 +366,14 @@ void sb_rec_stop(struct sb_rec *r)
 	if (!r->bpf)
 		return;
 	sb_tm_mark("stop: detach and drain");
+	nf = r->fw.nnot_followed;
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
-	if (r->spawned && r->follow) {
+	/* Not when the command and every process it started were seen to
+	 * end, and the drain met no new one: a process's records are all in
+	 * before its exit is seen, so no late record can come from one, and
+	 * none is left stopped.  (20 ms of a short run's fixed cost.) */
+	if (r->spawned && r->follow &&
+	    (!r->child_exited || sb_follow_alive(r) || r->fw.nnot_followed != nf)) {
 		sb_tm_mark("stop: late drain, unstop");
 		/* Closing a link does not wait for a program running on
 		 * another CPU: one may still have emitted a record and
