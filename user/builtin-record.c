@@ -24,6 +24,7 @@
 #include "record/record_bpf.h"
 #include "record/record_session.h"
 #include "record/rec_timing.h"
+#include "record/link_closer.h"
 #include "record/target.h"
 
 static const char record_usage[] =
@@ -549,6 +550,9 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
+	/* Before any thread and the target: links of ended processes are
+	 * closed there, the recorder does not wait for their detach. */
+	sb_closer_start();
 	install_signals();
 	raise_nofile();
 	ret = sb_rec_setup(&r);
@@ -573,6 +577,7 @@ int cmd_record(int argc, char **argv)
 		r.spawned = false;
 	}
 	sb_rec_cleanup(&r);
+	sb_closer_end();
 	sb_tm_report();
 	return exit_code(&r, ret);
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <stdio.h>
@@ -64,19 +65,18 @@ struct uprobe_multi_attr {
 	__u32 cnt, flags2, pid;
 };
 
-static int uprobe_multi_link(int prog_fd, const char *path, uint64_t offset, bool retprobe,
-			     uint64_t cookie, uint32_t pid)
+static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
+			     const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid)
 {
 	struct uprobe_multi_attr a;
-	__u64 off = offset, ck = cookie;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = (__u32)prog_fd;
 	a.attach_type = SB_TRACE_UPROBE_MULTI;
 	a.path = (__u64)(uintptr_t)path;
-	a.offsets = (__u64)(uintptr_t)&off;
-	a.cookies = (__u64)(uintptr_t)&ck;
-	a.cnt = 1;
+	a.offsets = (__u64)(uintptr_t)offsets;
+	a.cookies = (__u64)(uintptr_t)cookies;
+	a.cnt = cnt;
 	a.flags2 = retprobe ? SB_F_UPROBE_MULTI_RETURN : 0;
 	a.pid = pid;
 	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
@@ -100,6 +100,7 @@ static bool uprobe_multi_works(void)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
+	const __u64 zero = 0;
 	int prog, link, e;
 
 	if (getenv("SCALEBPF_NO_UPROBE_MULTI"))
@@ -107,7 +108,7 @@ static bool uprobe_multi_works(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
 	if (prog < 0)
 		return false;
-	link = uprobe_multi_link(prog, "/", 0, false, 0, 0);
+	link = uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
 	e = errno;
 	if (link >= 0)
 		close(link);
@@ -227,22 +228,34 @@ int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
 				    sizeof(one), BPF_ANY);
 }
 
+/* The pid filter of a probe for pid: libbpf's, 0 is ourselves, -1 all. */
+static int filter_of(const struct sb_bpf *s, int pid)
+{
+	return pid == s->wide_pid ? -1 : pid;
+}
+
+/* The same filter for a uprobe_multi link, where 0 is all. */
+static uint32_t multi_pid(int filter)
+{
+	return filter == 0 ? (uint32_t)getpid() : filter == -1 ? 0 : (uint32_t)filter;
+}
+
 static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *path,
 		      uint64_t offset, bool retprobe, uint64_t cookie, int pid,
 		      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *l = NULL;
+	__u64 off = offset, ck = cookie;
 	int fd = -1, filter;
 
 	if (!pid)
 		pid = s->pid;
-	filter = pid == s->wide_pid ? -1 : pid;
+	filter = filter_of(s, pid);
 again:
-	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
-		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
-				       filter == 0 ? (uint32_t)getpid() :
-				       filter == -1 ? 0 : (uint32_t)filter);
+	if (s->multi)
+		fd = uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
+				       multi_pid(filter));
 	else
 		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
 	if (!l && fd < 0) {
@@ -257,6 +270,82 @@ again:
 	}
 	s->nprobes++;
 	return add_link(s, l, fd, pid);
+}
+
+static struct bpf_program *prog_of(struct sb_bpf *s, const struct sb_uprobe_req *q)
+{
+	return q->exact ? s->skel->progs.exact_batch :
+	       q->retprobe ? s->skel->progs.probe_exit : s->skel->progs.probe_enter;
+}
+
+/* The requests from i on of req[i]'s binary and program, not yet taken,
+ * as one link; those it takes are marked in taken, listed in idx. */
+static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, size_t i,
+			int pid, bool *taken, size_t *idx, __u64 *offs, __u64 *cks, __u32 *cnt)
+{
+	struct bpf_program *prog = prog_of(s, &req[i]);
+	int fd;
+
+	*cnt = 0;
+	for (size_t j = i; j < n; j++) {
+		if (taken[j] || prog_of(s, &req[j]) != prog || req[j].retprobe != req[i].retprobe ||
+		    strcmp(req[j].path, req[i].path))
+			continue;
+		taken[j] = true;
+		idx[*cnt] = j;
+		offs[*cnt] = req[j].offset;
+		cks[(*cnt)++] = req[j].cookie;
+	}
+	do {
+		fd = uprobe_multi_link(bpf_program__fd(prog), req[i].path, offs, cks, *cnt,
+				       req[i].retprobe, multi_pid(filter_of(s, pid)));
+	} while (fd < 0 && errno == EMFILE && sb_reaper_wait_idle(&s->reap));
+	if (fd < 0)
+		return -errno;
+	s->nprobes += *cnt;
+	return add_link(s, NULL, fd, pid);
+}
+
+unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,
+			       char *err, size_t errlen)
+{
+	bool *taken = s->multi && n > 1 ? calloc(n, sizeof(*taken)) : NULL;
+	size_t *idx = taken ? calloc(n, sizeof(*idx)) : NULL;
+	__u64 *offs = idx ? calloc(n, sizeof(*offs)) : NULL;
+	__u64 *cks = offs ? calloc(n, sizeof(*cks)) : NULL;
+	unsigned nfail = 0;
+	char msg[512];
+
+	if (!pid)
+		pid = s->pid;
+	if (errlen)
+		*err = 0;
+	for (size_t i = 0; i < n; i++) {
+		__u32 cnt = 1;
+
+		if (cks && taken[i])
+			continue;
+		if (cks && !attach_group(s, req, n, i, pid, taken, idx, offs, cks, &cnt)) {
+			for (__u32 k = 0; k < cnt; k++)
+				req[idx[k]].ret = 0;
+			continue;
+		}
+		/* Alone (no uprobe_multi, out of memory), or each of a
+		 * refused group: which one fails, and the others in. */
+		for (__u32 k = 0; k < cnt; k++) {
+			struct sb_uprobe_req *q = &req[cks ? idx[k] : i];
+
+			q->ret = attach_one(s, prog_of(s, q), q->path, q->offset, q->retprobe,
+					    q->cookie, pid, msg, sizeof(msg));
+			if (q->ret && !nfail++ && errlen)
+				snprintf(err, errlen, "%s", msg);
+		}
+	}
+	free(cks);
+	free(offs);
+	free(idx);
+	free(taken);
+	return nfail;
 }
 
 void sb_bpf_probe_wide(struct sb_bpf *s, int pid)
@@ -434,28 +523,33 @@ unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid)
 }
 
 /*
- * Detach every link; the ring buffer is drained after.  Those of ended
- * processes are with the reaper already (sb_bpf_detach_pid).  Then the
- * tracepoints and samplers, one by one (they do not wait, ~0.1 ms each),
- * then the uprobes of live processes together: each uprobe detach waits
- * for RCU grace periods (a tasks-trace one implies a normal one) begun
- * after the tracepoints were gone, so a tracepoint program still running
- * when its link was closed has finished, its record in, by the drain.
+ * Detach every link; the ring buffer is drained after.  Tracepoints and
+ * samplers first, one by one (they do not wait, ~0.1 ms each).  The
+ * uprobes of processes that ended go to the reaper (the closer process:
+ * no wait for links that cannot fire any more).  Then the uprobes of
+ * live processes, together: each detach waits for RCU grace periods (a
+ * tasks-trace one implies a normal one) begun after the tracepoints were
+ * gone, so a tracepoint program still running when its link was closed
+ * has finished, its record in, by the drain.
  */
 void sb_bpf_stop(struct sb_bpf *s)
 {
 	unsigned k = 0;
 
-	sb_reaper_join(&s->reap);
 	for (unsigned i = 0; i < s->nlinks; i++) {
-		if (s->links[i].pid)
-			s->links[k++] = s->links[i];
+		struct sb_link *l = &s->links[i];
+
+		if (!l->pid)
+			sb_link_destroy(l);
+		else if (kill(l->pid, 0) && errno == ESRCH)   /* no such process */
+			sb_reaper_give(&s->reap, l);
 		else
-			sb_link_destroy(&s->links[i]);
+			s->links[k++] = *l;
 	}
-	sb_tm_mark("bpf: detach uprobes");
+	sb_tm_mark("bpf: detach uprobes of live processes");
 	sb_links_destroy(s->links, k);
 	s->nlinks = 0;
+	sb_reaper_join(&s->reap);   /* what the thread reaper has (no closer) */
 	sb_tm_mark("bpf: drain");
 	if (s->rb)
 		ring_buffer__consume(s->rb);

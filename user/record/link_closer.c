@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/* The link closer process (link_closer.h). */
+#include "link_closer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "bpf_links.h"
+
+static int sock = -1;   /* ours; -1: no closer */
+
+/* One fd per message; -EAGAIN when none is queued (nonblocking), -EPIPE
+ * at the end (the recorder closed its side), -EBADMSG without an fd. */
+static int recv_fd(int s, bool block)
+{
+	char byte, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	do {
+		n = recvmsg(s, &m, block ? 0 : MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -EAGAIN;
+	if (n <= 0)
+		return -EPIPE;
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+/* The closer: what is queued is closed together (their waits overlap,
+ * sb_links_destroy), then it waits for more, until the end. */
+static void closer_main(int s)
+{
+	struct sb_link batch[256];
+	unsigned n = 0;
+
+	signal(SIGINT, SIG_IGN);    /* a Ctrl-C for the recorder's group */
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* Nothing of the recorder's: not its output pipe (a reader waiting
+	 * for its end would wait for us), not the terminal. */
+	if (s > 0)
+		close_range(0, (unsigned)s - 1, 0);
+	close_range((unsigned)s + 1, ~0u, 0);
+	for (;;) {
+		int fd = recv_fd(s, n == 0);
+
+		if (fd >= 0) {
+			batch[n++] = (struct sb_link){ .l = NULL, .fd = fd, .pid = 0 };
+			if (n < sizeof(batch) / sizeof(batch[0]))
+				continue;
+		} else if (fd == -EBADMSG) {
+			continue;
+		}
+		sb_links_destroy(batch, n);
+		n = 0;
+		if (fd == -EPIPE)
+			_exit(0);
+	}
+}
+
+int sb_closer_start(void)
+{
+	const char *e = getenv("SCALEBPF_SYNC_DETACH");
+	int sv[2];
+	pid_t pid;
+
+	if (sock >= 0 || (e && *e && *e != '0'))
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int ret = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return ret;
+	}
+	if (pid == 0)
+		closer_main(sv[1]);   /* does not return */
+	close(sv[1]);
+	sock = sv[0];
+	return 0;
+}
+
+bool sb_closer_give(int fd)
+{
+	char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+
+	if (sock < 0 || fd < 0)
+		return false;
+	memset(ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	/* Never blocks: a full socket or a gone closer, the caller closes. */
+	if (sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		return false;
+	close(fd);   /* the message holds the link: no wait here */
+	return true;
+}
+
+void sb_closer_end(void)
+{
+	if (sock >= 0)
+		close(sock);
+	sock = -1;
+}
