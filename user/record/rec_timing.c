@@ -17,6 +17,9 @@ static struct {
 	uint64_t t0;
 	const char *name[SB_TM_MAX];
 	uint64_t at[SB_TM_MAX];
+	unsigned nspans;
+	const char *span_name[8];
+	uint64_t span[8][2];
 } tm;
 
 static bool tm_on(void)
@@ -38,6 +41,15 @@ void sb_tm_mark(const char *name)
 	tm.at[tm.n++] = sb_now_ns();
 }
 
+void sb_tm_span(const char *name, uint64_t start_ns, uint64_t end_ns)
+{
+	if (!tm_on() || tm.nspans >= 8)
+		return;
+	tm.span_name[tm.nspans] = name;
+	tm.span[tm.nspans][0] = start_ns;
+	tm.span[tm.nspans++][1] = end_ns;
+}
+
 void sb_tm_report(void)
 {
 	if (!tm_on() || !tm.n)
@@ -48,5 +60,9 @@ void sb_tm_report(void)
 		fprintf(stderr, "scalebpf timing:   %7.1f %7.1f  %s\n",
 			(double)(tm.at[i] - tm.t0) / 1e6,
 			(double)(tm.at[i + 1] - tm.at[i]) / 1e6, tm.name[i]);
-	tm.n = 0;
+	for (unsigned i = 0; i < tm.nspans; i++)
+		fprintf(stderr, "scalebpf timing:   %7.1f %7.1f  %s\n",
+			(double)(tm.span[i][0] - tm.t0) / 1e6,
+			(double)(tm.span[i][1] - tm.span[i][0]) / 1e6, tm.span_name[i]);
+	tm.n = tm.nspans = 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -123,8 +124,9 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
-		   char *err, size_t errlen)
+/* sb_bpf_prepare but for the target (sb_bpf_set_target): no pid yet. */
+static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		       char *err, size_t errlen)
 {
 	struct sb_bpf *s = calloc(1, sizeof(*s));
 	int ret;
@@ -132,21 +134,18 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	libbpf_set_print(silent_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
 			 "scalebpf needs CONFIG_DEBUG_INFO_BTF=y");
 		free(s);
 		return -ENOENT;
 	}
-	sb_tm_mark("bpf: open");
 	s->skel = record_bpf__open();
 	if (!s->skel) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		goto fail;
 	}
-	s->pid = opts->pid;
 	s->skel->rodata->stop_mode = opts->stop_mode;
 	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->sample_period_ns =
@@ -154,7 +153,6 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	s->skel->rodata->stack_copy = opts->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
-	sb_tm_mark("bpf: uprobe_multi probe");
 	s->multi = uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
 		bpf_program__set_expected_attach_type(s->skel->progs.probe_enter,
@@ -166,18 +164,12 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
 						      SB_TRACE_UPROBE_MULTI);
 	}
-	sb_tm_mark("bpf: load (vmlinux BTF, verifier)");
 	ret = record_bpf__load(s->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
 			 ret == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto fail;
 	}
-	if ((ret = sb_bpf_follow(s, opts->pid, true))) {
-		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
-		goto fail;
-	}
-	sb_tm_mark("bpf: cpu-clock events");
 	s->ncpus = libbpf_num_possible_cpus();
 	s->perf_fds = calloc(s->ncpus > 0 ? s->ncpus : 1, sizeof(int));
 	if (!s->perf_fds) {
@@ -203,6 +195,98 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	return 0;
 fail:
 	sb_bpf_finish(s);
+	return ret;
+}
+
+static int set_target(struct sb_bpf *s, int pid, char *err, size_t errlen)
+{
+	int ret;
+
+	s->pid = pid;
+	if ((ret = sb_bpf_follow(s, pid, true)))
+		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
+	return ret;
+}
+
+int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		   char *err, size_t errlen)
+{
+	int ret;
+
+	libbpf_set_print(silent_print);
+	if ((ret = load_object(out, opts, err, errlen)))
+		return ret;
+	if ((ret = set_target(*out, opts->pid, err, errlen))) {
+		sb_bpf_finish(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+struct sb_bpf_loader {
+	pthread_t th;
+	bool threaded;
+	struct sb_bpf_opts opts;
+	struct sb_bpf *s;
+	int ret;
+	uint64_t t0, t1;
+	char err[512];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *loader_main(void *arg)
+{
+	struct sb_bpf_loader *ld = arg;
+
+	ld->t0 = mono_ns();
+	ld->ret = load_object(&ld->s, &ld->opts, ld->err, sizeof(ld->err));
+	ld->t1 = mono_ns();
+	return NULL;
+}
+
+int sb_bpf_prepare_start(struct sb_bpf_loader **out, const struct sb_bpf_opts *opts)
+{
+	struct sb_bpf_loader *ld = calloc(1, sizeof(*ld));
+
+	*out = NULL;
+	if (!ld)
+		return -ENOMEM;
+	ld->opts = *opts;
+	libbpf_set_print(silent_print);   /* not from two threads */
+	ld->threaded = !pthread_create(&ld->th, NULL, loader_main, ld);
+	if (!ld->threaded)
+		loader_main(ld);
+	*out = ld;
+	return 0;
+}
+
+int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	*out = NULL;
+	if (!ld)
+		return -EINVAL;
+	if (ld->threaded)
+		pthread_join(ld->th, NULL);
+	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1);
+	ret = ld->ret;
+	if (ret) {
+		snprintf(err, errlen, "%s", ld->err);
+	} else if ((ret = set_target(ld->s, pid, err, errlen))) {
+		sb_bpf_finish(ld->s);
+	} else {
+		*out = ld->s;
+	}
+	free(ld);
 	return ret;
 }
 

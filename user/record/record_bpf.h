@@ -29,6 +29,17 @@ typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
 /* Open, set read-only data, load.  err gets a clear message on failure. */
 int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		   char *err, size_t errlen);
+/*
+ * sb_bpf_prepare in a thread of its own: the load (~35 ms: libbpf parses
+ * the kernel's BTF, relocates, the verifier runs) overlaps with starting
+ * the target and planning its probes.  _wait joins it, sets the target
+ * pid; it frees ld, and must be called once for each _start (on error
+ * paths too: the loaded object is then freed).
+ */
+struct sb_bpf_loader;
+int sb_bpf_prepare_start(struct sb_bpf_loader **ld, const struct sb_bpf_opts *opts);
+int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
+			char *err, size_t errlen);
 /* Entry or return probe at a file offset of a binary, with a cookie;
  * exact: the exact-count batch program instead (an entry probe).  It
  * fires in process pid only (0: the first target). */

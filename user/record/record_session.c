@@ -223,17 +223,43 @@ int sb_rec_setup(struct sb_rec *r)
 	char err[512];
 	int ret;
 
-	sb_tm_mark("setup: spawn or pin the target");
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
 	r->pin.fd = -1;
+	/* -p: the process runs on; stopping it could show to a job-control
+	 * shell as a stopped job, so probes go in asynchronously there. */
+	bo.stop_mode = r->ncmd > 0 && r->follow;
+	bo.follow_forks = r->follow;
+	bo.sample_hz = r->sample_hz;
+	bo.stack_copy = !r->unwind_fp;
+	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
+	/* Stack copies make samples 16 KiB each: room for half a second of
+	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
+	 * so a high -F does not drop them. */
+	if (bo.stack_copy) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
+			      sizeof(struct sb_rec_sample_stack) / 2;
+
+		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
+			bo.ringbuf_bytes <<= 1;
+		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
+	}
 	if (r->ncmd > 0) {
 		char dir[4200];
 
 		/* A `scalebpf cc --trace-mem` program writes its memory traces
-		 * next to the profile (user/rt/trace_mem.c). */
+		 * next to the profile (user/rt/trace_mem.c).  Before the load
+		 * thread: setenv is not safe with another thread's getenv. */
 		snprintf(dir, sizeof(dir), "%s.trace", r->output);
 		setenv("SCALEBPF_TRACE_DIR", dir, 0);
+	}
+	/* Loaded in a thread while the target starts and its probes are
+	 * planned: all it needs are the options. */
+	if (sb_bpf_prepare_start(&r->loader, &bo))
+		return sb_rec_fail(r, "out of memory");
+	sb_tm_mark("setup: spawn or pin the target");
+	if (r->ncmd > 0) {
 		if (sb_target_spawn(r->cmd, &r->child, r->exe, sizeof(r->exe), err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
@@ -267,28 +293,10 @@ int sb_rec_setup(struct sb_rec *r)
 	sb_tm_mark("setup: probe plan (ELF, symbols, sites)");
 	if ((ret = plan_probes(r)))
 		return ret;
-	bo.pid = r->pid;
-	/* -p: the process runs on; stopping it could show to a job-control
-	 * shell as a stopped job, so probes go in asynchronously there. */
-	bo.stop_mode = r->spawned && r->follow;
-	bo.follow_forks = r->follow;
-	bo.sample_hz = r->sample_hz;
-	bo.stack_copy = !r->unwind_fp;
-	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
-	/* Stack copies make samples 16 KiB each: room for half a second of
-	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
-	 * so a high -F does not drop them. */
-	if (bo.stack_copy) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
-			      sizeof(struct sb_rec_sample_stack) / 2;
-
-		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
-			bo.ringbuf_bytes <<= 1;
-		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
-	}
-	sb_tm_mark("setup: BPF open and load");
-	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
+	sb_tm_mark("setup: wait for the BPF load");
+	ret = sb_bpf_prepare_wait(r->loader, &r->bpf, r->pid, err, sizeof(err));
+	r->loader = NULL;
+	if (ret)
 		return sb_rec_fail(r, "%s", err);
 	sb_tm_mark("setup: hardware samplers");
 	if ((ret = start_hw(r)))
@@ -408,6 +416,14 @@ void sb_rec_target_gone(struct sb_rec *r)
 void sb_rec_cleanup(struct sb_rec *r)
 {
 	sb_tm_mark("cleanup");
+	if (r->loader) {   /* setup failed before its load was joined */
+		char err[512];
+
+		sb_bpf_prepare_wait(r->loader, &r->bpf, 0, err, sizeof(err));
+		r->loader = NULL;
+		sb_bpf_finish(r->bpf);
+		r->bpf = NULL;
+	}
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */
