@@ -10,7 +10,7 @@
 
 #include "record_bpf_priv.h"
 
-static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
+int sb_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
 			     const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid)
 {
 	struct uprobe_multi_attr a;
@@ -53,7 +53,7 @@ bool sb_bpf_uprobe_multi_works(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
 	if (prog < 0)
 		return false;
-	link = uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
+	link = sb_uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
 	e = errno;
 	if (link >= 0)
 		close(link);
@@ -87,7 +87,7 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 	filter = filter_of(s, pid);
 again:
 	if (s->multi)
-		fd = uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
+		fd = sb_uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
 				       multi_pid(filter));
 	else
 		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
@@ -130,7 +130,7 @@ static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, s
 		cks[(*cnt)++] = req[j].cookie;
 	}
 	do {
-		fd = uprobe_multi_link(bpf_program__fd(prog), req[i].path, offs, cks, *cnt,
+		fd = sb_uprobe_multi_link(bpf_program__fd(prog), req[i].path, offs, cks, *cnt,
 				       req[i].retprobe, multi_pid(filter_of(s, pid)));
 	} while (fd < 0 && errno == EMFILE && sb_reaper_wait_idle(&s->reap));
 	if (fd < 0)

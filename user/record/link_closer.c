@@ -3,14 +3,18 @@
 #include "link_closer.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "bpf_links.h"
+#include "record_bpf_priv.h"
 
 static int sock = -1;   /* ours; -1: no closer */
 
@@ -41,6 +45,51 @@ static int recv_fd(int s, bool block)
 	return fd;
 }
 
+/*
+ * The first uprobe attach of a run waits for an RCU grace period (~10-15
+ * ms): registering a uprobe takes the kernel's dup_mmap_sem for writing,
+ * whose rcu_sync goes back to idle one grace period after the last
+ * writer.  While the recorder loads its BPF programs, the closer keeps
+ * it from going idle: a uprobe on a memfd nobody maps (nothing is
+ * installed anywhere) every few ms, until the recorder's attach is done
+ * (a message, sb_closer_warm_end) or 320 ms passed.  Then it closes them.
+ */
+static void warm(int s)
+{
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
+	struct sb_link links[64];
+	unsigned n = 0;
+	char path[64];
+	int prog, mfd;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_warm", "GPL", ret0, 2, &po);
+	mfd = memfd_create("scalebpf-warm", MFD_CLOEXEC);
+	if (prog >= 0 && mfd >= 0 && !ftruncate(mfd, 4096)) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+		while (n < sizeof(links) / sizeof(links[0])) {
+			int fd = sb_uprobe_multi_link(prog, path, &(__u64){ 0 }, &(__u64){ 0 }, 1,
+						      false, 0);
+
+			if (fd < 0)
+				break;
+			links[n++] = (struct sb_link){ .l = NULL, .fd = fd, .pid = 0 };
+			if (poll(&p, 1, 5) != 0)
+				break;   /* the attach is done (or the end) */
+		}
+	}
+	sb_links_destroy(links, n);
+	if (mfd >= 0)
+		close(mfd);
+	if (prog >= 0)
+		close(prog);
+}
+
 /* The closer: what is queued is closed together (their waits overlap,
  * sb_links_destroy), then it waits for more, until the end. */
 static void closer_main(int s)
@@ -56,6 +105,7 @@ static void closer_main(int s)
 	if (s > 0)
 		close_range(0, (unsigned)s - 1, 0);
 	close_range((unsigned)s + 1, ~0u, 0);
+	warm(s);
 	for (;;) {
 		int fd = recv_fd(s, n == 0);
 
@@ -119,6 +169,14 @@ bool sb_closer_give(int fd)
 		return false;
 	close(fd);   /* the message holds the link: no wait here */
 	return true;
+}
+
+void sb_closer_warm_end(void)
+{
+	char byte = 1;
+
+	if (sock >= 0)
+		send(sock, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void sb_closer_end(void)

@@ -19,6 +19,7 @@
 #include "binary/procmaps.h"
 #include "record_bpf.h"
 #include "rec_timing.h"
+#include "link_closer.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 {
@@ -308,7 +309,9 @@ int sb_rec_setup(struct sb_rec *r)
 		     "processes calling the probed functions pay a trap each)", r->pid);
 	}
 	sb_tm_mark("setup: uprobes attach");
-	if (sb_follow_attach(r, r->fw.cur, true) < 0)
+	ret = sb_follow_attach(r, r->fw.cur, true);
+	sb_closer_warm_end();
+	if (ret < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;
 	sb_tm_mark("setup: tracepoints, samplers, ring buffer");
