@@ -213,6 +213,16 @@ int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
 	return ret;
 }
 
+void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld)
+{
+	if (!ld)
+		return;
+	if (ld->threaded)
+		pthread_join(ld->th, NULL);
+	sb_bpf_finish(ld->s);   /* NULL when the load failed */
+	free(ld);
+}
+
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add)
 {
 	__u32 k = (__u32)pid;

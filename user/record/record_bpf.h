@@ -33,13 +33,14 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
  * sb_bpf_prepare in a thread of its own: the load (~35 ms: libbpf parses
  * the kernel's BTF, relocates, the verifier runs) overlaps with starting
  * the target and planning its probes.  _wait joins it, sets the target
- * pid; it frees ld, and must be called once for each _start (on error
- * paths too: the loaded object is then freed).
+ * pid; it frees ld.  Once for each _start, or _cancel.
  */
 struct sb_bpf_loader;
 int sb_bpf_prepare_start(struct sb_bpf_loader **ld, const struct sb_bpf_opts *opts);
 int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
 			char *err, size_t errlen);
+/* Instead of _wait, on an error path: joins it, frees what it loaded. */
+void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld);
 /* Entry or return probe at a file offset of a binary, with a cookie;
  * exact: the exact-count batch program instead (an entry probe).  It
  * fires in process pid only (0: the first target). */

@@ -419,14 +419,8 @@ void sb_rec_target_gone(struct sb_rec *r)
 void sb_rec_cleanup(struct sb_rec *r)
 {
 	sb_tm_mark("cleanup");
-	if (r->loader) {   /* setup failed before its load was joined */
-		char err[512];
-
-		sb_bpf_prepare_wait(r->loader, &r->bpf, 0, err, sizeof(err));
-		r->loader = NULL;
-		sb_bpf_finish(r->bpf);
-		r->bpf = NULL;
-	}
+	sb_bpf_prepare_cancel(r->loader);   /* setup failed before it was joined */
+	r->loader = NULL;
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */
