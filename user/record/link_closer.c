@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "bpf_links.h"
 #include "record_bpf_priv.h"
 
 static int sock = -1;   /* ours; -1: no closer */
@@ -46,13 +46,101 @@ static int recv_fd(int s, bool block)
 }
 
 /*
+ * The closer's workers: each fd is closed as soon as it comes, by an
+ * idle worker or a new one (up to 64; beyond, it waits its turn).  Not
+ * in batches one after another: a link of a pid that lives on as a new
+ * image (exec by a worker, sb_follow_exec_leader_gone) must stop firing
+ * before that image runs far: its uprobes go out at the start of the
+ * close, before the grace-period waits.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work, gone;
+	int *q;
+	unsigned n, cap, idle, nthreads;
+	bool end;
+} pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
+	   .gone = PTHREAD_COND_INITIALIZER };
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pool.mu);
+	for (;;) {
+		int fd;
+
+		while (!pool.n && !pool.end) {
+			pool.idle++;
+			pthread_cond_wait(&pool.work, &pool.mu);
+			pool.idle--;
+		}
+		if (!pool.n)
+			break;
+		fd = pool.q[--pool.n];
+		pthread_mutex_unlock(&pool.mu);
+		close(fd);   /* the wait is here */
+		pthread_mutex_lock(&pool.mu);
+	}
+	pool.nthreads--;
+	pthread_cond_signal(&pool.gone);
+	pthread_mutex_unlock(&pool.mu);
+	return NULL;
+}
+
+static void pool_close(int fd)
+{
+	pthread_attr_t a;
+	pthread_t th;
+
+	pthread_mutex_lock(&pool.mu);
+	if (pool.n == pool.cap) {
+		unsigned ncap = pool.cap ? pool.cap * 2 : 64;
+		int *q = realloc(pool.q, ncap * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&pool.mu);
+			close(fd);   /* here, then */
+			return;
+		}
+		pool.q = q;
+		pool.cap = ncap;
+	}
+	pool.q[pool.n++] = fd;
+	if (!pool.idle && pool.nthreads < 64 && !pthread_attr_init(&a)) {
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		if (!pthread_create(&th, &a, worker, NULL))
+			pool.nthreads++;
+		pthread_attr_destroy(&a);
+	}
+	if (!pool.nthreads) {   /* no thread at all: this one closes it */
+		pool.n--;
+		pthread_mutex_unlock(&pool.mu);
+		close(fd);
+		return;
+	}
+	pthread_cond_signal(&pool.work);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* Every fd given is closed: the workers are gone. */
+static void pool_end(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	pool.end = true;
+	pthread_cond_broadcast(&pool.work);
+	while (pool.nthreads)
+		pthread_cond_wait(&pool.gone, &pool.mu);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/*
  * The first uprobe attach of a run waits for an RCU grace period (~10-15
  * ms): registering a uprobe takes the kernel's dup_mmap_sem for writing,
  * whose rcu_sync goes back to idle one grace period after the last
  * writer.  While the recorder loads its BPF programs, the closer keeps
  * it from going idle: a uprobe on a memfd nobody maps (nothing is
- * installed anywhere) every few ms, until the recorder's attach is done
- * (a message, sb_closer_warm_end) or 320 ms passed.  Then it closes them.
+ * installed anywhere) every 5 ms, until the recorder's attach is done (a
+ * message, sb_closer_warm_end) or 64 of them.  Then they are closed.
  */
 static void warm(int s)
 {
@@ -61,7 +149,7 @@ static void warm(int s)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
-	struct sb_link links[64];
+	int links[64];
 	unsigned n = 0;
 	char path[64];
 	int prog, mfd;
@@ -78,25 +166,21 @@ static void warm(int s)
 
 			if (fd < 0)
 				break;
-			links[n++] = (struct sb_link){ .l = NULL, .fd = fd, .pid = 0 };
+			links[n++] = fd;
 			if (poll(&p, 1, 5) != 0)
 				break;   /* the attach is done (or the end) */
 		}
 	}
-	sb_links_destroy(links, n);
+	for (unsigned i = 0; i < n; i++)
+		pool_close(links[i]);
 	if (mfd >= 0)
 		close(mfd);
 	if (prog >= 0)
 		close(prog);
 }
 
-/* The closer: what is queued is closed together (their waits overlap,
- * sb_links_destroy), then it waits for more, until the end. */
 static void closer_main(int s)
 {
-	struct sb_link batch[256];
-	unsigned n = 0;
-
 	signal(SIGINT, SIG_IGN);    /* a Ctrl-C for the recorder's group */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
@@ -107,20 +191,15 @@ static void closer_main(int s)
 	close_range((unsigned)s + 1, ~0u, 0);
 	warm(s);
 	for (;;) {
-		int fd = recv_fd(s, n == 0);
+		int fd = recv_fd(s, true);
 
-		if (fd >= 0) {
-			batch[n++] = (struct sb_link){ .l = NULL, .fd = fd, .pid = 0 };
-			if (n < sizeof(batch) / sizeof(batch[0]))
-				continue;
-		} else if (fd == -EBADMSG) {
-			continue;
-		}
-		sb_links_destroy(batch, n);
-		n = 0;
-		if (fd == -EPIPE)
-			_exit(0);
+		if (fd >= 0)
+			pool_close(fd);
+		else if (fd == -EPIPE)
+			break;
 	}
+	pool_end();
+	_exit(0);
 }
 
 int sb_closer_start(void)
