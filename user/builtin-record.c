@@ -354,6 +354,7 @@ static bool child_reaped(struct sb_rec *r)
 	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 		r->child_exited = true;
 		r->child_status = status;
+		sb_tm_mark("recording: command reaped");
 		/* Reaped: its pid is free for another process. */
 		sb_rec_target_gone(r);
 	}

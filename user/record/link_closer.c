@@ -18,12 +18,16 @@
 
 static int sock = -1;   /* ours; -1: no closer */
 
-/* One fd per message; -EAGAIN when none is queued (nonblocking), -EPIPE
- * at the end (the recorder closed its side), -EBADMSG without an fd. */
-static int recv_fd(int s, bool block)
+/* Messages: an fd (tag SB_MSG_FD), and tags alone (SB_MSG_CLOSED,
+ * SB_MSG_WARM_END). */
+enum { SB_MSG_FD = 0, SB_MSG_WARM_END = 1, SB_MSG_CLOSED = 2 };
+
+/* A message: its fd, or -EBADMSG for a tag alone (*tag), -EPIPE at the
+ * end (the recorder closed its side). */
+static int recv_msg(int s, char *tag)
 {
-	char byte, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = tag, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	struct cmsghdr *c;
@@ -31,10 +35,8 @@ static int recv_fd(int s, bool block)
 	int fd;
 
 	do {
-		n = recvmsg(s, &m, block ? 0 : MSG_DONTWAIT);
+		n = recvmsg(s, &m, 0);
 	} while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return -EAGAIN;
 	if (n <= 0)
 		return -EPIPE;
 	c = CMSG_FIRSTHDR(&m);
@@ -179,8 +181,16 @@ static void warm(int s)
 		close(prog);
 }
 
+/*
+ * An fd received is closed only once the recorder said it closed its own
+ * copy (SB_MSG_CLOSED): the last close is the one that waits, and must
+ * be ours, not the recorder's.
+ */
 static void closer_main(int s)
 {
+	int pending[256];
+	unsigned n = 0;
+
 	signal(SIGINT, SIG_IGN);    /* a Ctrl-C for the recorder's group */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
@@ -191,13 +201,21 @@ static void closer_main(int s)
 	close_range((unsigned)s + 1, ~0u, 0);
 	warm(s);
 	for (;;) {
-		int fd = recv_fd(s, true);
+		char tag = 0;
+		int fd = recv_msg(s, &tag);
 
-		if (fd >= 0)
+		if (fd >= 0 && n < sizeof(pending) / sizeof(pending[0]))
+			pending[n++] = fd;
+		else if (fd >= 0)   /* cannot happen: one at a time */
 			pool_close(fd);
 		else if (fd == -EPIPE)
 			break;
+		else if (tag == SB_MSG_CLOSED)
+			while (n)
+				pool_close(pending[--n]);
 	}
+	while (n)   /* the recorder is gone: its copies too */
+		pool_close(pending[--n]);
 	pool_end();
 	_exit(0);
 }
@@ -229,8 +247,8 @@ int sb_closer_start(void)
 
 bool sb_closer_give(int fd)
 {
-	char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	char tag = SB_MSG_FD, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &tag, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	struct cmsghdr *c;
@@ -246,16 +264,21 @@ bool sb_closer_give(int fd)
 	/* Never blocks: a full socket or a gone closer, the caller closes. */
 	if (sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		return false;
-	close(fd);   /* the message holds the link: no wait here */
+	/* Not the last reference (the message's, or the closer's): no wait.
+	 * Then the closer may close its own (if this tag cannot go, it
+	 * does at the end). */
+	close(fd);
+	tag = SB_MSG_CLOSED;
+	send(sock, &tag, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	return true;
 }
 
 void sb_closer_warm_end(void)
 {
-	char byte = 1;
+	char tag = SB_MSG_WARM_END;
 
 	if (sock >= 0)
-		send(sock, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		send(sock, &tag, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void sb_closer_end(void)
