@@ -7,7 +7,10 @@
  * longer fire (their process is gone).  Handed over (SCM_RIGHTS), our
  * copy closes at once; the closer pays the waits, and ends by itself
  * once the recorder's end of the socket is closed (at the latest when
- * the recorder exits, even killed).  Links of live processes are never
+ * the recorder exits, even killed).  During the recording it takes what
+ * the reaper thread took (bpf_links.h: links of an ended process, or of
+ * the image before an exec), each closed as soon as it comes; at the end,
+ * those of processes gone.  Links of processes alive at the end are not
  * handed over: their detach is waited for (sb_bpf_stop).
  */
 #ifndef SB_LINK_CLOSER_H
