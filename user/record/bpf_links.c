@@ -90,7 +90,8 @@ static void *reap_links(void *arg)
 	return NULL;
 }
 
-/* Queues a link for the reaper; destroyed here when there is none. */
+/* Queues a link for the closer process or the reaper thread; destroyed
+ * here when there is neither. */
 void sb_reaper_give(struct sb_reaper *rp, struct sb_link *k)
 {
 
