@@ -23,6 +23,8 @@
 #include "binary/procmaps.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
+#include "record/rec_timing.h"
+#include "record/link_closer.h"
 #include "record/target.h"
 
 static const char record_usage[] =
@@ -352,6 +354,7 @@ static bool child_reaped(struct sb_rec *r)
 	if (!r->child_exited && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 		r->child_exited = true;
 		r->child_status = status;
+		sb_tm_mark("recording: command reaped");
 		/* Reaped: its pid is free for another process. */
 		sb_rec_target_gone(r);
 	}
@@ -399,7 +402,10 @@ static int record_loop(struct sb_rec *r)
 		uint64_t now = sb_now_ns(), age = now - r->start_ns;
 		/* A short-lived target must not exit before its libraries
 		 * were seen: its samples and sites could not be resolved. */
-		int n = sb_bpf_poll(r->bpf, age < 300000000ull ? 10 : 100);
+		/* The target's pidfd until its exit is seen (then it stays
+		 * readable: followed processes are polled as before). */
+		int fd = r->child_exited || r->target_gone ? -1 : r->pin.fd;
+		int n = sb_bpf_poll_fd(r->bpf, age < 300000000ull ? 10 : 100, fd);
 
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));
@@ -536,6 +542,7 @@ int cmd_record(int argc, char **argv)
 	struct sb_rec r = { .tty = isatty(2) };
 	int ret;
 
+	sb_tm_mark("options, privileges, output, events");
 	if ((ret = parse_opts(&r, argc, argv)))
 		return ret;
 	if ((ret = check_privileges(&r)))
@@ -544,10 +551,14 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
+	/* Before any thread and the target: links of ended processes are
+	 * closed there, the recorder does not wait for their detach. */
+	sb_closer_start();
 	install_signals();
 	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
+		sb_tm_mark("recording");
 		ret = record_loop(&r);
 		sb_rec_stop(&r);
 		/* A stop signal goes on to the command at once; the profile is
@@ -556,14 +567,18 @@ int cmd_record(int argc, char **argv)
 		nforwarded = nsignals;   /* later ones: finish_child */
 		if (stop_signal && r.spawned && !r.child_exited)
 			forward_signal(&r, stop_signal);
+		sb_tm_mark("write");
 		if (!ret)
 			ret = sb_rec_write(&r);
 		r.written = !ret;
+		sb_tm_mark("finish child");
 		finish_child(&r);
 	} else if (r.spawned) {
 		sb_target_abort(&r.child);
 		r.spawned = false;
 	}
 	sb_rec_cleanup(&r);
+	sb_closer_end();
+	sb_tm_report();
 	return exit_code(&r, ret);
 }

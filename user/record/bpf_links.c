@@ -2,6 +2,8 @@
 /* Destroying BPF links (bpf_links.h). */
 #include "bpf_links.h"
 
+#include "link_closer.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,10 +90,14 @@ static void *reap_links(void *arg)
 	return NULL;
 }
 
-/* Queues a link for the reaper; destroyed here when there is none. */
+/* Queues a link for the closer process or the reaper thread; destroyed
+ * here when there is neither. */
 void sb_reaper_give(struct sb_reaper *rp, struct sb_link *k)
 {
 
+	/* uprobe_multi links (the fd alone): to the closer process. */
+	if (!k->l && sb_closer_give(k->fd))
+		return;
 	if (!rp->started) {
 		pthread_mutex_init(&rp->mu, NULL);
 		pthread_cond_init(&rp->cv, NULL);

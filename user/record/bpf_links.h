@@ -34,7 +34,9 @@ struct sb_reaper {
 void sb_link_destroy(struct sb_link *k);
 /* Destroys n links from several threads (the waits overlap). */
 void sb_links_destroy(struct sb_link *links, unsigned n);
-/* Hands k to the reaper thread (started on first use). */
+/* Hands k to the closer process when it is a uprobe_multi fd and there
+ * is one (link_closer.h), else to the reaper thread (started on first
+ * use). */
 void sb_reaper_give(struct sb_reaper *rp, struct sb_link *k);
 /* Waits until the reaper is idle; whether it had links to destroy. */
 bool sb_reaper_wait_idle(struct sb_reaper *rp);

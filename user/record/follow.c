@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Following exec, fork and dlopen: see follow.h. */
 #include "follow.h"
+#include "rec_timing.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -330,6 +331,7 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	int pid = (int)e->tgid;
 	char exe[PATH_MAX], open[PATH_MAX + 64];
 
+	sb_tm_mark("recording: exec seen");
 	if (r->fw.first_exec_pending && pid == r->child.pid) {
 		r->fw.first_exec_pending = false;   /* the gate's exec: planned already */
 		return;
@@ -378,6 +380,7 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	if (sb_follow_plan_image(r, p, false) < 0)
 		r->fw.attach_errors++;
 	late(r, sb_follow_attach(r, p, false));
+	sb_tm_mark("recording: exec's image attached");
 	sb_maps_refresh(p->maps, pid);
 }
 

@@ -277,18 +277,19 @@ static int attach_dl_hook(struct sb_rec *r, struct sb_proc *p, char *err, size_t
 	return ret;
 }
 
-int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
+/* The probes of p not in yet, entries first; then the return probes of
+ * the entries that went in.  Each step one batch: as few links as can be
+ * (sb_bpf_attach_uprobes).  The number of entries in, or -errno. */
+static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
+			 struct sb_uprobe_req *req, size_t *which)
 {
 	char err[512];
+	size_t n = 0, nret = 0;
 	int added = 0;
 
-	p->nprobes = 0;
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
-		uint64_t flags = pr->arg, cookie;
-		bool exact = pr->role == SB_ROLE_EXACT;
-		/* A wake-up call's return tells nothing. */
-		bool ret = !exact && pr->role != SB_ROLE_COND_BROADCAST;
+		uint64_t flags = pr->arg;
 		void **slot;
 
 		if (!sb_proc_has_bin(p, pr->binary))
@@ -300,27 +301,58 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 			continue;
 		if (pr->role == SB_ROLE_SYNC || pr->role == SB_ROLE_JOIN)
 			flags |= SB_COOKIE_SYNC;
-		cookie = SB_COOKIE_MAKE(i, flags);
-		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
-					 p->pid, err, sizeof(err))) {
-			if (strict && !sb_target_alive(p->pid))
-				return -sb_rec_fail(r, "process %d exited during attach", p->pid);
-			if (strict)
-				return -sb_rec_fail(r, "%s", err);
+		req[n] = (struct sb_uprobe_req){ .path = pr->binary, .offset = pr->offset,
+						 .cookie = SB_COOKIE_MAKE(i, flags),
+						 .exact = pr->role == SB_ROLE_EXACT };
+		which[n++] = i;
+	}
+	if (sb_bpf_attach_uprobes(r->bpf, req, n, p->pid, err, sizeof(err)) && strict)
+		return !sb_target_alive(p->pid) ?
+		       -sb_rec_fail(r, "process %d exited during attach", p->pid) :
+		       -sb_rec_fail(r, "%s", err);
+	for (size_t k = 0; k < n; k++) {
+		const struct sb_probe *pr = &r->plan.probes[which[k]];
+
+		if (req[k].ret) {
 			r->fw.attach_errors++;
 			continue;
 		}
 		/* The entry is in: marked so, or a later attach (a fork, a
 		 * dlopen) would add it twice and count every call twice. */
-		*slot = (void *)1;
+		*sb_idmap_slot(r->fw.attached, (uint64_t)p->pid, which[k], true) = (void *)1;
 		added++;
-		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
-						cookie, p->pid, err, sizeof(err))) {
-			if (strict)
-				return -sb_rec_fail(r, "%s", err);
-			r->fw.attach_errors++;
-		}
+		/* A wake-up call's return tells nothing. */
+		if (pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_COND_BROADCAST)
+			continue;
+		req[nret] = req[k];
+		req[nret].retprobe = true;
+		req[nret++].exact = false;
 	}
+	if (sb_bpf_attach_uprobes(r->bpf, req, nret, p->pid, err, sizeof(err))) {
+		if (strict)
+			return -sb_rec_fail(r, "%s", err);
+		for (size_t k = 0; k < nret; k++)
+			r->fw.attach_errors += req[k].ret != 0;
+	}
+	return added;
+}
+
+int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
+{
+	struct sb_uprobe_req *req = calloc(r->plan.n + 1, sizeof(*req));
+	size_t *which = calloc(r->plan.n + 1, sizeof(*which));
+	char err[512];
+	int added;
+
+	p->nprobes = 0;
+	if (!req || !which)
+		added = strict ? sb_rec_fail(r, "out of memory") * -1 : -ENOMEM;
+	else
+		added = attach_probes(r, p, strict, req, which);
+	free(req);
+	free(which);
+	if (added < 0)
+		return added;
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
 	/* Its children stop until probed only when there is something to

@@ -3,33 +3,24 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_links.h"
-#include "record.skel.h"
+#include "rec_timing.h"
+#include "record_bpf_priv.h"
 
-struct sb_bpf {
-	struct record_bpf *skel;
-	struct ring_buffer *rb;
-	struct sb_link *links;
-	unsigned nlinks, caplinks, nprobes;
-	int *perf_fds;
-	int ncpus;
-	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
-	int wide_pid; /* its probes unfiltered (sb_bpf_probe_wide) */
-	struct sb_reaper reap;
-	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
-};
-
-static int add_link(struct sb_bpf *s, struct bpf_link *l, int fd, int pid)
+int sb_bpf_add_link(struct sb_bpf *s, struct bpf_link *l, int fd, int pid)
 {
 	struct sb_link k = { .l = l, .fd = fd, .pid = pid };
 
@@ -48,70 +39,6 @@ static int add_link(struct sb_bpf *s, struct bpf_link *l, int fd, int pid)
 	return 0;
 }
 
-/*
- * uprobe_multi links (Linux >= 6.6), made with the raw syscall: libbpf
- * 1.1 and the 6.1 UAPI headers of Debian 12 know nothing of them.  The
- * layout is that of union bpf_attr's link_create.uprobe_multi.
- */
-#define SB_TRACE_UPROBE_MULTI ((enum bpf_attach_type)48)
-#define SB_F_UPROBE_MULTI_RETURN 1u
-
-struct uprobe_multi_attr {
-	__u32 prog_fd, target_fd, attach_type, flags;
-	__u64 path, offsets, ref_ctr_offsets, cookies;
-	__u32 cnt, flags2, pid;
-};
-
-static int uprobe_multi_link(int prog_fd, const char *path, uint64_t offset, bool retprobe,
-			     uint64_t cookie, uint32_t pid)
-{
-	struct uprobe_multi_attr a;
-	__u64 off = offset, ck = cookie;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = (__u32)prog_fd;
-	a.attach_type = SB_TRACE_UPROBE_MULTI;
-	a.path = (__u64)(uintptr_t)path;
-	a.offsets = (__u64)(uintptr_t)&off;
-	a.cookies = (__u64)(uintptr_t)&ck;
-	a.cnt = 1;
-	a.flags2 = retprobe ? SB_F_UPROBE_MULTI_RETURN : 0;
-	a.pid = pid;
-	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-}
-
-/*
- * Whether this kernel has uprobe_multi links (the probe libbpf >= 1.3
- * makes: a link on a directory fails with EBADF only where the link type
- * exists).  They matter at the end: detaching a classic perf-event
- * uprobe waits for tracepoint grace periods under the kernel's global
- * event_mutex, ~50-90 ms per probe one after another whatever the number
- * of threads (seconds for OpenMP codes with dozens of outlined
- * functions); uprobe_multi links detach without that lock, so the
- * waits of the threads in sb_bpf_stop overlap.  SCALEBPF_NO_UPROBE_MULTI
- * takes the classic path (tests/bench.sh compares the two).
- */
-static bool uprobe_multi_works(void)
-{
-	static const struct bpf_insn ret0[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
-	int prog, link, e;
-
-	if (getenv("SCALEBPF_NO_UPROBE_MULTI"))
-		return false;
-	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
-	if (prog < 0)
-		return false;
-	link = uprobe_multi_link(prog, "/", 0, false, 0, 0);
-	e = errno;
-	if (link >= 0)
-		close(link);
-	close(prog);
-	return link < 0 && e == EBADF;
-}
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -120,8 +47,9 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
-		   char *err, size_t errlen)
+/* sb_bpf_prepare but for the target (sb_bpf_set_target): no pid yet. */
+static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		       char *err, size_t errlen)
 {
 	struct sb_bpf *s = calloc(1, sizeof(*s));
 	int ret;
@@ -129,7 +57,6 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	libbpf_set_print(silent_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
 			 "scalebpf needs CONFIG_DEBUG_INFO_BTF=y");
@@ -142,7 +69,6 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		goto fail;
 	}
-	s->pid = opts->pid;
 	s->skel->rodata->stop_mode = opts->stop_mode;
 	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->sample_period_ns =
@@ -150,7 +76,7 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	s->skel->rodata->stack_copy = opts->stack_copy;
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
-	s->multi = uprobe_multi_works();
+	s->multi = sb_bpf_uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
 		bpf_program__set_expected_attach_type(s->skel->progs.probe_enter,
 						      SB_TRACE_UPROBE_MULTI);
@@ -165,10 +91,6 @@ int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-ret),
 			 ret == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		goto fail;
-	}
-	if ((ret = sb_bpf_follow(s, opts->pid, true))) {
-		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
 		goto fail;
 	}
 	s->ncpus = libbpf_num_possible_cpus();
@@ -199,6 +121,108 @@ fail:
 	return ret;
 }
 
+static int set_target(struct sb_bpf *s, int pid, char *err, size_t errlen)
+{
+	int ret;
+
+	s->pid = pid;
+	if ((ret = sb_bpf_follow(s, pid, true)))
+		snprintf(err, errlen, "cannot set the target process: %s", strerror(-ret));
+	return ret;
+}
+
+int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
+		   char *err, size_t errlen)
+{
+	int ret;
+
+	libbpf_set_print(silent_print);
+	if ((ret = load_object(out, opts, err, errlen)))
+		return ret;
+	if ((ret = set_target(*out, opts->pid, err, errlen))) {
+		sb_bpf_finish(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+struct sb_bpf_loader {
+	pthread_t th;
+	bool threaded;
+	struct sb_bpf_opts opts;
+	struct sb_bpf *s;
+	int ret;
+	uint64_t t0, t1;
+	char err[512];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *loader_main(void *arg)
+{
+	struct sb_bpf_loader *ld = arg;
+
+	ld->t0 = mono_ns();
+	ld->ret = load_object(&ld->s, &ld->opts, ld->err, sizeof(ld->err));
+	ld->t1 = mono_ns();
+	return NULL;
+}
+
+int sb_bpf_prepare_start(struct sb_bpf_loader **out, const struct sb_bpf_opts *opts)
+{
+	struct sb_bpf_loader *ld = calloc(1, sizeof(*ld));
+
+	*out = NULL;
+	if (!ld)
+		return -ENOMEM;
+	ld->opts = *opts;
+	libbpf_set_print(silent_print);   /* not from two threads */
+	ld->threaded = !pthread_create(&ld->th, NULL, loader_main, ld);
+	if (!ld->threaded)
+		loader_main(ld);
+	*out = ld;
+	return 0;
+}
+
+int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	*out = NULL;
+	if (!ld)
+		return -EINVAL;
+	if (ld->threaded)
+		pthread_join(ld->th, NULL);
+	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1);
+	ret = ld->ret;
+	if (ret) {
+		snprintf(err, errlen, "%s", ld->err);
+	} else if ((ret = set_target(ld->s, pid, err, errlen))) {
+		sb_bpf_finish(ld->s);
+	} else {
+		*out = ld->s;
+	}
+	free(ld);
+	return ret;
+}
+
+void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld)
+{
+	if (!ld)
+		return;
+	if (ld->threaded)
+		pthread_join(ld->th, NULL);
+	sb_bpf_finish(ld->s);   /* NULL when the load failed */
+	free(ld);
+}
+
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add)
 {
 	__u32 k = (__u32)pid;
@@ -221,61 +245,6 @@ int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
 				    sizeof(one), BPF_ANY);
 }
 
-static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *path,
-		      uint64_t offset, bool retprobe, uint64_t cookie, int pid,
-		      char *err, size_t errlen)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
-	struct bpf_link *l = NULL;
-	int fd = -1, filter;
-
-	if (!pid)
-		pid = s->pid;
-	filter = pid == s->wide_pid ? -1 : pid;
-again:
-	if (s->multi)   /* the same pid filter as libbpf's: 0 is ourselves, -1 all */
-		fd = uprobe_multi_link(bpf_program__fd(prog), path, offset, retprobe, cookie,
-				       filter == 0 ? (uint32_t)getpid() :
-				       filter == -1 ? 0 : (uint32_t)filter);
-	else
-		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
-	if (!l && fd < 0) {
-		int e = errno;
-
-		if (e == EMFILE && sb_reaper_wait_idle(&s->reap))
-			goto again;
-		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
-			 retprobe ? "uretprobe" : "uprobe", path,
-			 (unsigned long long)offset, strerror(e));
-		return -e;
-	}
-	s->nprobes++;
-	return add_link(s, l, fd, pid);
-}
-
-void sb_bpf_probe_wide(struct sb_bpf *s, int pid)
-{
-	s->wide_pid = pid;
-}
-
-int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, bool exact, uint64_t cookie, int pid,
-			 char *err, size_t errlen)
-{
-	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
-					    : s->skel->progs.probe_enter;
-
-	if (exact)
-		prog = s->skel->progs.exact_batch;
-	return attach_one(s, prog, path, offset, retprobe, cookie, pid, err, errlen);
-}
-
-int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
-			   int64_t to_state, int pid, char *err, size_t errlen)
-{
-	return attach_one(s, s->skel->progs.on_dl_state, ldso, offset, false,
-			  (uint64_t)to_state, pid, err, errlen);
-}
 
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
 {
@@ -330,9 +299,10 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 				 bpf_program__name(tps[i]), strerror(-ret));
 			return ret;
 		}
-		if ((ret = add_link(s, l, -1, 0)))
+		if ((ret = sb_bpf_add_link(s, l, -1, 0)))
 			return ret;
 	}
+	sb_tm_mark("bpf: attach cpu-clock samplers");
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		struct bpf_link *l;
 
@@ -346,9 +316,10 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 			return ret;
 		}
 		s->perf_fds[cpu] = -1;   /* the link owns and closes it */
-		if ((ret = add_link(s, l, -1, 0)))
+		if ((ret = sb_bpf_add_link(s, l, -1, 0)))
 			return ret;
 	}
+	sb_tm_mark("bpf: ring buffer");
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
 				 (ring_buffer_sample_fn)fn, ctx, NULL);
 	if (!s->rb) {
@@ -368,6 +339,21 @@ int sb_bpf_poll(struct sb_bpf *s, int timeout_ms)
 	/* Records come without wake-ups (see wakeup_flags): drain them. */
 	m = ring_buffer__consume(s->rb);
 	return m < 0 ? m : (n > 0 ? n : 0) + m;
+}
+
+int sb_bpf_poll_fd(struct sb_bpf *s, int timeout_ms, int fd)
+{
+	struct pollfd p[2] = {
+		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+		{ .fd = fd, .events = POLLIN },
+	};
+
+	if (fd < 0)
+		return sb_bpf_poll(s, timeout_ms);
+	if (poll(p, 2, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	/* Ready or not: records come without wake-ups (see sb_bpf_poll). */
+	return ring_buffer__consume(s->rb);
 }
 
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX])
@@ -410,12 +396,35 @@ unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid)
 	return n;
 }
 
-/* Detach every link; the ring buffer is drained after. */
+/*
+ * Detach every link; the ring buffer is drained after.  Tracepoints and
+ * samplers first, one by one (they do not wait, ~0.1 ms each).  The
+ * uprobes of processes that ended go to the reaper (the closer process:
+ * no wait for links that cannot fire any more).  Then the uprobes of
+ * live processes, together: each detach waits for RCU grace periods (a
+ * tasks-trace one implies a normal one) begun after the tracepoints were
+ * gone, so a tracepoint program still running when its link was closed
+ * has finished, its record in, by the drain.
+ */
 void sb_bpf_stop(struct sb_bpf *s)
 {
-	sb_reaper_join(&s->reap);
-	sb_links_destroy(s->links, s->nlinks);
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->nlinks; i++) {
+		struct sb_link *l = &s->links[i];
+
+		if (!l->pid)
+			sb_link_destroy(l);
+		else if (kill(l->pid, 0) && errno == ESRCH)   /* no such process */
+			sb_reaper_give(&s->reap, l);
+		else
+			s->links[k++] = *l;
+	}
+	sb_tm_mark("bpf: detach uprobes of live processes");
+	sb_links_destroy(s->links, k);
 	s->nlinks = 0;
+	sb_reaper_join(&s->reap);   /* what the thread reaper has (no closer) */
+	sb_tm_mark("bpf: drain");
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 }

@@ -29,12 +29,41 @@ typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
 /* Open, set read-only data, load.  err gets a clear message on failure. */
 int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		   char *err, size_t errlen);
+/*
+ * sb_bpf_prepare in a thread of its own: the load (~35 ms: libbpf parses
+ * the kernel's BTF, relocates, the verifier runs) overlaps with starting
+ * the target and planning its probes.  _wait joins it, sets the target
+ * pid; it frees ld.  Once for each _start, or _cancel.
+ */
+struct sb_bpf_loader;
+int sb_bpf_prepare_start(struct sb_bpf_loader **ld, const struct sb_bpf_opts *opts);
+int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
+			char *err, size_t errlen);
+/* Instead of _wait, on an error path: joins it, frees what it loaded. */
+void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld);
 /* Entry or return probe at a file offset of a binary, with a cookie;
  * exact: the exact-count batch program instead (an entry probe).  It
  * fires in process pid only (0: the first target). */
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 			 bool retprobe, bool exact, uint64_t cookie, int pid,
 			 char *err, size_t errlen);
+/* One uprobe of a batch (sb_bpf_attach_uprobes); ret is set: 0 or -errno. */
+struct sb_uprobe_req {
+	const char *path;
+	uint64_t offset, cookie;
+	bool retprobe, exact;
+	int ret;
+};
+/*
+ * Attaches n uprobes that fire in pid (0: the first target) in as few
+ * links as the kernel allows: one uprobe_multi link per binary and
+ * program (each link's detach waits for grace periods; dozens of links
+ * detaching together queue for several).  A link the kernel refuses is
+ * retried probe by probe, so that each req's ret says; err gets the
+ * first failure's message.  Returns how many failed.
+ */
+unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,
+			       char *err, size_t errlen);
 /* The dlopen hook: ld.so's _dl_debug_state at offset, to_state the
  * distance from it to r_debug.r_state (bytes, runtime = link-time). */
 int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
@@ -63,6 +92,9 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 		 char *err, size_t errlen);
 /* Returns records consumed, or a negative errno. */
 int sb_bpf_poll(struct sb_bpf *s, int timeout_ms);
+/* The same, waking up early too when fd (>= 0, e.g. a pidfd) becomes
+ * readable: a target's exit is seen at once, not at the next tick. */
+int sb_bpf_poll_fd(struct sb_bpf *s, int timeout_ms, int fd);
 /* Counter totals over CPUs. */
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
 /* Detaches the uprobes that fire in pid (its process ended), in the

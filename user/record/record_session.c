@@ -18,6 +18,8 @@
 #include "util/idmap.h"
 #include "binary/procmaps.h"
 #include "record_bpf.h"
+#include "rec_timing.h"
+#include "link_closer.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 {
@@ -225,13 +227,40 @@ int sb_rec_setup(struct sb_rec *r)
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
 	r->pin.fd = -1;
+	/* -p: the process runs on; stopping it could show to a job-control
+	 * shell as a stopped job, so probes go in asynchronously there. */
+	bo.stop_mode = r->ncmd > 0 && r->follow;
+	bo.follow_forks = r->follow;
+	bo.sample_hz = r->sample_hz;
+	bo.stack_copy = !r->unwind_fp;
+	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
+	/* Stack copies make samples 16 KiB each: room for half a second of
+	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
+	 * so a high -F does not drop them. */
+	if (bo.stack_copy) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
+			      sizeof(struct sb_rec_sample_stack) / 2;
+
+		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
+			bo.ringbuf_bytes <<= 1;
+		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
+	}
 	if (r->ncmd > 0) {
 		char dir[4200];
 
 		/* A `scalebpf cc --trace-mem` program writes its memory traces
-		 * next to the profile (user/rt/trace_mem.c). */
+		 * next to the profile (user/rt/trace_mem.c).  Before the load
+		 * thread: setenv is not safe with another thread's getenv. */
 		snprintf(dir, sizeof(dir), "%s.trace", r->output);
 		setenv("SCALEBPF_TRACE_DIR", dir, 0);
+	}
+	/* Loaded in a thread while the target starts and its probes are
+	 * planned: all it needs are the options. */
+	if (sb_bpf_prepare_start(&r->loader, &bo))
+		return sb_rec_fail(r, "out of memory");
+	sb_tm_mark("setup: spawn or pin the target");
+	if (r->ncmd > 0) {
 		if (sb_target_spawn(r->cmd, &r->child, r->exe, sizeof(r->exe), err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
@@ -259,32 +288,18 @@ int sb_rec_setup(struct sb_rec *r)
 			return sb_rec_fail(r, "cannot find the executable of process %d: %s",
 					   r->pid, strerror(-ret));
 	}
+	sb_tm_mark("setup: first image (maps, threads)");
 	if (sb_follow_init(r))   /* the first image: maps, threads, builder, stacks */
 		return sb_rec_fail(r, "out of memory");
+	sb_tm_mark("setup: probe plan (ELF, symbols, sites)");
 	if ((ret = plan_probes(r)))
 		return ret;
-	bo.pid = r->pid;
-	/* -p: the process runs on; stopping it could show to a job-control
-	 * shell as a stopped job, so probes go in asynchronously there. */
-	bo.stop_mode = r->spawned && r->follow;
-	bo.follow_forks = r->follow;
-	bo.sample_hz = r->sample_hz;
-	bo.stack_copy = !r->unwind_fp;
-	bo.ringbuf_bytes = (size_t)r->ringbuf_mb << 20;
-	/* Stack copies make samples 16 KiB each: room for half a second of
-	 * them on every CPU (the consumer drains every 100 ms), up to 256 MiB,
-	 * so a high -F does not drop them. */
-	if (bo.stack_copy) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		size_t need = (size_t)r->sample_hz * (size_t)(ncpu > 0 ? ncpu : 1) *
-			      sizeof(struct sb_rec_sample_stack) / 2;
-
-		while (bo.ringbuf_bytes < need && bo.ringbuf_bytes < (256u << 20))
-			bo.ringbuf_bytes <<= 1;
-		r->ringbuf_mb = bo.ringbuf_bytes >> 20;   /* the hardware path's too */
-	}
-	if (sb_bpf_prepare(&r->bpf, &bo, err, sizeof(err)))
+	sb_tm_mark("setup: wait for the BPF load");
+	ret = sb_bpf_prepare_wait(r->loader, &r->bpf, r->pid, err, sizeof(err));
+	r->loader = NULL;
+	if (ret)
 		return sb_rec_fail(r, "%s", err);
+	sb_tm_mark("setup: hardware samplers");
 	if ((ret = start_hw(r)))
 		return ret;
 	if (!r->spawned && sb_target_leader_exited(r->pid)) {
@@ -293,15 +308,21 @@ int sb_rec_setup(struct sb_rec *r)
 		     "threads are recorded; its probes are not filtered by the kernel (other "
 		     "processes calling the probed functions pay a trap each)", r->pid);
 	}
-	if (sb_follow_attach(r, r->fw.cur, true) < 0)
+	sb_tm_mark("setup: uprobes attach");
+	ret = sb_follow_attach(r, r->fw.cur, true);
+	sb_closer_warm_end();
+	if (ret < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;
+	sb_tm_mark("setup: tracepoints, samplers, ring buffer");
 	if (sb_bpf_start(r->bpf, sb_rec_route_record, r, err, sizeof(err)))
 		return sb_rec_fail(r, "%s", err);
 	r->start_ns = sb_now_ns();
 	r->start_realtime = (int64_t)time(NULL);
+	sb_tm_mark("setup: seed threads");
 	if ((ret = seed_threads(r)))
 		return ret;
+	sb_tm_mark("setup: release, await exec");
 	if (r->spawned) {
 		if (sb_target_release(&r->child, err, sizeof(err))) {
 			r->spawned = false;   /* reaped already */
@@ -347,13 +368,24 @@ void sb_rec_status(struct sb_rec *r, bool final)
 
 void sb_rec_stop(struct sb_rec *r)
 {
+	uint64_t nf;
+
 	r->end_ns = sb_now_ns();
 	r->fw.stopping = true;   /* the drain below attaches nothing more */
+	sb_tm_mark("stop: hardware samplers");
 	sb_hwsession_stop(r->hw);
 	if (!r->bpf)
 		return;
+	sb_tm_mark("stop: detach and drain");
+	nf = r->fw.nnot_followed;
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
-	if (r->spawned && r->follow) {
+	/* Not when the command and every process it started were seen to
+	 * end, and the drain met no new one: a process's records are all in
+	 * before its exit is seen, so no late record can come from one, and
+	 * none is left stopped.  (20 ms of a short run's fixed cost.) */
+	if (r->spawned && r->follow &&
+	    (!r->child_exited || sb_follow_alive(r) || r->fw.nnot_followed != nf)) {
+		sb_tm_mark("stop: late drain, unstop");
 		/* Closing a link does not wait for a program running on
 		 * another CPU: one may still have emitted a record and
 		 * stopped its process.  Drain again a moment later (each
@@ -386,6 +418,9 @@ void sb_rec_target_gone(struct sb_rec *r)
 
 void sb_rec_cleanup(struct sb_rec *r)
 {
+	sb_tm_mark("cleanup");
+	sb_bpf_prepare_cancel(r->loader);   /* setup failed before it was joined */
+	r->loader = NULL;
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	/* After a setup failure too: the drain attaches nothing more. */

@@ -16,6 +16,7 @@
 #define SB_REC_MAX_BARRIERS 32
 
 struct sb_bpf;
+struct sb_bpf_loader;
 struct sb_maps;
 struct sb_idmap;
 struct sb_addr_sampler;
@@ -52,6 +53,7 @@ struct sb_rec {
 	char exe[4096];
 	struct sb_plan plan;
 	struct sb_bpf *bpf;
+	struct sb_bpf_loader *loader; /* loading bpf (setup), NULL once joined */
 	struct sb_maps *maps;
 	struct sb_records recs;      /* ring records -> events (records.h) */
 	struct sb_builder *builder;

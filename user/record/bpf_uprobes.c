@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/* Attaching uprobes (record_bpf.h): uprobe_multi links where the kernel
+ * has them, else libbpf's perf-event uprobes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "record_bpf_priv.h"
+
+int sb_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
+			     const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid)
+{
+	struct uprobe_multi_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (__u32)prog_fd;
+	a.attach_type = SB_TRACE_UPROBE_MULTI;
+	a.path = (__u64)(uintptr_t)path;
+	a.offsets = (__u64)(uintptr_t)offsets;
+	a.cookies = (__u64)(uintptr_t)cookies;
+	a.cnt = cnt;
+	a.flags2 = retprobe ? SB_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid;
+	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/*
+ * Whether this kernel has uprobe_multi links (the probe libbpf >= 1.3
+ * makes: a link on a directory fails with EBADF only where the link type
+ * exists).  They matter at the end: detaching a classic perf-event
+ * uprobe waits for tracepoint grace periods under the kernel's global
+ * event_mutex, ~50-90 ms per probe one after another whatever the number
+ * of threads (seconds for OpenMP codes with dozens of outlined
+ * functions); uprobe_multi links detach without that lock, so the
+ * waits of the threads in sb_bpf_stop overlap.  SCALEBPF_NO_UPROBE_MULTI
+ * takes the classic path (tests/bench.sh compares the two).
+ */
+bool sb_bpf_uprobe_multi_works(void)
+{
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
+	const __u64 zero = 0;
+	int prog, link, e;
+
+	if (getenv("SCALEBPF_NO_UPROBE_MULTI"))
+		return false;
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
+	if (prog < 0)
+		return false;
+	link = sb_uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
+	e = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link < 0 && e == EBADF;
+}
+
+/* The pid filter of a probe for pid: libbpf's, 0 is ourselves, -1 all. */
+static int filter_of(const struct sb_bpf *s, int pid)
+{
+	return pid == s->wide_pid ? -1 : pid;
+}
+
+/* The same filter for a uprobe_multi link, where 0 is all. */
+static uint32_t multi_pid(int filter)
+{
+	return filter == 0 ? (uint32_t)getpid() : filter == -1 ? 0 : (uint32_t)filter;
+}
+
+static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *path,
+		      uint64_t offset, bool retprobe, uint64_t cookie, int pid,
+		      char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
+	struct bpf_link *l = NULL;
+	__u64 off = offset, ck = cookie;
+	int fd = -1, filter;
+
+	if (!pid)
+		pid = s->pid;
+	filter = filter_of(s, pid);
+again:
+	if (s->multi)
+		fd = sb_uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
+				       multi_pid(filter));
+	else
+		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
+	if (!l && fd < 0) {
+		int e = errno;
+
+		if (e == EMFILE && sb_reaper_wait_idle(&s->reap))
+			goto again;
+		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
+			 retprobe ? "uretprobe" : "uprobe", path,
+			 (unsigned long long)offset, strerror(e));
+		return -e;
+	}
+	s->nprobes++;
+	return sb_bpf_add_link(s, l, fd, pid);
+}
+
+static struct bpf_program *prog_of(struct sb_bpf *s, const struct sb_uprobe_req *q)
+{
+	return q->exact ? s->skel->progs.exact_batch :
+	       q->retprobe ? s->skel->progs.probe_exit : s->skel->progs.probe_enter;
+}
+
+/* The requests from i on of req[i]'s binary and program, not yet taken,
+ * as one link; those it takes are marked in taken, listed in idx. */
+static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, size_t i,
+			int pid, bool *taken, size_t *idx, __u64 *offs, __u64 *cks, __u32 *cnt)
+{
+	struct bpf_program *prog = prog_of(s, &req[i]);
+	int fd;
+
+	*cnt = 0;
+	for (size_t j = i; j < n; j++) {
+		if (taken[j] || prog_of(s, &req[j]) != prog || req[j].retprobe != req[i].retprobe ||
+		    strcmp(req[j].path, req[i].path))
+			continue;
+		taken[j] = true;
+		idx[*cnt] = j;
+		offs[*cnt] = req[j].offset;
+		cks[(*cnt)++] = req[j].cookie;
+	}
+	do {
+		fd = sb_uprobe_multi_link(bpf_program__fd(prog), req[i].path, offs, cks, *cnt,
+				       req[i].retprobe, multi_pid(filter_of(s, pid)));
+	} while (fd < 0 && errno == EMFILE && sb_reaper_wait_idle(&s->reap));
+	if (fd < 0)
+		return -errno;
+	s->nprobes += *cnt;
+	return sb_bpf_add_link(s, NULL, fd, pid);
+}
+
+unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,
+			       char *err, size_t errlen)
+{
+	bool *taken = s->multi && n > 1 ? calloc(n, sizeof(*taken)) : NULL;
+	size_t *idx = taken ? calloc(n, sizeof(*idx)) : NULL;
+	__u64 *offs = idx ? calloc(n, sizeof(*offs)) : NULL;
+	__u64 *cks = offs ? calloc(n, sizeof(*cks)) : NULL;
+	unsigned nfail = 0;
+	char msg[512];
+
+	if (!pid)
+		pid = s->pid;
+	if (errlen)
+		*err = 0;
+	for (size_t i = 0; i < n; i++) {
+		__u32 cnt = 1;
+
+		if (cks && taken[i])
+			continue;
+		if (cks && !attach_group(s, req, n, i, pid, taken, idx, offs, cks, &cnt)) {
+			for (__u32 k = 0; k < cnt; k++)
+				req[idx[k]].ret = 0;
+			continue;
+		}
+		/* Alone (no uprobe_multi, out of memory), or each of a
+		 * refused group: which one fails, and the others in. */
+		for (__u32 k = 0; k < cnt; k++) {
+			struct sb_uprobe_req *q = &req[cks ? idx[k] : i];
+
+			q->ret = attach_one(s, prog_of(s, q), q->path, q->offset, q->retprobe,
+					    q->cookie, pid, msg, sizeof(msg));
+			if (q->ret && !nfail++ && errlen)
+				snprintf(err, errlen, "%s", msg);
+		}
+	}
+	free(cks);
+	free(offs);
+	free(idx);
+	free(taken);
+	return nfail;
+}
+
+void sb_bpf_probe_wide(struct sb_bpf *s, int pid)
+{
+	s->wide_pid = pid;
+}
+
+int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
+			 bool retprobe, bool exact, uint64_t cookie, int pid,
+			 char *err, size_t errlen)
+{
+	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
+					    : s->skel->progs.probe_enter;
+
+	if (exact)
+		prog = s->skel->progs.exact_batch;
+	return attach_one(s, prog, path, offset, retprobe, cookie, pid, err, errlen);
+}
+
+int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
+			   int64_t to_state, int pid, char *err, size_t errlen)
+{
+	return attach_one(s, s->skel->progs.on_dl_state, ldso, offset, false,
+			  (uint64_t)to_state, pid, err, errlen);
+}
