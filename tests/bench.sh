@@ -125,7 +125,7 @@ else
 	if [ "$ck" -eq 0 ]; then
 		TOOLS="$TOOLS perf"
 	else
-		why=$(grep -m 1 . "$tmpdir/check.log")
+		why=$(sed -n "/./{p;q;}" "$tmpdir/check.log")
 		peers_note="perf record skipped: '$PERF record -F 199 -g -- true' failed: ${why:-exit status $ck}"
 	fi
 	"$PERF" sched record -q -o "$tmpdir/check.data" -- true >"$tmpdir/check.log" 2>&1
@@ -133,7 +133,7 @@ else
 	if [ "$ck" -eq 0 ]; then
 		TOOLS="$TOOLS sched"
 	else
-		why=$(grep -m 1 . "$tmpdir/check.log")
+		why=$(sed -n "/./{p;q;}" "$tmpdir/check.log")
 		peers_note="${peers_note:+$peers_note; }perf sched record skipped: '$PERF sched record -- true' failed: ${why:-exit status $ck}"
 	fi
 	rm -f "$tmpdir/check.data" "$tmpdir/check.data.old"
