@@ -3,24 +3,20 @@
 #include "link_closer.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "record_bpf_priv.h"
+#include "bpf_links.h"
 
 static int sock = -1;   /* ours; -1: no closer */
 
-/* Messages: an fd (tag SB_MSG_FD), and tags alone (SB_MSG_CLOSED,
- * SB_MSG_WARM_END). */
-enum { SB_MSG_FD = 0, SB_MSG_WARM_END = 1, SB_MSG_CLOSED = 2 };
+/* Messages: an fd (tag SB_MSG_FD), and a tag alone (SB_MSG_CLOSED). */
+enum { SB_MSG_FD = 0, SB_MSG_CLOSED = 2 };
 
 /* A message: its fd, or -EBADMSG for a tag alone (*tag), -EPIPE at the
  * end (the recorder closed its side). */
@@ -136,52 +132,6 @@ static void pool_end(void)
 }
 
 /*
- * The first uprobe attach of a run waits for an RCU grace period (~10-15
- * ms): registering a uprobe takes the kernel's dup_mmap_sem for writing,
- * whose rcu_sync goes back to idle one grace period after the last
- * writer.  While the recorder loads its BPF programs, the closer keeps
- * it from going idle: a uprobe on a memfd nobody maps (nothing is
- * installed anywhere) every 5 ms, until the recorder's attach is done (a
- * message, sb_closer_warm_end) or 64 of them.  Then they are closed.
- */
-static void warm(int s)
-{
-	static const struct bpf_insn ret0[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = SB_TRACE_UPROBE_MULTI);
-	int links[64];
-	unsigned n = 0;
-	char path[64];
-	int prog, mfd;
-
-	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_warm", "GPL", ret0, 2, &po);
-	mfd = memfd_create("scalebpf-warm", MFD_CLOEXEC);
-	if (prog >= 0 && mfd >= 0 && !ftruncate(mfd, 4096)) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
-		while (n < sizeof(links) / sizeof(links[0])) {
-			int fd = sb_uprobe_multi_link(prog, path, &(__u64){ 0 }, &(__u64){ 0 }, 1,
-						      false, 0);
-
-			if (fd < 0)
-				break;
-			links[n++] = fd;
-			if (poll(&p, 1, 5) != 0)
-				break;   /* the attach is done (or the end) */
-		}
-	}
-	for (unsigned i = 0; i < n; i++)
-		pool_close(links[i]);
-	if (mfd >= 0)
-		close(mfd);
-	if (prog >= 0)
-		close(prog);
-}
-
-/*
  * An fd received is closed only once the recorder said it closed its own
  * copy (SB_MSG_CLOSED): the last close is the one that waits, and must
  * be ours, not the recorder's.
@@ -199,7 +149,6 @@ static void closer_main(int s)
 	if (s > 0)
 		close_range(0, (unsigned)s - 1, 0);
 	close_range((unsigned)s + 1, ~0u, 0);
-	warm(s);
 	for (;;) {
 		char tag = 0;
 		int fd = recv_msg(s, &tag);
@@ -271,14 +220,6 @@ bool sb_closer_give(int fd)
 	tag = SB_MSG_CLOSED;
 	send(sock, &tag, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	return true;
-}
-
-void sb_closer_warm_end(void)
-{
-	char tag = SB_MSG_WARM_END;
-
-	if (sock >= 0)
-		send(sock, &tag, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void sb_closer_end(void)

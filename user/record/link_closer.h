@@ -25,9 +25,6 @@ int sb_closer_start(void);
 /* Hands a link fd over and closes ours; false (fd untouched) when there
  * is no closer or it cannot take it now. */
 bool sb_closer_give(int fd);
-/* The recorder's first uprobes are in: the closer stops keeping the
- * kernel's uprobe registration lock warm (see warm() in link_closer.c). */
-void sb_closer_warm_end(void);
 /* No more links: the closer closes what it has and exits (not waited). */
 void sb_closer_end(void);
 

@@ -310,7 +310,6 @@ int sb_rec_setup(struct sb_rec *r)
 	}
 	sb_tm_mark("setup: uprobes attach");
 	ret = sb_follow_attach(r, r->fw.cur, true);
-	sb_closer_warm_end();
 	if (ret < 0)
 		return 1;
 	r->fw.first_exec_pending = r->spawned;
