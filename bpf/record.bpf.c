@@ -215,15 +215,19 @@ static __always_inline void depart(struct sb_thread_state *st, __u32 tid, __u64 
 }
 
 /* It left without a futex call: the round was complete when it looked,
- * so it departed once the latest arrival came, which was before now. Its
- * CPU time stops at its arrival: it never blocked, and what it has run
- * since belongs to the next section. */
-static __always_inline void depart_later(struct sb_thread_state *st, __u32 tid)
+ * so it departed once the latest arrival came, which was before now (the
+ * time of the event that shows it left; a later arrival another thread
+ * made meanwhile is of the next round).  Its CPU time stops at its
+ * arrival: it never blocked, and what it has run since belongs to the
+ * next section. */
+static __always_inline void depart_later(struct sb_thread_state *st, __u32 tid, __u64 now)
 {
 	__u64 ts = st->dep_ts, *last = arrival_slot(st->dep_obj);
 
 	if (last && *last > ts)
 		ts = *last;
+	if (ts > now)
+		ts = now;
 	count(SB_CNT_DEPART_LATER);
 	depart(st, tid, ts, st->dep_oncpu);
 }
@@ -241,7 +245,7 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 	if (!st)
 		return 0;
 	if (st->dep_obj)   /* a probe after it: it left its barrier call */
-		depart_later(st, tid);
+		depart_later(st, tid, now);
 	if (cookie & SB_COOKIE_SYNC) {
 		if (enter)
 			st->sync_depth++;
@@ -359,7 +363,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (!st)
 		return 0;
 	if (st->dep_obj && !in_barrier(st, regs->di))
-		depart_later(st, (__u32)bpf_get_current_pid_tgid());
+		depart_later(st, (__u32)bpf_get_current_pid_tgid(), now);
 	if (st->sync_depth > 0) {   /* the probed call accounts for it */
 		st->fx_ts = 0;
 		return 0;
@@ -436,14 +440,14 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (st->dep_obj && regs->orig_ax == NR_FUTEX) {
 		__u64 uaddr = regs->di;
 
+		now = bpf_ktime_get_ns();
 		if (!in_barrier(st, uaddr)) {
-			depart_later(st, tid);
+			depart_later(st, tid, now);
 		} else {
 			/* The round word: a waiter woken (or too late to
 			 * sleep), or the last arriver's wake.  glibc waits on
 			 * the first word only while the barrier resets. */
 			if (uaddr != st->dep_obj && (ret >= 0 || ret == -SB_EAGAIN)) {
-				now = bpf_ktime_get_ns();
 				count(SB_CNT_DEPART_FUTEX);
 				depart(st, tid, now, oncpu_now(st, now));
 			}
@@ -629,7 +633,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 	ip = uregs->ip;
 	if (st && st->dep_obj && (ip < st->dep_lo || ip >= st->dep_hi))
-		depart_later(st, tid);   /* running past its barrier call */
+		depart_later(st, tid, bpf_ktime_get_ns());   /* running past its call */
 	if (st && st->sync_depth > 0)
 		return 0;
 	sp = uregs->sp;
@@ -663,7 +667,7 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	tid = BPF_CORE_READ(task, pid);
 	st = bpf_map_lookup_elem(&threads, &tid);
 	if (st && st->dep_obj)
-		depart_later(st, tid);
+		depart_later(st, tid, now);
 	if (st)
 		oncpu = oncpu_now(st, now);
 	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);
