@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define FUTEX_WAIT_BITSET 9
 #define FUTEX_WAIT_REQUEUE_PI 11
 #define FUTEX_LOCK_PI2 13
+#define SB_EAGAIN 11           /* errno: the futex word had changed */
 
 const volatile __u64 sample_period_ns = 0;
 /* Samples carry a copy of their user stack (SB_REC_SAMPLE_STACK) for
@@ -56,6 +57,8 @@ static __always_inline void count(__u32 which)
 	count_in(&counters, which);
 }
 
+#include "depart.bpf.h"   /* needs count(), events */
+
 /* The state of a thread, created on first sight as if it went on CPU now:
  * a thread that runs when we attach is then timed from attach on. */
 static __always_inline struct sb_thread_state *state_get(__u32 tid, __u64 now,
@@ -88,12 +91,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	struct sb_thread_state *st;
 	__u32 tid;
 
-	if (follow_of(BPF_CORE_READ(prev, tgid))) {
-		tid = BPF_CORE_READ(prev, pid);
+	/* The arguments are BTF pointers: plain loads, no helper calls (this
+	 * runs at every context switch of the machine). */
+	if (follow_of(prev->tgid)) {
+		tid = prev->pid;
 		st = bpf_map_lookup_elem(&threads, &tid);
 		if (st && st->on_cpu) {
 			/* schedule() has just brought the runtime up to date. */
-			__u64 k = BPF_CORE_READ(prev, se.sum_exec_runtime);
+			__u64 k = prev->se.sum_exec_runtime;
 
 			st->oncpu_total = k > st->k0 ? k - st->k0
 						     : st->oncpu_total + (now - st->last_in);
@@ -101,11 +106,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 		}
 		count(SB_CNT_SWITCHES);
 	}
-	if (follow_of(BPF_CORE_READ(next, tgid))) {
-		tid = BPF_CORE_READ(next, pid);
+	if (follow_of(next->tgid)) {
+		tid = next->pid;
 		st = state_get(tid, now, next);
 		if (st) {
-			__u64 k = BPF_CORE_READ(next, se.sum_exec_runtime);
+			__u64 k = next->se.sum_exec_runtime;
 
 			if (k > st->k0)
 				st->oncpu_total = k - st->k0;
@@ -142,9 +147,14 @@ static __always_inline __u64 real_return(__u64 ret, __u64 sp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct return_instance *ri;
+	struct xol_area *xol;
 	__u32 i;
 
-	if (!ret || ret != BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr))
+	if (!ret)
+		return ret;
+	/* t is a BTF pointer: plain loads, a NULL on the way reads 0. */
+	xol = t->mm->uprobes_state.xol_area;
+	if (!xol || ret != xol->vaddr)
 		return ret;
 	ri = BPF_CORE_READ(t, utask, return_instances);
 	for (i = 0; i < 16 && ri; i++) {
@@ -168,6 +178,8 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 	st = state_get(tid, now, bpf_get_current_task_btf());
 	if (!st)
 		return 0;
+	if (st->dep_obj)   /* a probe after it: it left its barrier call */
+		depart_later(st, tid, now);
 	if (cookie & SB_COOKIE_SYNC) {
 		if (enter)
 			st->sync_depth++;
@@ -194,6 +206,18 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 		bpf_probe_read_user(&r->ret_addr, sizeof(r->ret_addr),
 				    (void *)PT_REGS_SP(ctx));
 		r->ret_addr = real_return(r->ret_addr, PT_REGS_SP(ctx));
+		if ((cookie & SB_COOKIE_DEPART) && r->arg) {
+			__u64 *last = arrival_slot(r->arg);
+
+			st->dep_probe = r->probe;
+			st->dep_obj = r->arg;
+			st->dep_ts = now;
+			st->dep_oncpu = r->oncpu_ns;
+			st->dep_lo = r->ip - SB_COOKIE_FN_OFF(cookie);
+			st->dep_hi = st->dep_lo + SB_COOKIE_FN_SIZE(cookie);
+			if (last)
+				*last = now;
+		}
 	} else {
 		r->arg = PT_REGS_RC(ctx);
 	}
@@ -260,19 +284,21 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 	if (id != NR_FUTEX || !is_target())
 		return 0;
-	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
+	cmd = (__u32)regs->si & FUTEX_CMD_MASK;
 	if (!is_wait_cmd(cmd))
 		return 0;
 	now = bpf_ktime_get_ns();
 	st = state_get((__u32)bpf_get_current_pid_tgid(), now, bpf_get_current_task_btf());
 	if (!st)
 		return 0;
+	if (st->dep_obj && !in_barrier(st, regs->di))
+		depart_later(st, (__u32)bpf_get_current_pid_tgid(), now);
 	if (st->sync_depth > 0) {   /* the probed call accounts for it */
 		st->fx_ts = 0;
 		return 0;
 	}
 	st->fx_ts = now;
-	st->fx_uaddr = BPF_CORE_READ(regs, di);
+	st->fx_uaddr = regs->di;
 	st->fx_op = cmd;
 	return 0;
 }
@@ -338,9 +364,28 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	st = bpf_map_lookup_elem(&threads, &tid);
-	if (!st || !st->fx_ts)
+	if (!st)
 		return 0;
-	if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+	if (st->dep_obj && regs->orig_ax == NR_FUTEX) {
+		__u64 uaddr = regs->di;
+
+		now = bpf_ktime_get_ns();
+		if (!in_barrier(st, uaddr)) {
+			depart_later(st, tid, now);
+		} else {
+			/* The round word: a waiter woken (or too late to
+			 * sleep), or the last arriver's wake.  glibc waits on
+			 * the first word only while the barrier resets. */
+			if (uaddr != st->dep_obj && (ret >= 0 || ret == -SB_EAGAIN)) {
+				count(SB_CNT_DEPART_FUTEX);
+				depart(st, tid, now, oncpu_now(st, now));
+			}
+			return 0;
+		}
+	}
+	if (!st->fx_ts)
+		return 0;
+	if (regs->orig_ax != NR_FUTEX)
 		return 0;
 	now = bpf_ktime_get_ns();
 	count(SB_CNT_FUTEX_WAITS);
@@ -348,8 +393,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	w.op = st->fx_op;
 	w.uaddr = st->fx_uaddr;
 	w.dur = now - st->fx_ts;
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
+	w.ip = regs->ip;
+	w.sp = regs->sp;
 	st->fx_ts = 0;
 	emit_wait(tid, now, &w);
 	return 0;
@@ -367,23 +412,23 @@ static __always_inline void fill_sample(void *ctx, struct sb_rec_sample *r, __u1
 	r->hdr.size = size;
 	r->hdr.tid = tid;
 	r->hdr.ts = bpf_ktime_get_ns();
-	r->ip = BPF_CORE_READ(u, ip);
-	r->regs[SB_REG_RAX] = BPF_CORE_READ(u, ax);
-	r->regs[SB_REG_RBX] = BPF_CORE_READ(u, bx);
-	r->regs[SB_REG_RCX] = BPF_CORE_READ(u, cx);
-	r->regs[SB_REG_RDX] = BPF_CORE_READ(u, dx);
-	r->regs[SB_REG_RSI] = BPF_CORE_READ(u, si);
-	r->regs[SB_REG_RDI] = BPF_CORE_READ(u, di);
-	r->regs[SB_REG_RBP] = BPF_CORE_READ(u, bp);
-	r->regs[SB_REG_RSP] = BPF_CORE_READ(u, sp);
-	r->regs[SB_REG_R8] = BPF_CORE_READ(u, r8);
-	r->regs[SB_REG_R9] = BPF_CORE_READ(u, r9);
-	r->regs[SB_REG_R10] = BPF_CORE_READ(u, r10);
-	r->regs[SB_REG_R11] = BPF_CORE_READ(u, r11);
-	r->regs[SB_REG_R12] = BPF_CORE_READ(u, r12);
-	r->regs[SB_REG_R13] = BPF_CORE_READ(u, r13);
-	r->regs[SB_REG_R14] = BPF_CORE_READ(u, r14);
-	r->regs[SB_REG_R15] = BPF_CORE_READ(u, r15);
+	r->ip = u->ip;
+	r->regs[SB_REG_RAX] = u->ax;
+	r->regs[SB_REG_RBX] = u->bx;
+	r->regs[SB_REG_RCX] = u->cx;
+	r->regs[SB_REG_RDX] = u->dx;
+	r->regs[SB_REG_RSI] = u->si;
+	r->regs[SB_REG_RDI] = u->di;
+	r->regs[SB_REG_RBP] = u->bp;
+	r->regs[SB_REG_RSP] = u->sp;
+	r->regs[SB_REG_R8] = u->r8;
+	r->regs[SB_REG_R9] = u->r9;
+	r->regs[SB_REG_R10] = u->r10;
+	r->regs[SB_REG_R11] = u->r11;
+	r->regs[SB_REG_R12] = u->r12;
+	r->regs[SB_REG_R13] = u->r13;
+	r->regs[SB_REG_R14] = u->r14;
+	r->regs[SB_REG_R15] = u->r15;
 	r->pad = 0;
 	/* Valid where the program keeps frame pointers, and it reaches past
 	 * the stack copy: userspace splices it onto the CFI unwind. */
@@ -513,12 +558,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	count(SB_CNT_SAMPLES);
 	st = bpf_map_lookup_elem(&threads, &tid);
-	if (st && st->sync_depth > 0)
-		return 0;
 	task = bpf_get_current_task_btf();
 	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
-	ip = BPF_CORE_READ(uregs, ip);
-	sp = BPF_CORE_READ(uregs, sp);
+	ip = uregs->ip;
+	if (st && st->dep_obj && (ip < st->dep_lo || ip >= st->dep_hi))
+		depart_later(st, tid, bpf_ktime_get_ns());   /* running past its call */
+	if (st && st->sync_depth > 0)
+		return 0;
+	sp = uregs->sp;
 	/* Ranges are filled in once the libraries' load addresses are known. */
 	for (i = 0; i < SB_MAX_SPIN_RANGES; i++) {
 		__u32 k = i;
@@ -548,6 +595,8 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 		return 0;
 	tid = BPF_CORE_READ(task, pid);
 	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st && st->dep_obj)
+		depart_later(st, tid, now);
 	if (st)
 		oncpu = oncpu_now(st, now);
 	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);

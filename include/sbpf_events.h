@@ -43,6 +43,25 @@ struct sb_rec_hdr {
  */
 #define SB_COOKIE_ARG_MASK 0x7ull    /* 0: none, 1..3: PT_REGS_PARM1..3 */
 #define SB_COOKIE_SYNC 0x8ull        /* a waiting call: nested waits are its own */
+/*
+ * glibc's pthread_barrier_wait, probed at entry only (no uretprobe: its
+ * return trap and record cost ~0.8 us per call, a barrier's worth at 20k
+ * barriers/s/thread).  Its departure is the return of the futex call it
+ * makes on the barrier's round word (a waiter's FUTEX_WAIT returning 0 or
+ * EAGAIN, the last arriver's FUTEX_WAKE).  A thread that finds the round
+ * complete makes no call: its departure is known at its next event (the
+ * thread's next probe, a sample outside the function, a futex elsewhere,
+ * its exit), stamped no earlier than the barrier's latest arrival, which
+ * completed the round.  The cookie also carries where the function lies
+ * around the probe (so samples tell inside from after).
+ */
+#define SB_COOKIE_DEPART 0x10ull
+#define SB_COOKIE_FN_OFF(c) ((__u32)((c) >> 8) & 0xfff)    /* site - function start */
+#define SB_COOKIE_FN_SIZE(c) ((__u32)((c) >> 20) & 0xfff)  /* function size */
+#define SB_COOKIE_DEPART_MAKE(off, size) \
+	(SB_COOKIE_DEPART | ((__u64)(off) << 8) | ((__u64)(size) << 20))
+#define SB_DEPART_OBJ_BYTES 32   /* sizeof(pthread_barrier_t): its futex words */
+#define SB_DEPART_SLOTS 1024     /* latest arrival per barrier, by hash */
 #define SB_COOKIE_ID(c) ((__u32)((c) >> 32))
 #define SB_COOKIE_MAKE(id, flags) (((__u64)(id) << 32) | (flags))
 
@@ -195,6 +214,8 @@ enum sb_counter {
 	SB_CNT_STACK_NOVMA,      /* bpf_find_vma failed: copy sized by retries */
 	SB_CNT_FOLLOW_FULL,      /* a forked process not followed: map full */
 	SB_CNT_DROP_PROC,        /* exec/fork/dlopen records lost */
+	SB_CNT_DEPART_FUTEX,     /* SB_COOKIE_DEPART departures at a futex return */
+	SB_CNT_DEPART_LATER,     /* ... found at the thread's next event */
 	SB_CNT_MAX
 };
 
@@ -241,7 +262,11 @@ struct sb_thread_state {
 	__u32 fx_op;
 	__u32 on_cpu;
 	__s32 sync_depth;    /* inside a probed waiting call */
-	__u32 pad;
+	__u32 dep_probe;     /* SB_COOKIE_DEPART call open: its probe index */
+	__u64 dep_obj;       /* its barrier, 0 when none is open */
+	__u64 dep_ts;        /* its arrival */
+	__u64 dep_oncpu;     /* on-CPU time at the arrival */
+	__u64 dep_lo, dep_hi;/* the function's runtime range */
 };
 
 #define SB_MAX_SPIN_RANGES 8

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbpf_events.h"
 #include "binary/demangle.h"
 #include "binary/elfsym.h"
 #include "binary/procpath.h"
@@ -126,6 +127,23 @@ static int add_probe(struct sb_plan *pl, struct sb_elf *e, const char *name,
 	return 1;
 }
 
+/*
+ * SB_COOKIE_DEPART for glibc's pthread_barrier_wait (include/sbpf_events.h):
+ * the futex words it sleeps on and wakes are glibc's, so only where the
+ * library is glibc (gnu_get_libc_version), and only where the function's
+ * extent fits the cookie.  Otherwise 0: the probe keeps its uretprobe.
+ */
+static uint64_t depart_flags(const struct sb_elf *e, const struct sb_probe *p)
+{
+	uint64_t v, s, off = p->site_vaddr - p->func_vaddr;
+
+	if (getenv("SCALEBPF_BARRIER_URETPROBE") ||
+	    sb_elf_func_by_name(e, "gnu_get_libc_version", &v, &s) ||
+	    !p->func_size || p->func_size > 0xfff || off >= p->func_size)
+		return 0;
+	return SB_COOKIE_DEPART_MAKE(off, p->func_size);
+}
+
 /* A runtime function nobody imports is never called: probing it would
  * only add an attach and a ~100 ms detach (an RCU grace period each). */
 static bool imported(struct sb_elf *const *bins, size_t nbins, const struct sb_elf *self,
@@ -154,6 +172,8 @@ static int add_specs(struct sb_plan *pl, struct sb_elf *e, const struct spec *sp
 		r = add_probe(pl, e, s->func, vaddr, size, s->role, s->prim, s->arg);
 		if (r < 0)
 			return r;
+		if (r > 0 && s->prim == SB_PRIM_BARRIER)   /* pthread_barrier_wait */
+			pl->probes[pl->n - 1].cookie_flags = depart_flags(e, &pl->probes[pl->n - 1]);
 		added += r;
 	}
 	return added;

@@ -38,6 +38,10 @@ struct sb_probe {
 	uint8_t arg;         /* 0 none, 1..3: which argument is the object */
 	bool emulated;       /* the kernel emulates the probed instruction */
 	bool fixed_obj;      /* the object is the function itself (user barriers) */
+	/* Flags for the probe's BPF cookie (SB_COOKIE_DEPART: glibc's
+	 * pthread_barrier_wait, whose departure is its futex return, so it
+	 * gets no uretprobe); 0 for most probes. */
+	uint64_t cookie_flags;
 };
 
 /* A function whose on-CPU time is spin waiting, found by sampling. */
