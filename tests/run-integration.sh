@@ -27,6 +27,9 @@ barrier_group() {
 		ratio_check "barrier $n threads ($cc): busy ratio 1:..:$n within 10%" "$j" "$sel" $n 0.10
 		jqcheck "barrier $n threads ($cc): imbalance within 5 points of $want" "$j" "(($sel).imbalance_pct - $want | fabs) <= 5"
 		jqcheck "barrier $n threads ($cc): barrier waits counted" "$j" "[.waits[] | select(.primitive == \"barrier\")][0].count >= 40 * ($n - 1)"
+		# entry probe only: each of the 40 x n calls departs once, at its
+		# futex return or (round found complete) at the thread's next event
+		jqcheck "barrier $n threads ($cc): every call departed once (no uretprobe)" "$j" "(.meta.barrier_departs_futex | tonumber) + (.meta.barrier_departs_later | tonumber) == 40 * $n"
 	else
 		bad "barrier $n threads ($cc): record"
 	fi

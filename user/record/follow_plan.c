@@ -289,7 +289,7 @@ static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
-		uint64_t flags = pr->arg;
+		uint64_t flags = pr->arg | pr->cookie_flags;
 		void **slot;
 
 		if (!sb_proc_has_bin(p, pr->binary))
@@ -321,8 +321,10 @@ static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 		 * dlopen) would add it twice and count every call twice. */
 		*sb_idmap_slot(r->fw.attached, (uint64_t)p->pid, which[k], true) = (void *)1;
 		added++;
-		/* A wake-up call's return tells nothing. */
-		if (pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_COND_BROADCAST)
+		/* A wake-up call's return tells nothing; a SB_COOKIE_DEPART
+		 * call departs at its futex return (sbpf_events.h). */
+		if (pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_COND_BROADCAST ||
+		    (pr->cookie_flags & SB_COOKIE_DEPART))
 			continue;
 		req[nret] = req[k];
 		req[nret].retprobe = true;

@@ -140,7 +140,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 
 	for (size_t i = 0; i < r->plan.n; i++)
 		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
-		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST;
+		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST ||
+		       (r->plan.probes[i].cookie_flags & SB_COOKIE_DEPART);
 	/* The profile's image's probes (follow.c); the plan holds all images'. */
 	snprintf(buf, sizeof(buf), "uprobes: %zu functions (entry+return%s%.0zu%s); "
 		 "tracepoints: sched_switch, sys_enter/sys_exit (futex waits), task_newtask, "
@@ -192,6 +193,10 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "sites_trampoline_lost", c[SB_CNT_TRAMPOLINE_LOST]);
 	sb_profile_meta_set_u64(p, "samples", c[SB_CNT_SAMPLES]);
 	sb_profile_meta_set_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
+	/* pthread_barrier_wait without a uretprobe (SB_COOKIE_DEPART):
+	 * where its departures were found. */
+	sb_profile_meta_set_u64(p, "barrier_departs_futex", c[SB_CNT_DEPART_FUTEX]);
+	sb_profile_meta_set_u64(p, "barrier_departs_later", c[SB_CNT_DEPART_LATER]);
 	sb_profile_meta_set_u64(p, "records", r->records);
 	sb_profile_meta_set_u64(p, "bad_records", r->recs.bad_records);
 	sb_profile_meta_set_u64(p, "waits_unattributed", r->recs.unattributed);
