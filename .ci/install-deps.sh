@@ -12,9 +12,11 @@ set -e
 # procps (pgrep) and strace: the integration tests find a launcher's child
 # with pgrep and count the report's opens with strace; a minimal Debian 12
 # root has neither, and a missing pgrep made a check pass without looking.
-PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
+DEFAULT_PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
 libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
 libclang-rt-14-dev g++ libstdc++-12-dev procps strace"
+# Arguments: other packages instead (.ci/install-bench-deps.sh).
+PKGS=${*:-$DEFAULT_PKGS}
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -23,7 +25,9 @@ done
 [ -z "$missing" ] && exit 0
 echo "scalebpf: installing missing Debian packages:$missing" >&2
 if [ "$(id -u)" != 0 ]; then
-	echo "error: packages missing ($missing) and not root: run 'sudo make deps' or install them" >&2
+	hint="sudo sh $0 $*"
+	[ $# -eq 0 ] && hint="sudo make deps"
+	echo "error: packages missing ($missing) and not root: run '$hint' or install them" >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive

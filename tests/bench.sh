@@ -119,23 +119,23 @@ peers_note=""
 if ! command -v "$PERF" >/dev/null 2>&1; then
 	peers_note="perf record and perf sched record skipped: '$PERF' not found (Debian: linux-perf, .ci/install-bench-deps.sh)"
 else
-	# why: the first line the failed check printed, or its exit status
-	"$PERF" record -q -F 199 -g -o "$tmpdir/check.data" -- true >"$tmpdir/check.log" 2>&1
-	ck=$?
-	if [ "$ck" -eq 0 ]; then
-		TOOLS="$TOOLS perf"
-	else
-		why=$(sed -n "/./{p;q;}" "$tmpdir/check.log")
-		peers_note="perf record skipped: '$PERF record -F 199 -g -- true' failed: ${why:-exit status $ck}"
-	fi
-	"$PERF" sched record -q -o "$tmpdir/check.data" -- true >"$tmpdir/check.log" 2>&1
-	ck=$?
-	if [ "$ck" -eq 0 ]; then
-		TOOLS="$TOOLS sched"
-	else
-		why=$(sed -n "/./{p;q;}" "$tmpdir/check.log")
-		peers_note="${peers_note:+$peers_note; }perf sched record skipped: '$PERF sched record -- true' failed: ${why:-exit status $ck}"
-	fi
+	# peer_check TOOL LABEL ARGS...: TOOL joins the round when perf ARGS
+	# records `true`; else why (the first line it printed, or its exit
+	# status) goes into the note
+	peer_check() {
+		pc_tool=$1 pc_label=$2
+		shift 2
+		"$PERF" "$@" -o "$tmpdir/check.data" -- true >"$tmpdir/check.log" 2>&1
+		ck=$?
+		if [ "$ck" -eq 0 ]; then
+			TOOLS="$TOOLS $pc_tool"
+		else
+			why=$(sed -n "/./{p;q;}" "$tmpdir/check.log")
+			peers_note="${peers_note:+$peers_note; }$pc_label skipped: '$PERF $* -- true' failed: ${why:-exit status $ck}"
+		fi
+	}
+	peer_check perf "perf record" record -q -F 199 -g
+	peer_check sched "perf sched record" sched record -q
 	rm -f "$tmpdir/check.data" "$tmpdir/check.data.old"
 fi
 [ -n "$peers_note" ] && echo "bench: $peers_note" >&2
