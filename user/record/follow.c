@@ -330,6 +330,7 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 	struct sb_proc *old = proc_of_tid(r, e->old_tid), *p;
 	int pid = (int)e->tgid;
 	char exe[PATH_MAX], open[PATH_MAX + 64];
+	bool gone;
 
 	sb_tm_mark("recording: exec seen");
 	if (r->fw.first_exec_pending && pid == r->child.pid) {
@@ -337,15 +338,20 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 		return;
 	}
 	/* In its mount namespace (unshare -m, a container) or deleted, the
-	 * path it names is not the file here: opened through /proc/PID. */
-	if (sb_proc_exe_path(pid, exe, sizeof(exe), open, sizeof(open)) < 0)
-		return;   /* gone already */
-	if (!r->follow_image) {
+	 * path it names is not the file here: opened through /proc/PID.
+	 * Gone already: a program exec'd without a stop (--no-follow, -p)
+	 * can run and exit before this record is read; the image before
+	 * must end all the same, or the new image's records land in it. */
+	gone = sb_proc_exe_path(pid, exe, sizeof(exe), open, sizeof(open)) < 0;
+	if (gone)
+		snprintf(exe, sizeof(exe), "%.16s", e->comm);
+	if (!r->follow_image || gone) {
 		/* Its records would land in the image before (whose
 		 * addresses they are not): the process is not followed
 		 * from here on, the image it was ends. */
 		sb_bpf_follow(r->bpf, pid, false);
-		not_followed(r, pid, exe, "exec; --no-follow");
+		not_followed(r, pid, exe, !r->follow_image ? "exec; --no-follow" :
+			     "exec; exited before it could be read");
 	}
 	if (old) {
 		struct sb_rec_thread x = { .hdr = { .type = SB_REC_THREAD_EXIT, .size = sizeof(x),
@@ -360,10 +366,10 @@ static void on_exec(struct sb_rec *r, const struct sb_rec_proc *e)
 		sb_rec_thread_exit(r, &x);
 		/* Its maps are frozen: the pid's mappings are the new image's. */
 		r->recs.pid = 0;
-		if (!r->follow_image)
+		if (!r->follow_image || gone)
 			sb_follow_detach(r, old);
 	}
-	if (!r->follow_image)
+	if (!r->follow_image || gone)
 		return;
 	if (e->old_tid != e->tgid)
 		sb_follow_exec_leader_gone(r, pid);
