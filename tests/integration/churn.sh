@@ -93,10 +93,10 @@ churn_reuse_group
 # left a start without an exit, its creator's join never closed, and no
 # join instance at all was recorded; or a round showed fewer threads.
 churn_attach_group() {
-	local j=$TMP/churn_attach.json d="churn -p (gcc, 1000 x 8)" w i
+	local j=$TMP/churn_attach.json d="churn -p (gcc, 4000 x 8)" w i
 	wl_built gcc thread_churn || return 0
 	for i in 1 2; do
-		"$(wl gcc thread_churn)" 1000 8 0 &
+		"$(wl gcc thread_churn)" 4000 8 0 &   # ~2-4 s: outlives a slow attach
 		w=$!
 		sleep "0.$((i * 2))"
 		if ! record_json "$j" -p "$w"; then
