@@ -8,7 +8,7 @@
  * profile; a recording whose addresses in it were all seen before does
  * not open it (symbolize.c).
  *
- * An entry holds the debug file's path, size, mtime and inode, and is
+ * An entry holds the debug file's path, size, mtime, device and inode, and is
  * used only for a binary whose debug file that is now (elfdebug.c's
  * search: another copy of the binary may have none) and while that file
  * is unchanged; the build-id fixes the code, and the debug file of a
