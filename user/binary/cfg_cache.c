@@ -15,13 +15,10 @@
 #include "cfg_build.h"
 #include "cachefile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cfg/cfg_io.h"
 #include "elfsym.h"
