@@ -35,12 +35,6 @@
 #define HEAD_BYTES (sizeof(MAGIC) + 4096 + 5 * 21 + 4096 + 16)
 #define ENT_BYTES (16 + 10 + 2 * 6 + 5)
 
-/* A file's identity: any change of it (replaced, rewritten, another
- * file system mounted there) makes the entry a miss. */
-struct fid {
-	uint64_t size, mtime, dev, ino;
-};
-
 struct ent {
 	uint64_t vaddr;
 	unsigned line;
@@ -50,12 +44,13 @@ struct ent {
 struct sb_symcache {
 	char *dir, *path;     /* the cache directory and the entry in it */
 	char *bid, *dbg;
-	struct fid id;               /* the debug file's */
+	struct sb_symcache_fid id;   /* the debug file's */
 	struct sb_idmap *idx;        /* vaddr -> index in ents + 1 */
 	struct ent *ents;
 	size_t n, cap;
 	size_t bytes;                /* at most what save() would write */
 	bool dirty;
+	bool usable;                 /* new, or read and checked current */
 };
 
 static bool plain_hex(const char *s)
@@ -63,16 +58,21 @@ static bool plain_hex(const char *s)
 	return s && s[0] && strspn(s, "0123456789abcdef") == strlen(s);
 }
 
-static bool stat_file(const char *path, struct fid *id)
+/* st, or stat(path) when st is NULL, of a regular file. */
+static bool file_id(const char *path, const struct stat *st, struct sb_symcache_fid *id)
 {
-	struct stat st;
+	struct stat own;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (!st && stat(path, &own))
 		return false;
-	id->size = (uint64_t)st.st_size;
-	id->mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	id->dev = (uint64_t)st.st_dev;
-	id->ino = (uint64_t)st.st_ino;
+	if (!st)
+		st = &own;
+	if (!S_ISREG(st->st_mode))
+		return false;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
 	return true;
 }
 
@@ -224,7 +224,7 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 	if (!lit(&r, MAGIC) || !lit(&r, c->bid) || !lit(&r, "\n"))
 		return false;
 	c->id.size = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
-	c->id.mtime = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
+	c->id.mtime_ns = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
 	c->id.dev = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
 	c->id.ino = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
 	plen = num(&r, 10, false, '\n', 4096);
@@ -252,10 +252,9 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 	return !r.bad && r.p == r.end;
 }
 
-struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg)
+struct sb_symcache *sb_symcache_read(const char *cache_dir, const char *bid)
 {
 	struct sb_symcache *c = alloc(cache_dir, bid);
-	struct fid id;
 	unsigned char *data, *z;
 	const char *why;
 	size_t len;
@@ -270,8 +269,7 @@ struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, con
 		return NULL;
 	}
 	z[len] = 0;
-	if (!parse(c, (const char *)z, len) || !dbg || strcmp(dbg, c->dbg) ||
-	    !stat_file(c->dbg, &id) || memcmp(&id, &c->id, sizeof(id))) {
+	if (!parse(c, (const char *)z, len)) {
 		free(z);
 		free_cache(c);
 		return NULL;
@@ -280,17 +278,40 @@ struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, con
 	return c;
 }
 
-struct sb_symcache *sb_symcache_new(const char *cache_dir, const char *bid, const char *dbg)
+bool sb_symcache_check(struct sb_symcache *c, const char *dbg, const struct stat *st)
+{
+	struct sb_symcache_fid id;
+
+	c->usable = dbg && !strcmp(dbg, c->dbg) && file_id(dbg, st, &id) &&
+		    id.size == c->id.size && id.mtime_ns == c->id.mtime_ns &&
+		    id.dev == c->id.dev && id.ino == c->id.ino;
+	return c->usable;
+}
+
+struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg)
+{
+	struct sb_symcache *c = sb_symcache_read(cache_dir, bid);
+
+	if (c && !sb_symcache_check(c, dbg, NULL)) {
+		free_cache(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct sb_symcache *sb_symcache_new(const char *cache_dir, const char *bid, const char *dbg,
+				    const struct stat *st)
 {
 	struct sb_symcache *c = alloc(cache_dir, bid);
 
 	if (!c)
 		return NULL;
 	if (!dbg || !dbg[0] || strlen(dbg) > 4096 || !(c->dbg = strdup(dbg)) ||
-	    !stat_file(dbg, &c->id)) {
+	    !file_id(dbg, st, &c->id)) {
 		free_cache(c);
 		return NULL;
 	}
+	c->usable = true;
 	return c;
 }
 
@@ -299,10 +320,15 @@ const char *sb_symcache_debug_file(const struct sb_symcache *c)
 	return c->dbg;
 }
 
+const struct sb_symcache_fid *sb_symcache_debug_id(const struct sb_symcache *c)
+{
+	return &c->id;
+}
+
 bool sb_symcache_get(const struct sb_symcache *c, uint64_t vaddr, const char **file,
 		     unsigned *line, const char **func)
 {
-	void **slot = sb_idmap_slot(c->idx, vaddr, 0, false);
+	void **slot = c->usable ? sb_idmap_slot(c->idx, vaddr, 0, false) : NULL;
 	const struct ent *e;
 
 	if (!slot || !*slot)
@@ -323,7 +349,7 @@ void sb_symcache_put(struct sb_symcache *c, uint64_t vaddr, const char *file, un
 	/* Too long for an entry, or the entry is full (a load would refuse
 	 * it whole, and every recording would rewrite it): not kept, which
 	 * loses nothing, a later recording reads that address's DWARF. */
-	if (flen > MAX_STR || fnlen > MAX_STR || c->n >= MAX_ENTRIES ||
+	if (!c->usable || flen > MAX_STR || fnlen > MAX_STR || c->n >= MAX_ENTRIES ||
 	    c->bytes + ENT_BYTES + flen + fnlen > MAX_BYTES)
 		return;
 	f = file ? strdup(file) : NULL;
@@ -347,7 +373,7 @@ static void save(struct sb_symcache *c)
 	if (!m)
 		return;
 	fprintf(m, MAGIC "%s\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %zu\n%s\n%zu\n",
-		c->bid, c->id.size, c->id.mtime, c->id.dev, c->id.ino, strlen(c->dbg), c->dbg, c->n);
+		c->bid, c->id.size, c->id.mtime_ns, c->id.dev, c->id.ino, strlen(c->dbg), c->dbg, c->n);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct ent *e = &c->ents[i];
 

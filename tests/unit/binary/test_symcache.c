@@ -44,7 +44,7 @@ static size_t read_all(const char *path, char *buf, size_t cap)
 /* An entry with three addresses: a full one, no line, no name at all. */
 static void fill(void)
 {
-	struct sb_symcache *c = sb_symcache_new(cdir, BID, dbg);
+	struct sb_symcache *c = sb_symcache_new(cdir, BID, dbg, NULL);
 
 	CHECK(c != NULL, "new");
 	if (!c)
@@ -82,8 +82,8 @@ static void test_roundtrip(void)
 	      "another debug file (a copy of the binary finds another, or none): a miss");
 	CHECK(sb_symcache_load(cdir, BID, NULL) == NULL, "no debug file: a miss");
 	CHECK(sb_symcache_load(cdir, "../x", dbg) == NULL, "a build-id that is no plain hex");
-	CHECK(sb_symcache_new("", BID, dbg) == NULL, "no cache directory: none");
-	CHECK(sb_symcache_new(cdir, BID, "/nonexistent/x.debug") == NULL, "no debug file: none");
+	CHECK(sb_symcache_new("", BID, dbg, NULL) == NULL, "no cache directory: none");
+	CHECK(sb_symcache_new(cdir, BID, "/nonexistent/x.debug", NULL) == NULL, "no debug file: none");
 }
 
 static void test_debug_changed(void)
