@@ -150,6 +150,7 @@ struct cur {
 /* A number ending in `stop`: decimal (base 10, -1 allowed with neg) or hex. */
 static int64_t num(struct cur *r, int base, bool neg, char stop, uint64_t max)
 {
+	size_t digits;
 	char *e;
 	uint64_t v;
 
@@ -159,11 +160,14 @@ static int64_t num(struct cur *r, int base, bool neg, char stop, uint64_t max)
 		r->p += 3;
 		return -1;
 	}
-	if (!((*r->p >= '0' && *r->p <= '9') || (base == 16 && *r->p >= 'a' && *r->p <= 'f')))
+	/* only the digits save() writes: strtoull would also take "0x", a
+	 * sign, spaces and capitals */
+	digits = strspn(r->p, base == 16 ? "0123456789abcdef" : "0123456789");
+	if (!digits)
 		goto bad;
 	errno = 0;
 	v = strtoull(r->p, &e, base);
-	if (errno || e >= r->end || *e != stop || v > max)
+	if (errno || e != r->p + digits || e >= r->end || *e != stop || v > max)
 		goto bad;
 	r->p = e + 1;
 	return (int64_t)v;
