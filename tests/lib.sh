@@ -11,6 +11,8 @@ FAIL=0
 RETRIES=0
 TMP=$(mktemp -d /tmp/scalebpf-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# The recorder's caches (CFGs, symbols) per run, never the user's ~/.cache.
+export XDG_CACHE_HOME=$TMP/cache
 
 ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
