@@ -8,11 +8,12 @@
  * profile; a recording whose addresses in it were all seen before does
  * not open it (symbolize.c).
  *
- * An entry holds the debug file's path, size, mtime, device and inode, and is
- * used only for a binary whose debug file that is now (elfdebug.c's
+ * An entry holds the debug file's path, size, mtime, device and inode,
+ * and is used only for a binary whose debug file that is now (elfdebug.c's
  * search: another copy of the binary may have none) and while that file
  * is unchanged; the build-id fixes the code, and the debug file of a
- * build-id describes that code only.  Entries
+ * build-id describes that code only.  That identity also spares a hit the
+ * .gnu_debuglink CRC pass over the file (elfsym.h's hint).  Entries
  * are untrusted input: anything that does not parse is a miss, replaced
  * when the entry is saved.
  */
@@ -36,8 +37,8 @@ struct sb_symcache_fid {
  * the default).  Nothing is looked up in it before sb_symcache_check(). */
 struct sb_symcache *sb_symcache_read(const char *cache_dir, const char *bid);
 /* True, and the entry usable, when dbg (the debug file the binary's lines
- * would come from now) is the one it was made from and unchanged: st is
- * dbg's (st) or fstat, NULL to stat dbg. */
+ * would come from now) is the one it was made from and unchanged.  st:
+ * dbg's fstat, from the file that will be read (NULL: stat dbg by name). */
 bool sb_symcache_check(struct sb_symcache *c, const char *dbg, const struct stat *st);
 /* sb_symcache_read() and sb_symcache_check(c, dbg, NULL): the entry when
  * it is current, else NULL. */
