@@ -11,6 +11,7 @@ FAIL=0
 RETRIES=0
 TMP=$(mktemp -d /tmp/scalebpf-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+export XDG_CACHE_HOME=$TMP/cache   # recorder caches per run, not ~/.cache
 
 ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }

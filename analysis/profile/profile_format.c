@@ -489,7 +489,7 @@ int sb_pfmt_parse(const unsigned char *data, size_t len, struct sb_profile *p,
 		}
 		sb_bytes_take(&f, plen, &pay);
 		crc = sb_bytes_get_u32(&f);
-		if (crc != sb_pfmt_crc32(sb_pfmt_crc32(0, data + off, 16), pay.p + pay.pos, pay.len))
+		if (crc != sb_bytes_crc32(sb_bytes_crc32(0, data + off, 16), pay.p + pay.pos, pay.len))
 			return rd_corrupt(r, "CRC mismatch");
 		if (type == SB_CHUNK_END) {
 			uint64_t count = sb_bytes_get_u64(&pay);
@@ -549,7 +549,7 @@ static void write_chunk(struct sb_bytes_out *o, struct sb_bytes_buf *hdr, uint32
 		return;
 	/* The CRC covers the header too: a damaged type must not turn a
 	 * chunk into an "unknown" one that readers skip. */
-	sb_bytes_put_u32(hdr, sb_pfmt_crc32(sb_pfmt_crc32(0, hdr->data, 16), pay->data, pay->len));
+	sb_bytes_put_u32(hdr, sb_bytes_crc32(sb_bytes_crc32(0, hdr->data, 16), pay->data, pay->len));
 	if (hdr->err)
 		return;
 	/* hdr holds the 16-byte chunk header, then the 4-byte CRC. */

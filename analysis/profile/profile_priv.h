@@ -34,10 +34,6 @@ void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem);
 /* loc and instance indices; returns SB_CHUNK_ADDRS with why, or 0. */
 uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len);
 
-/* ---- profile_crc.c ---- */
-/* sb_bytes_crc32, the same values, several times faster (profile_crc.c). */
-uint32_t sb_pfmt_crc32(uint32_t crc, const void *buf, size_t len);
-
 /* ---- profile_format.c: chunk payloads and framing ---- */
 
 /* What the writer relies on (counts fit a u32, per_thread arrays exist,

@@ -26,9 +26,14 @@ void sb_bytes_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- CRC-32 ---- */
+/* ---- CRC-32 ----
+ * Eight bytes a step ("slicing-by-8"): a 100,000-instance profile is
+ * ~10 MB, which the byte-at-a-time table loop took ~20 ms to cover, on
+ * the path from the target's exit to the profile on disk (issue 11), and
+ * again in every report that reads it; the CFG and symbol caches' entries
+ * are checked with it too.  The values are those of the byte loop. */
 
-static uint32_t crc_table[256];
+static uint32_t crc_tab[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
@@ -38,8 +43,12 @@ static void crc_init(void)
 
 		for (int k = 0; k < 8; k++)
 			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
-		crc_table[i] = c;
+		crc_tab[0][i] = c;
 	}
+	/* crc_tab[k][i]: the CRC of byte i followed by k zero bytes. */
+	for (uint32_t i = 0; i < 256; i++)
+		for (int k = 1; k < 8; k++)
+			crc_tab[k][i] = (crc_tab[k - 1][i] >> 8) ^ crc_tab[0][crc_tab[k - 1][i] & 0xff];
 }
 
 uint32_t sb_bytes_crc32(uint32_t crc, const void *buf, size_t len)
@@ -48,8 +57,27 @@ uint32_t sb_bytes_crc32(uint32_t crc, const void *buf, size_t len)
 
 	pthread_once(&crc_once, crc_init);
 	crc = ~crc;
+	while (len >= 8) {
+		uint32_t lo, hi;
+
+		/* The reflected CRC takes the first byte as the lowest: the
+		 * words are assembled byte by byte in that order, so the
+		 * result does not depend on the host's byte order or on
+		 * p's alignment. */
+		lo = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		     (uint32_t)p[3] << 24;
+		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+		     (uint32_t)p[7] << 24;
+		lo ^= crc;
+		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
+		      crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
+		      crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
 	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
 

@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* CRC-32 (IEEE 802.3, reflected 0xEDB88320); start with crc = 0. */
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320): start with crc = 0; a
+ * buffer in pieces, each call given the last one's result, gives the
+ * CRC of the whole. */
 uint32_t sb_bytes_crc32(uint32_t crc, const void *buf, size_t len);
 
 /*

@@ -123,6 +123,39 @@ debug_file_group() {
 }
 debug_file_group
 
+# --- the symcache: a second recording of dbg_split takes its lines from
+# the entry the first one wrote (<cache>/scalebpf/sym/<build-id>.sym), and
+# names the same source locations.  Under strace, the hit is seen: the
+# debug file is opened but never read (no CRC pass, no DWARF read()).
+symcache_group() {
+	local d=$TMP/dbgsplit c=$TMP/dbgsplit/symcache bid a b
+	[ -x "$d/bin/dbg_split" ] || { bad "symcache: no dbg_split (debug file group)"; return; }
+	bid=$(readelf -n "$d/bin/dbg_split" | awk '/Build ID/ { print $3 }')
+	rm -rf "$c"
+	if ! XDG_CACHE_HOME=$c record_json "$d/sc1.json" -F 999 -- "$d/bin/dbg_split"; then
+		bad "symcache: first record"
+		return
+	fi
+	check "symcache: the first recording wrote sym/$bid.sym" test -s "$c/scalebpf/sym/$bid.sym"
+	if command -v strace >/dev/null; then
+		XDG_CACHE_HOME=$c strace -f -y -e trace=read -o "$d/sc2.strace" \
+			"$SB" record -q -o "$d/sc2.sbp" -F 999 -- "$d/bin/dbg_split" 2>"$d/sc2.err" &&
+			"$SB" report -i "$d/sc2.sbp" --format json >"$d/sc2.json"
+		check "symcache: the second recording read none of the debug file" \
+			bash -c '! grep -qF "dbg_split.debug>" "$1"' _ "$d/sc2.strace"
+	else
+		XDG_CACHE_HOME=$c record_json "$d/sc2.json" -F 999 -- "$d/bin/dbg_split"
+	fi
+	a=$(jq -c '[.sections[] | [.kind, .location]] | sort' "$d/sc1.json")
+	b=$(jq -c '[.sections[] | [.kind, .location]] | sort' "$d/sc2.json" 2>/dev/null)
+	check "symcache: both recordings name the same section locations ($a)" \
+		test -n "$a" -a "$a" = "$b"
+	check "symcache: the second names its lines' debug file too" \
+		grep -qF "separate files: $d/bin/dbg_split ($d/bin/dbg_split.debug)" \
+		<<<"$(jq -r .meta.notes "$d/sc2.json" 2>/dev/null)"
+}
+symcache_group
+
 # --- report --counts: one column per thread, headed by its tid ------------
 # join_late's threads are unnamed: all carry the program's name.
 counts_group() {

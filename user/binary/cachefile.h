@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The files of record's per-build-id caches (cfg_cache.c: CFGs,
- * symcache.c: symbolized addresses): where they live, and reading an
- * entry as the untrusted input it is.
+ * The files of record's per-build-id caches (cachefile.c, used by
+ * cfg_cache.c for CFGs and symcache.c for symbolized addresses): where
+ * they live, and reading an entry as the untrusted input it is.
  */
 #ifndef SB_CACHEFILE_H
 #define SB_CACHEFILE_H
@@ -18,7 +18,8 @@ int sb_cache_mkdirs(const char *dir);
 char *sb_cache_dir(const char *dir, const char *sub);
 /* An entry's bytes (malloc'ed) when it is a regular file of 1..max bytes,
  * ours and writable by no one else, opened without following a link or
- * blocking; NULL with why (NULL why: there is no entry, a plain miss). */
+ * blocking (max: the most an entry of the caller's kind can need); NULL
+ * with why (NULL why: there is no entry, a plain miss). */
 unsigned char *sb_cache_read(const char *path, uint64_t max, size_t *len, const char **why);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,8 +33,20 @@ static bool crc_matches(int fd, uint32_t want)
 	return n == 0 && (uint32_t)crc == want && lseek(fd, 0, SEEK_SET) == 0;
 }
 
-int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id, char *out,
-		      size_t len)
+/* The candidate is hint's file, unchanged since its CRC was checked. */
+static bool is_hinted(int fd, const char *cand, const struct sb_elf_debug_hint *hint)
+{
+	struct stat st;
+
+	return hint && hint->path && !strcmp(cand, hint->path) && !fstat(fd, &st) &&
+	       (uint64_t)st.st_size == hint->size &&
+	       (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec ==
+		       hint->mtime_ns &&
+	       (uint64_t)st.st_dev == hint->dev && (uint64_t)st.st_ino == hint->ino;
+}
+
+int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id,
+		      const struct sb_elf_debug_hint *hint, char *out, size_t len)
 {
 	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
 	GElf_Word crc = 0;
@@ -60,7 +73,7 @@ int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id, char *ou
 		if (!strcmp(out, path) ||
 		    (fd = sb_open_regular(out, SB_DEBUG_MAX_SIZE, NULL, 0)) < 0)
 			continue;
-		if (crc_matches(fd, crc))
+		if (is_hinted(fd, out, hint) || crc_matches(fd, crc))
 			return fd;
 		close(fd);
 	}

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sym {
@@ -32,12 +33,15 @@ struct sym {
 struct seg { uint64_t vaddr, memsz, off, filesz; };
 
 struct sb_elf {
-	char *path, *build_id, *dbg_path;   /* dbg_path: separate debug file used */
-	int fd, dbg_fd;         /* dbg_fd: separate debug file, or -1 */
+	char *path, *build_id;
+	char *dbg_path;         /* the separate debug file found, or NULL */
+	int fd, dbg_fd;         /* dbg_fd: that file, open, or -1 */
 	Elf *elf, *dbg_elf;
 	const uint8_t *raw;     /* whole file, mmapped by libelf */
 	size_t rawsize;
 	bool dyn, has_symtab, has_debug, dw_tried;
+	bool dbg_tried;         /* looked for the debug file (once: its CRC) */
+	bool dbg_used;          /* dw is the debug file's */
 	struct seg *segs;
 	size_t nsegs;
 	struct sym *syms;       /* sorted by start, best alias first */
@@ -462,32 +466,56 @@ size_t sb_elf_read(const struct sb_elf *e, uint64_t vaddr, void *buf, size_t len
 
 /* ---- DWARF ---- */
 
+/* The separate debug file, looked for once: finding one by
+ * .gnu_debuglink reads it whole for its CRC, which neither the symcache's
+ * check (symbolize.c) nor the DWARF opened after it repeats. */
+static void find_debug(struct sb_elf *e, const struct sb_elf_debug_hint *hint)
+{
+	char p[4096];
+
+	if (e->dbg_tried)
+		return;
+	e->dbg_tried = true;
+	e->dbg_fd = sb_elf_debug_open(e->elf, e->path, e->build_id, hint, p, sizeof(p));
+	if (e->dbg_fd < 0) {
+		e->dbg_fd = -1;
+		return;
+	}
+	if (!(e->dbg_path = strdup(p))) {   /* ENOMEM: as if there were none */
+		close(e->dbg_fd);
+		e->dbg_fd = -1;
+	}
+}
+
+const char *sb_elf_debug_find(struct sb_elf *e, const struct sb_elf_debug_hint *hint,
+			      struct stat *st)
+{
+	find_debug(e, hint);
+	if (e->dbg_fd >= 0 && st && fstat(e->dbg_fd, st))
+		return NULL;
+	return e->dbg_path;
+}
+
 /* The binary's DWARF, or that of its separate debug file (elfdebug.c),
  * which shares the binary's addresses. */
 static void open_dwarf(struct sb_elf *e)
 {
-	char p[4096];
-
 	e->dw_tried = true;
 	if (e->has_debug)
 		e->dw = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
-	if (!e->dw && (e->dbg_fd = sb_elf_debug_open(e->elf, e->path, e->build_id, p,
-							      sizeof(p))) >= 0) {
-		e->dbg_elf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL);
-		if (e->dbg_elf)
-			e->dw = dwarf_begin_elf(e->dbg_elf, DWARF_C_READ, NULL);
-		if (e->dw)
-			e->dbg_path = strdup(p);   /* NULL on ENOMEM: only not named */
-	}
-	if (e->dbg_fd < 0)
-		e->dbg_fd = -1;
+	if (e->dw)
+		return;
+	find_debug(e, NULL);
+	if (e->dbg_fd >= 0 && (e->dbg_elf = elf_begin(e->dbg_fd, ELF_C_READ_MMAP, NULL)))
+		e->dw = dwarf_begin_elf(e->dbg_elf, DWARF_C_READ, NULL);
+	e->dbg_used = e->dw != NULL;
 }
 
 const char *sb_elf_debug_file(struct sb_elf *e)
 {
 	if (!e->dw_tried)
 		open_dwarf(e);
-	return e->dbg_path;
+	return e->dbg_used ? e->dbg_path : NULL;
 }
 
 bool sb_elf_has_lines(struct sb_elf *e)

@@ -35,6 +35,24 @@ bool sb_elf_has_lines(struct sb_elf *e);
 /* The separate debug file whose DWARF is used (by build ID under
  * /usr/lib/debug/.build-id/, or .gnu_debuglink), NULL when none is. */
 const char *sb_elf_debug_file(struct sb_elf *e);
+
+struct stat;
+/* A debug file known to match the binary (symcache.h: the one an entry
+ * was made from) and its identity then.  A .gnu_debuglink candidate at
+ * that path whose open file still has that identity is taken without
+ * being read whole for the link's CRC: it is the file checked before. */
+struct sb_elf_debug_hint {
+	const char *path;
+	uint64_t size, mtime_ns, dev, ino;
+};
+/* The separate debug file the binary's lines would come from (the one
+ * sb_elf_debug_file() names once its DWARF is open), without opening its
+ * DWARF: looked for on the first call (hint may be NULL) and kept open
+ * for the DWARF; st, when not NULL, gets that open file's fstat.  NULL
+ * when there is none (or the binary has DWARF of its own: then it is not
+ * used, but may still be found). */
+const char *sb_elf_debug_find(struct sb_elf *e, const struct sb_elf_debug_hint *hint,
+			      struct stat *st);
 /* ET_DYN (PIE or shared object) versus ET_EXEC. */
 bool sb_elf_is_dyn(const struct sb_elf *e);
 

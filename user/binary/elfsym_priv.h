@@ -40,10 +40,10 @@ void sb_insn_close(struct sb_insn *x);
 #define SB_DEBUG_MAX_SIZE SB_ELF_MAX_SIZE
 
 /* elfdebug.c: the binary's separate debug file (by build ID, then
- * .gnu_debuglink), opened (a regular file, CRC checked): its fd, its
- * path in out; -ENOENT when there is none. */
-int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id, char *out,
-		      size_t len);
+ * .gnu_debuglink), opened (a regular file, CRC checked unless it is
+ * hint's, elfsym.h): its fd, its path in out; -ENOENT when there is none. */
+int sb_elf_debug_open(Elf *elf, const char *path, const char *build_id,
+		      const struct sb_elf_debug_hint *hint, char *out, size_t len);
 
 /* Accessors into struct sb_elf, for elfinsn.c and elfopen.c. */
 Elf *sb_elf_libelf(const struct sb_elf *e);

@@ -4,10 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "elfsym.h"
-#include "elfsym_priv.h"
 #include "symcache.h"
 #include "util/idmap.h"
 #include "procmaps.h"
@@ -91,21 +90,41 @@ static void note_binary(char **list, const char *path, const char *dbg)
 }
 
 /* The symcache entry of a binary without debug info of its own, made
- * from the debug file elfsym.c would read its lines from now. */
+ * from the debug file elfsym.c would read its lines from now.  That file
+ * is looked for once (elfsym.h: kept open for the DWARF on a miss), and
+ * the entry's own file, unchanged, is taken without reading it whole for
+ * its .gnu_debuglink CRC: a hit then reads neither the debug file's
+ * DWARF nor its bytes. */
 static struct sb_symcache *load_cache(struct sb_elf *e, const char *bid)
 {
-	struct sb_symcache *c = NULL;
-	char dbg[4096];
-	int fd;
+	struct sb_symcache *c = bid && bid[0] ? sb_symcache_read(NULL, bid) : NULL;
+	struct sb_elf_debug_hint hint = { 0 };
+	const char *dbg;
+	struct stat st;
 
-	if (!bid || !bid[0])
+	if (!c)
 		return NULL;
-	fd = sb_elf_debug_open(sb_elf_libelf(e), sb_elf_path(e), bid, dbg, sizeof(dbg));
-	if (fd < 0)
+	hint.path = sb_symcache_debug_file(c);
+	hint.size = sb_symcache_debug_id(c)->size;
+	hint.mtime_ns = sb_symcache_debug_id(c)->mtime_ns;
+	hint.dev = sb_symcache_debug_id(c)->dev;
+	hint.ino = sb_symcache_debug_id(c)->ino;
+	dbg = sb_elf_debug_find(e, &hint, &st);
+	if (!dbg || !sb_symcache_check(c, dbg, &st)) {
+		sb_symcache_close(c);   /* nothing added: not written */
 		return NULL;
-	close(fd);
-	c = sb_symcache_load(NULL, bid, dbg);
+	}
 	return c;
+}
+
+/* An empty entry for a binary whose lines come from its debug file (the
+ * open one: its identity is that of the file read). */
+static struct sb_symcache *new_cache(struct sb_elf *e, const char *bid)
+{
+	struct stat st;
+	const char *dbg = bid && bid[0] ? sb_elf_debug_find(e, NULL, &st) : NULL;
+
+	return dbg ? sb_symcache_new(NULL, bid, dbg, &st) : NULL;
 }
 
 static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_elf *e)
@@ -142,7 +161,7 @@ static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_el
 		note_binary(&s->dbgfiles, sb_maps_binary_name(s->maps, bin),
 			    sb_elf_debug_file(e));
 		if (!sb_elf_has_debuginfo(e))
-			b->cache = sb_symcache_new(NULL, bid, sb_elf_debug_file(e));
+			b->cache = new_cache(e, bid);
 	}
 	return b;
 }

@@ -5,7 +5,7 @@
  *
  * An entry, all numbers decimal but the addresses:
  *   "scalebpf-symcache 1\n" BUILD-ID "\n"
- *   SIZE " " MTIME_NS " " INODE " " PATHLEN "\n" PATH "\n"
+ *   SIZE " " MTIME_NS " " DEVICE " " INODE " " PATHLEN "\n" PATH "\n"
  *   COUNT "\n"
  *   COUNT times: VADDR(hex) " " LINE " " FILELEN " " FUNCLEN "\n" FILE FUNC "\n"
  *   CRC(8 hex digits) "\n"
@@ -25,9 +25,15 @@
 #include "util/bytes.h"
 #include "util/idmap.h"
 
-#define MAGIC "scalebpf-symcache 1\n"
+/* 2: the debug file's device joined its identity */
+#define MAGIC "scalebpf-symcache 2\n"
 #define MAX_BYTES (64u << 20)
 #define MAX_ENTRIES (1u << 20)
+#define MAX_STR (1u << 16)
+/* Bounds on what save() writes, header and each entry past its strings:
+ * the writer stops adding where a reader would refuse. */
+#define HEAD_BYTES (sizeof(MAGIC) + 4096 + 5 * 21 + 4096 + 16)
+#define ENT_BYTES (16 + 10 + 2 * 6 + 5)
 
 struct ent {
 	uint64_t vaddr;
@@ -38,11 +44,13 @@ struct ent {
 struct sb_symcache {
 	char *dir, *path;     /* the cache directory and the entry in it */
 	char *bid, *dbg;
-	uint64_t size, mtime, ino;   /* the debug file's */
+	struct sb_symcache_fid id;   /* the debug file's */
 	struct sb_idmap *idx;        /* vaddr -> index in ents + 1 */
 	struct ent *ents;
 	size_t n, cap;
+	size_t bytes;                /* at most what save() would write */
 	bool dirty;
+	bool usable;                 /* new, or read and checked current */
 };
 
 static bool plain_hex(const char *s)
@@ -50,15 +58,21 @@ static bool plain_hex(const char *s)
 	return s && s[0] && strspn(s, "0123456789abcdef") == strlen(s);
 }
 
-static bool stat_file(const char *path, uint64_t *size, uint64_t *mtime, uint64_t *ino)
+/* st, or stat(path) when st is NULL, of a regular file. */
+static bool file_id(const char *path, const struct stat *st, struct sb_symcache_fid *id)
 {
-	struct stat st;
+	struct stat own;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (!st && stat(path, &own))
 		return false;
-	*size = (uint64_t)st.st_size;
-	*mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	*ino = (uint64_t)st.st_ino;
+	if (!st)
+		st = &own;
+	if (!S_ISREG(st->st_mode))
+		return false;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
 	return true;
 }
 
@@ -120,6 +134,7 @@ static bool add(struct sb_symcache *c, uint64_t vaddr, unsigned line, char *file
 		free(func);
 		return false;
 	}
+	c->bytes += ENT_BYTES + (file ? strlen(file) : 0) + (func ? strlen(func) : 0);
 	c->ents[c->n] = (struct ent){ .vaddr = vaddr, .line = line, .file = file, .func = func };
 	*slot = (void *)(uintptr_t)++c->n;
 	return true;
@@ -135,6 +150,7 @@ struct cur {
 /* A number ending in `stop`: decimal (base 10, -1 allowed with neg) or hex. */
 static int64_t num(struct cur *r, int base, bool neg, char stop, uint64_t max)
 {
+	size_t digits;
 	char *e;
 	uint64_t v;
 
@@ -144,11 +160,14 @@ static int64_t num(struct cur *r, int base, bool neg, char stop, uint64_t max)
 		r->p += 3;
 		return -1;
 	}
-	if (!((*r->p >= '0' && *r->p <= '9') || (base == 16 && *r->p >= 'a' && *r->p <= 'f')))
+	/* only the digits save() writes: strtoull would also take "0x", a
+	 * sign, spaces and capitals */
+	digits = strspn(r->p, base == 16 ? "0123456789abcdef" : "0123456789");
+	if (!digits)
 		goto bad;
 	errno = 0;
 	v = strtoull(r->p, &e, base);
-	if (errno || e >= r->end || *e != stop || v > max)
+	if (errno || e != r->p + digits || e >= r->end || *e != stop || v > max)
 		goto bad;
 	r->p = e + 1;
 	return (int64_t)v;
@@ -193,12 +212,14 @@ static bool lit(struct cur *r, const char *s)
 
 static bool parse(struct sb_symcache *c, const char *data, size_t len)
 {
-	struct cur r = { .p = data, .end = data + len - 9 }, t;
+	struct cur r, t;
 	int64_t plen, count;
 	bool ok;
 
+	/* the CRC line is the last 9 bytes: no pointer before the check */
 	if (len < sizeof(MAGIC) + 9)
 		return false;
+	r = (struct cur){ .p = data, .end = data + len - 9 };
 	t = (struct cur){ .p = r.end, .end = data + len };
 	if ((uint32_t)num(&t, 16, false, '\n', UINT32_MAX) != sb_bytes_crc32(0, data, len - 9) ||
 	    t.bad || t.p != t.end)
@@ -206,9 +227,10 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 
 	if (!lit(&r, MAGIC) || !lit(&r, c->bid) || !lit(&r, "\n"))
 		return false;
-	c->size = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
-	c->mtime = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
-	c->ino = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
+	c->id.size = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
+	c->id.mtime_ns = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
+	c->id.dev = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
+	c->id.ino = (uint64_t)num(&r, 10, false, ' ', UINT64_MAX);
 	plen = num(&r, 10, false, '\n', 4096);
 	c->dbg = str(&r, plen, &ok);
 	if (!ok || !c->dbg || !c->dbg[0] || !lit(&r, "\n"))
@@ -217,8 +239,8 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 	for (int64_t i = 0; i < count && !r.bad; i++) {
 		uint64_t vaddr = (uint64_t)num(&r, 16, false, ' ', UINT64_MAX);
 		unsigned line = (unsigned)num(&r, 10, false, ' ', UINT32_MAX);
-		int64_t flen = num(&r, 10, true, ' ', 1u << 16);
-		int64_t fnlen = num(&r, 10, true, '\n', 1u << 16);
+		int64_t flen = num(&r, 10, true, ' ', MAX_STR);
+		int64_t fnlen = num(&r, 10, true, '\n', MAX_STR);
 		bool ok1, ok2;
 		/* str() hands out nothing when it fails */
 		char *file = str(&r, flen, &ok1), *func = str(&r, fnlen, &ok2);
@@ -234,10 +256,9 @@ static bool parse(struct sb_symcache *c, const char *data, size_t len)
 	return !r.bad && r.p == r.end;
 }
 
-struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg)
+struct sb_symcache *sb_symcache_read(const char *cache_dir, const char *bid)
 {
 	struct sb_symcache *c = alloc(cache_dir, bid);
-	uint64_t size, mtime, ino;
 	unsigned char *data, *z;
 	const char *why;
 	size_t len;
@@ -252,9 +273,7 @@ struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, con
 		return NULL;
 	}
 	z[len] = 0;
-	if (!parse(c, (const char *)z, len) || !dbg || strcmp(dbg, c->dbg) ||
-	    !stat_file(c->dbg, &size, &mtime, &ino) ||
-	    size != c->size || mtime != c->mtime || ino != c->ino) {
+	if (!parse(c, (const char *)z, len)) {
 		free(z);
 		free_cache(c);
 		return NULL;
@@ -263,17 +282,40 @@ struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, con
 	return c;
 }
 
-struct sb_symcache *sb_symcache_new(const char *cache_dir, const char *bid, const char *dbg)
+bool sb_symcache_check(struct sb_symcache *c, const char *dbg, const struct stat *st)
+{
+	struct sb_symcache_fid id;
+
+	c->usable = dbg && !strcmp(dbg, c->dbg) && file_id(dbg, st, &id) &&
+		    id.size == c->id.size && id.mtime_ns == c->id.mtime_ns &&
+		    id.dev == c->id.dev && id.ino == c->id.ino;
+	return c->usable;
+}
+
+struct sb_symcache *sb_symcache_load(const char *cache_dir, const char *bid, const char *dbg)
+{
+	struct sb_symcache *c = sb_symcache_read(cache_dir, bid);
+
+	if (c && !sb_symcache_check(c, dbg, NULL)) {
+		free_cache(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct sb_symcache *sb_symcache_new(const char *cache_dir, const char *bid, const char *dbg,
+				    const struct stat *st)
 {
 	struct sb_symcache *c = alloc(cache_dir, bid);
 
 	if (!c)
 		return NULL;
 	if (!dbg || !dbg[0] || strlen(dbg) > 4096 || !(c->dbg = strdup(dbg)) ||
-	    !stat_file(dbg, &c->size, &c->mtime, &c->ino)) {
+	    !file_id(dbg, st, &c->id)) {
 		free_cache(c);
 		return NULL;
 	}
+	c->usable = true;
 	return c;
 }
 
@@ -282,10 +324,15 @@ const char *sb_symcache_debug_file(const struct sb_symcache *c)
 	return c->dbg;
 }
 
+const struct sb_symcache_fid *sb_symcache_debug_id(const struct sb_symcache *c)
+{
+	return &c->id;
+}
+
 bool sb_symcache_get(const struct sb_symcache *c, uint64_t vaddr, const char **file,
 		     unsigned *line, const char **func)
 {
-	void **slot = sb_idmap_slot(c->idx, vaddr, 0, false);
+	void **slot = c->usable ? sb_idmap_slot(c->idx, vaddr, 0, false) : NULL;
 	const struct ent *e;
 
 	if (!slot || !*slot)
@@ -300,10 +347,18 @@ bool sb_symcache_get(const struct sb_symcache *c, uint64_t vaddr, const char **f
 void sb_symcache_put(struct sb_symcache *c, uint64_t vaddr, const char *file, unsigned line,
 		     const char *func)
 {
-	char *f = file ? strdup(file) : NULL, *fn = func ? strdup(func) : NULL;
+	size_t flen = file ? strlen(file) : 0, fnlen = func ? strlen(func) : 0;
+	char *f, *fn;
 
-	/* too long for an entry, or no memory: only not kept */
-	if ((file && (!f || strlen(f) > (1u << 16))) || (func && (!fn || strlen(fn) > (1u << 16)))) {
+	/* Too long for an entry, or the entry is full (a load would refuse
+	 * it whole, and every recording would rewrite it): not kept, which
+	 * loses nothing, a later recording reads that address's DWARF. */
+	if (!c->usable || flen > MAX_STR || fnlen > MAX_STR || c->n >= MAX_ENTRIES ||
+	    c->bytes + ENT_BYTES + flen + fnlen > MAX_BYTES)
+		return;
+	f = file ? strdup(file) : NULL;
+	fn = func ? strdup(func) : NULL;
+	if ((file && !f) || (func && !fn)) {   /* no memory: only not kept */
 		free(f);
 		free(fn);
 		return;
@@ -321,8 +376,8 @@ static void save(struct sb_symcache *c)
 
 	if (!m)
 		return;
-	fprintf(m, MAGIC "%s\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %zu\n%s\n%zu\n", c->bid,
-		c->size, c->mtime, c->ino, strlen(c->dbg), c->dbg, c->n);
+	fprintf(m, MAGIC "%s\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %zu\n%s\n%zu\n",
+		c->bid, c->id.size, c->id.mtime_ns, c->id.dev, c->id.ino, strlen(c->dbg), c->dbg, c->n);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct ent *e = &c->ents[i];
 
