@@ -19,7 +19,6 @@
 #include "binary/procmaps.h"
 #include "record_bpf.h"
 #include "rec_timing.h"
-#include "link_closer.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 {
@@ -201,7 +200,7 @@ int sb_rec_choose_events(struct sb_rec *r)
 	return 0;
 }
 
-/* After sb_bpf_prepare: the hardware samplers share its ring buffer. */
+/* After the BPF load (sb_bpf_prepare_wait): the hardware samplers share its ring buffer. */
 static int start_hw(struct sb_rec *r)
 {
 	struct sb_hwsession_opts o = {
