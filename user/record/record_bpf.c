@@ -138,7 +138,7 @@ struct sb_bpf_loader {
 	struct sb_bpf_opts opts;
 	struct sb_bpf *s;
 	int ret;
-	uint64_t t0, t1;
+	uint64_t t0, t1, cpu;
 	char err[512];
 };
 
@@ -147,7 +147,9 @@ static void *loader_main(void *arg)
 	struct sb_bpf_loader *ld = arg;
 
 	ld->t0 = sb_now_ns();
+	ld->cpu = sb_tm_thread_cpu_ns();
 	ld->ret = load_object(&ld->s, &ld->opts, ld->err, sizeof(ld->err));
+	ld->cpu = sb_tm_thread_cpu_ns() - ld->cpu;
 	ld->t1 = sb_now_ns();
 	return NULL;
 }
@@ -178,7 +180,7 @@ int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
 		return -EINVAL;
 	if (ld->threaded)
 		pthread_join(ld->th, NULL);
-	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1);
+	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1, ld->cpu);
 	ret = ld->ret;
 	if (ret) {
 		snprintf(err, errlen, "%s", ld->err);
