@@ -36,7 +36,8 @@ static void *destroy_links(void *arg)
  * Detaching a uprobe waits for RCU grace periods (~30-100 ms here):
  * dozens of probes would take seconds one after another.  Detach from
  * several threads so the waits overlap (fully with uprobe_multi links;
- * classic perf-event uprobes serialize in the kernel, uprobe_multi_works).
+ * classic perf-event uprobes serialize in the kernel: see
+ * sb_bpf_uprobe_multi_works).
  */
 void sb_links_destroy(struct sb_link *links, unsigned n)
 {
@@ -94,7 +95,6 @@ static void *reap_links(void *arg)
  * here when there is neither. */
 void sb_reaper_give(struct sb_reaper *rp, struct sb_link *k)
 {
-
 	/* uprobe_multi links (the fd alone): to the closer process. */
 	if (!k->l && sb_closer_give(k->fd))
 		return;
@@ -134,7 +134,6 @@ void sb_reaper_give(struct sb_reaper *rp, struct sb_link *k)
 /* Waits until the reaper destroyed every link given to it. */
 void sb_reaper_join(struct sb_reaper *rp)
 {
-
 	if (!rp->started)
 		return;
 	pthread_mutex_lock(&rp->mu);

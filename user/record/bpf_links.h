@@ -16,11 +16,13 @@ struct sb_link {
 };
 
 /*
- * Links of processes that ended, destroyed by a thread of their own: a
- * uprobe's detach waits for grace periods (sb_bpf_stop), and a driver
- * script's hundred short commands leave ~10 links each, fds that would
- * otherwise pile up until the end (EMFILE, and probes the worker never
- * gets).
+ * Links of processes that ended, destroyed out of the way: a uprobe's
+ * detach waits for grace periods (sb_bpf_stop), and a driver script's
+ * hundred short commands leave ~10 links each, fds that would otherwise
+ * pile up until the end (EMFILE, and probes the worker never gets).
+ * uprobe_multi links go to the closer process (link_closer.h); this
+ * thread of their own destroys the rest: libbpf links, and any link when
+ * there is no closer or it cannot take one.
  */
 struct sb_reaper {
 	pthread_mutex_t mu;

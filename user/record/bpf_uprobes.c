@@ -80,7 +80,7 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe, .bpf_cookie = cookie);
 	struct bpf_link *l = NULL;
 	__u64 off = offset, ck = cookie;
-	int fd = -1, filter;
+	int fd = -1, filter, ret;
 
 	if (!pid)
 		pid = s->pid;
@@ -92,17 +92,21 @@ again:
 	else
 		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
 	if (!l && fd < 0) {
-		int e = errno;
-
-		if (e == EMFILE && sb_reaper_wait_idle(&s->reap))
+		ret = -errno;
+		if (ret == -EMFILE && sb_reaper_wait_idle(&s->reap))
 			goto again;
-		snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
-			 retprobe ? "uretprobe" : "uprobe", path,
-			 (unsigned long long)offset, strerror(e));
-		return -e;
+		goto fail;
 	}
+	/* Counted once kept: a link that cannot be kept is destroyed. */
+	if ((ret = sb_bpf_add_link(s, l, fd, pid)))
+		goto fail;
 	s->nprobes++;
-	return sb_bpf_add_link(s, l, fd, pid);
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot attach %s to %s+0x%llx: %s",
+		 retprobe ? "uretprobe" : "uprobe", path,
+		 (unsigned long long)offset, strerror(-ret));
+	return ret;
 }
 
 static struct bpf_program *prog_of(struct sb_bpf *s, const struct sb_uprobe_req *q)
@@ -117,7 +121,7 @@ static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, s
 			int pid, bool *taken, size_t *idx, __u64 *offs, __u64 *cks, __u32 *cnt)
 {
 	struct bpf_program *prog = prog_of(s, &req[i]);
-	int fd;
+	int fd, ret;
 
 	*cnt = 0;
 	for (size_t j = i; j < n; j++) {
@@ -135,8 +139,12 @@ static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, s
 	} while (fd < 0 && errno == EMFILE && sb_reaper_wait_idle(&s->reap));
 	if (fd < 0)
 		return -errno;
+	/* Counted once kept: refused (out of memory), the link is gone and
+	 * each probe is attached, and counted, alone. */
+	if ((ret = sb_bpf_add_link(s, NULL, fd, pid)))
+		return ret;
 	s->nprobes += *cnt;
-	return sb_bpf_add_link(s, NULL, fd, pid);
+	return 0;
 }
 
 unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,

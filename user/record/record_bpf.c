@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_links.h"
+#include "clock.h"
 #include "rec_timing.h"
 #include "record_bpf_priv.h"
 
@@ -39,7 +39,6 @@ int sb_bpf_add_link(struct sb_bpf *s, struct bpf_link *l, int fd, int pid)
 	return 0;
 }
 
-
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && getenv("SCALEBPF_DEBUG"))
@@ -47,7 +46,9 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-/* sb_bpf_prepare but for the target (sb_bpf_set_target): no pid yet. */
+/* Open, set the read-only data, load: all but the target's pid, which
+ * the load does not need and a spawned command may not have yet
+ * (sb_bpf_prepare_wait sets it). */
 static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		       char *err, size_t errlen)
 {
@@ -131,46 +132,25 @@ static int set_target(struct sb_bpf *s, int pid, char *err, size_t errlen)
 	return ret;
 }
 
-int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
-		   char *err, size_t errlen)
-{
-	int ret;
-
-	libbpf_set_print(silent_print);
-	if ((ret = load_object(out, opts, err, errlen)))
-		return ret;
-	if ((ret = set_target(*out, opts->pid, err, errlen))) {
-		sb_bpf_finish(*out);
-		*out = NULL;
-	}
-	return ret;
-}
-
 struct sb_bpf_loader {
 	pthread_t th;
 	bool threaded;
 	struct sb_bpf_opts opts;
 	struct sb_bpf *s;
 	int ret;
-	uint64_t t0, t1;
+	uint64_t t0, t1, cpu;
 	char err[512];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *loader_main(void *arg)
 {
 	struct sb_bpf_loader *ld = arg;
 
-	ld->t0 = mono_ns();
+	ld->t0 = sb_now_ns();
+	ld->cpu = sb_tm_thread_cpu_ns();
 	ld->ret = load_object(&ld->s, &ld->opts, ld->err, sizeof(ld->err));
-	ld->t1 = mono_ns();
+	ld->cpu = sb_tm_thread_cpu_ns() - ld->cpu;
+	ld->t1 = sb_now_ns();
 	return NULL;
 }
 
@@ -200,7 +180,7 @@ int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
 		return -EINVAL;
 	if (ld->threaded)
 		pthread_join(ld->th, NULL);
-	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1);
+	sb_tm_span("bpf: open and load (its own thread)", ld->t0, ld->t1, ld->cpu);
 	ret = ld->ret;
 	if (ret) {
 		snprintf(err, errlen, "%s", ld->err);
@@ -244,7 +224,6 @@ int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
 	return bpf_map__update_elem(s->skel->maps.fork_stop, &k, sizeof(k), &one,
 				    sizeof(one), BPF_ANY);
 }
-
 
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
 {

@@ -14,8 +14,8 @@
 
 struct sb_bpf;
 
+/* What the load needs; the target's pid comes after (sb_bpf_prepare_wait). */
 struct sb_bpf_opts {
-	int pid;                       /* target tgid */
 	bool stop_mode;                /* stop followed processes for attaching */
 	bool follow_forks;             /* follow processes that followed ones fork */
 	unsigned sample_hz;            /* cpu-clock sampling per CPU, 0 = off */
@@ -26,14 +26,13 @@ struct sb_bpf_opts {
 /* Called for each ring-buffer record; data is valid during the call. */
 typedef int (*sb_bpf_record_fn)(void *ctx, const void *data, size_t size);
 
-/* Open, set read-only data, load.  err gets a clear message on failure. */
-int sb_bpf_prepare(struct sb_bpf **out, const struct sb_bpf_opts *opts,
-		   char *err, size_t errlen);
 /*
- * sb_bpf_prepare in a thread of its own: the load (~35 ms: libbpf parses
- * the kernel's BTF, relocates, the verifier runs) overlaps with starting
- * the target and planning its probes.  _wait joins it, sets the target
- * pid; it frees ld.  Once for each _start, or _cancel.
+ * Open, set the read-only data, load, in a thread of its own: the load
+ * (~35 ms: libbpf parses the kernel's BTF, relocates, the verifier runs)
+ * overlaps with planning the target's probes.  _wait joins it, sets the
+ * target pid, and gives err a clear message on failure; it frees ld.
+ * Once for each _start, or _cancel.  A command is forked before _start:
+ * libbpf opens files without O_CLOEXEC (record_session.c).
  */
 struct sb_bpf_loader;
 int sb_bpf_prepare_start(struct sb_bpf_loader **ld, const struct sb_bpf_opts *opts);

@@ -23,7 +23,7 @@ struct sb_bpf {
 	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
 	int wide_pid; /* its probes unfiltered (sb_bpf_probe_wide) */
 	struct sb_reaper reap;
-	bool multi;   /* uprobes as uprobe_multi links (see uprobe_multi_works) */
+	bool multi;   /* uprobes as uprobe_multi links (sb_bpf_uprobe_multi_works) */
 };
 
 /*

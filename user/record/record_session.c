@@ -19,7 +19,6 @@
 #include "binary/procmaps.h"
 #include "record_bpf.h"
 #include "rec_timing.h"
-#include "link_closer.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 {
@@ -201,7 +200,7 @@ int sb_rec_choose_events(struct sb_rec *r)
 	return 0;
 }
 
-/* After sb_bpf_prepare: the hardware samplers share its ring buffer. */
+/* After the BPF load (sb_bpf_prepare_wait): the hardware samplers share its ring buffer. */
 static int start_hw(struct sb_rec *r)
 {
 	struct sb_hwsession_opts o = {
@@ -255,16 +254,22 @@ int sb_rec_setup(struct sb_rec *r)
 		snprintf(dir, sizeof(dir), "%s.trace", r->output);
 		setenv("SCALEBPF_TRACE_DIR", dir, 0);
 	}
-	/* Loaded in a thread while the target starts and its probes are
-	 * planned: all it needs are the options. */
-	if (sb_bpf_prepare_start(&r->loader, &bo))
-		return sb_rec_fail(r, "out of memory");
 	sb_tm_mark("setup: spawn or pin the target");
+	/* The command is forked before the load thread starts: libbpf 1.1
+	 * opens /sys/kernel/btf/vmlinux without O_CLOEXEC, and a fork while
+	 * it is open would leave it to the command as a stray fd.  The fork
+	 * costs the load nothing: the child only waits at its gate. */
 	if (r->ncmd > 0) {
 		if (sb_target_spawn(r->cmd, &r->child, r->exe, sizeof(r->exe), err, sizeof(err)))
 			return sb_rec_fail(r, "%s", err);
 		r->spawned = true;
 		r->pid = r->child.pid;
+	}
+	/* Loaded in a thread while the target's probes are planned: all it
+	 * needs are the options. */
+	if (sb_bpf_prepare_start(&r->loader, &bo))
+		return sb_rec_fail(r, "out of memory");
+	if (r->ncmd > 0) {
 		/* Our child: its pid is ours until reaped, the pidfd lets the
 		 * end wait for it and signals together (builtin-record.c). */
 		sb_target_pin(r->pid, &r->pin);

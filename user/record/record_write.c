@@ -5,73 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "addr_sampler.h"
-#include "clock.h"
 #include "stacks.h"
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
 #include "record_session.h"
+#include "rec_timing.h"
 #include "eventmap.h"
 #include "hw/hwagg.h"
 #include "hw/hwsession.h"
 #include "binary/symbolize.h"
 #include "sections/sections.h"
-
-/*
- * SCALEBPF_TIMING=1: where the time after the target's exit goes, one
- * stderr line per phase of the write ("write: PHASE ms since the stop
- * began, ms of the phase").  r->end_ns is when the stop began.
- */
-static uint64_t timing_last, timing_cpu_last;
-
-/* The recorder's CPU time (all threads), ns: under load, wall phases
- * stretch; this does not. */
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
-}
-
-static void timing(const struct sb_rec *r, const char *phase)
-{
-	static int on = -1;
-	uint64_t now, cpu;
-
-	if (on < 0) {
-		const char *e = getenv("SCALEBPF_TIMING");
-
-		on = e && *e && strcmp(e, "0");
-	}
-	if (!on)
-		return;
-	now = sb_now_ns();
-	cpu = cpu_ns();
-	if (!timing_last) {
-		struct timespec rt;
-
-		/* CLOCK_REALTIME, as the workloads' SB_WALL_FILE exit time */
-		clock_gettime(CLOCK_REALTIME, &rt);
-		timing_last = r->end_ns;
-		timing_cpu_last = cpu;
-		fprintf(stderr, "scalebpf timing: write: stop began at realtime %llu ns\n",
-			(unsigned long long)((uint64_t)rt.tv_sec * 1000000000ull +
-					     (uint64_t)rt.tv_nsec - (now - r->end_ns)));
-	}
-	fprintf(stderr, "scalebpf timing: write: %-22s %8.1f ms since stop began, %7.1f ms "
-		"(cpu %.1f ms)\n", phase, (double)(now - r->end_ns) / 1e6,
-		(double)(now - timing_last) / 1e6, (double)(cpu - timing_cpu_last) / 1e6);
-	timing_last = now;
-	timing_cpu_last = cpu;
-}
 
 static void cpu_model(char *buf, size_t len)
 {
@@ -288,19 +236,19 @@ static int add_sections(struct sb_rec *r, struct sb_profile *p, struct sb_symbol
 	struct sb_sect_table t;
 	int ret = -1;
 
+	sb_tm_mark("write: section keys");
 	if (sb_builder_keys(r->builder, &t))
 		goto out;
-	timing(r, "section keys");
+	sb_tm_mark("write: name section sites");
 	name_sites(&t, 0, t.nsection_sites, sym);
-	timing(r, "section sites named");
+	sb_tm_mark("write: name counter keys");
 	if (name_keys(r, p, sym, em, &t))
 		goto out;
-	timing(r, "counter keys named");
+	sb_tm_mark("write: name wait sites");
 	name_sites(&t, t.nsection_sites, t.nsites, sym);
-	timing(r, "wait sites named");
+	sb_tm_mark("write: emit sections");
 	if (sb_builder_emit(r->builder, p, &t))
 		goto out;
-	timing(r, "sections emitted");
 	ret = 0;
 out:
 	sb_sect_table_free(&t);
@@ -367,7 +315,7 @@ int sb_rec_write(struct sb_rec *r)
 
 	if (!p)
 		return sb_rec_fail(r, "out of memory");
-	timing(r, "stop (detach, drain)");
+	sb_tm_mark("write: finish sections");
 	sb_bpf_read_counters(r->bpf, c);
 	/* Every image's sections are complete (inline condvar barriers are
 	 * found only from a whole history), then one profile: the image that
@@ -377,15 +325,16 @@ int sb_rec_write(struct sb_rec *r)
 			sb_rec_fail(r, "out of memory while building sections");
 			goto out;
 		}
-	timing(r, "sections finished");
+	sb_tm_mark("write: choose the image, threads");
 	sb_follow_use(r, sb_follow_choose(r));
 	follow_notes(r);
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
 	    add_sections(r, p, sym, em) ||
+	    (sb_tm_mark("write: finish the eventmap"), 0) ||
 	    sb_eventmap_finish(em) ||
-	    (timing(r, "eventmap finished"), 0) ||
+	    (sb_tm_mark("write: addresses, notes"), 0) ||
 	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
@@ -447,19 +396,15 @@ int sb_rec_write(struct sb_rec *r)
 		if (!r->quiet && (st.cond_barriers || st.cond_log_full))
 			fprintf(stderr, "scalebpf: %s\n", r->notes + len + (len ? 2 : 0));
 	}
-	timing(r, "addresses stored");
+	sb_tm_mark("write: meta, stacks");
 	add_meta(r, p, c);
 	{
+		uint64_t ns, runs, cpu = sb_tm_cpu_ns();
+
 		/* The recorder's own CPU time so far (make bench divides it by
 		 * the samples: what a sample costs the recorder). */
-		struct rusage ru;
-
-		uint64_t ns, runs;
-
-		if (!getrusage(RUSAGE_SELF, &ru))
-			sb_profile_meta_set_u64(p, "recorder_cpu_ns",
-				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull);
+		if (cpu)
+			sb_profile_meta_set_u64(p, "recorder_cpu_ns", cpu);
 		/* What a sample costs the target in BPF (stack copy included),
 		 * where kernel.bpf_stats_enabled lets the kernel time it. */
 		if (!sb_bpf_sample_stats(r->bpf, &ns, &runs) && runs)
@@ -470,12 +415,12 @@ int sb_rec_write(struct sb_rec *r)
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
-	timing(r, "meta, stacks");
+	sb_tm_mark("write: the profile file");
 	if (sb_profile_write(p, r->output, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);
 		goto out;
 	}
-	timing(r, "profile written");
+	sb_tm_mark("write: status, free");
 	if (!r->quiet) {
 		sb_rec_status(r, true);
 		fprintf(stderr, "scalebpf: wrote %s (%zu sections, %zu threads); "
@@ -491,6 +436,5 @@ out:
 	sb_eventmap_free(em);
 	sb_symbolizer_free(sym);
 	sb_profile_free(p);
-	timing(r, "freed");
 	return ret;
 }
