@@ -551,11 +551,13 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
+	/* Before the closer: it holds links too, under the limit it
+	 * inherits. */
+	raise_nofile();
 	/* Before any thread and the target: links of ended processes are
 	 * closed there, the recorder does not wait for their detach. */
 	sb_closer_start();
 	install_signals();
-	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
 		sb_tm_mark("recording");
