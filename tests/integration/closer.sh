@@ -11,10 +11,13 @@
 # programs of the same names (probe_enter, on_switch), so "our programs
 # are gone" is not "no probe_enter in bpftool prog show".  The target is
 # a wrapper (below) that, before it execs the workload, writes the ids of
-# the programs record holds (the prog_id: lines of /proc/RECORD/fdinfo,
-# its program and link fds), bpftool's list (for their names) and
-# record's children with their cwd, descriptors and command lines.  BPF
-# program ids are never reused, so "gone" is "none of those ids loaded".
+# the programs and links record holds (the prog_id: and link_id: lines
+# of /proc/RECORD/fdinfo, its program and link fds), bpftool's list (for
+# their names) and record's children with their cwd, descriptors and
+# command lines.  BPF ids are never reused, so "gone" is "none of those
+# ids loaded".  A link's id goes when its last fd is closed (the probes
+# are out then); its program follows a grace period later (the kernel
+# defers the link's free), so "at once" is checked on links.
 
 closer_wrap=$TMP/closer_wrap.sh
 cat >"$closer_wrap" <<'EOF'
@@ -25,6 +28,7 @@ shift
 r=$PPID
 echo $$ >"$d/tpid"
 grep -h '^prog_id:' /proc/$r/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u >"$d/ids"
+grep -h '^link_id:' /proc/$r/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u >"$d/lids"
 bpftool -j prog show >"$d/progs" 2>/dev/null
 for k in $(cat /proc/$r/task/*/children); do
 	[ "$k" = $$ ] && continue
@@ -44,6 +48,11 @@ closer_named() {
 # closer_loaded DIR: the ids record held that are loaded now.
 closer_loaded() {
 	bpftool -j prog show | jq -r '.[].id' | sort -u | comm -12 - "$1/ids"
+}
+
+# closer_links DIR: the link ids record held that exist now.
+closer_links() {
+	bpftool -j link show | jq -r '.[].id' | sort -u | comm -12 - "$1/lids"
 }
 
 # closer_pid DIR: the closer record started (its command line, noted).
@@ -66,7 +75,7 @@ closer_within() {
 		sleep 0.05
 	done
 }
-closer_none_loaded() { [ -z "$(closer_loaded "$1")" ]; }
+closer_none_loaded() { [ -z "$(closer_loaded "$1")$(closer_links "$1")" ]; }
 closer_gone() { ! closer_alive "$1"; }
 
 # The workload with its own arguments: a pgrep -f of them is ours alone.
@@ -96,7 +105,7 @@ closer_after_return() {
 	check "closer: its cwd is /, not record's" grep -q "^$cp / " "$d/kids"
 	check "closer: holds only its socket and links, nothing of record's" \
 		bash -c "! grep -v -e '^socket:' -e '^anon_inode:bpf_link' '$d/fds.$cp'"
-	check "closer: within 2 s of record's return, none of record's programs is loaded" \
+	check "closer: within 2 s of record's return, none of record's programs or links is loaded" \
 		closer_within "$t0" 2 closer_none_loaded "$d"
 	check "closer: within 2 s of record's return, the closer has exited" \
 		closer_within "$t0" 2 closer_gone "$cp"
@@ -132,7 +141,7 @@ closer_killed() {
 	tr '\0' ' ' </proc/"$tp"/cmdline 2>/dev/null | grep -q barrier_ratio && kill -9 "$tp"
 	check "closer: started by the killed record" test -n "$cp"
 	check "closer: record held probe_enter (known by id)" test -n "$(closer_named "$d" probe_enter)"
-	check "closer: within 3 s of record's SIGKILL, none of its programs is loaded" \
+	check "closer: within 3 s of record's SIGKILL, none of its programs or links is loaded" \
 		closer_within "$t0" 3 closer_none_loaded "$d"
 	check "closer: within 3 s of record's SIGKILL, the closer has exited" \
 		closer_within "$t0" 3 closer_gone "$cp"
@@ -141,7 +150,7 @@ timed_group "closer: record killed" closer_killed
 
 # SCALEBPF_SYNC_DETACH=1: record removes every probe before it returns.
 closer_sync() {
-	local d=$TMP/closer3 left tp
+	local d=$TMP/closer3 left t0 tp
 	mkdir -p "$d"
 	if ! SCALEBPF_SYNC_DETACH=1 "$SB" record -q -o "$d/r.sbp" -- \
 		sh "$closer_wrap" "$d" "$WL/barrier_ratio" $closer_args >"$d/out" 2>&1; then
@@ -149,12 +158,15 @@ closer_sync() {
 		cat "$d/out"
 		return
 	fi
-	left=$(closer_loaded "$d")
+	left=$(closer_links "$d")
+	t0=$(date +%s%N)
 	tp=$(cat "$d/tpid")
-	check "closer: SCALEBPF_SYNC_DETACH=1: record held probe_enter (known by id)" \
-		test -n "$(closer_named "$d" probe_enter)"
-	check "closer: SCALEBPF_SYNC_DETACH=1: none of record's programs loaded when it returns${left:+ (left: $left)}" \
+	check "closer: SCALEBPF_SYNC_DETACH=1: record held probe_enter and links (known by id)" \
+		test -n "$(closer_named "$d" probe_enter)" -a -s "$d/lids"
+	check "closer: SCALEBPF_SYNC_DETACH=1: none of record's links exists when it returns${left:+ (left: $left)}" \
 		test -z "$left"
+	check "closer: SCALEBPF_SYNC_DETACH=1: its programs follow within a second (kernel's deferred free)" \
+		closer_within "$t0" 1 closer_none_loaded "$d"
 	check "closer: SCALEBPF_SYNC_DETACH=1: no closer started (record's only child is the target)" \
 		bash -c "! grep -v '^$tp ' '$d/kids' | grep -q ."
 }
