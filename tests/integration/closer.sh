@@ -96,10 +96,10 @@ closer_after_return() {
 	pe=$(closer_named "$d" probe_enter)
 	check "closer: record held probe_enter and on_switch (known by id)" \
 		test -n "$pe" -a -n "$(closer_named "$d" on_switch)"
+	check "closer: no child of record but the target has the target's arguments" \
+		bash -c "! grep -e barrier_ratio -e '$closer_args' '$d/kids'"
 	check "closer: started, as 'scalebpf --link-closer FD'" test -n "$cp"
 	[ -n "$cp" ] || { cat "$d/kids"; return; }
-	check "closer: its command line lacks the target's arguments" \
-		bash -c "! grep '^$cp ' '$d/kids' | grep -q -e barrier_ratio -e '$closer_args'"
 	check "closer: pgrep -f of the target's command line does not find it" \
 		bash -c "! pgrep -f 'barrier_ratio $closer_args' | grep -qx '$cp'"
 	check "closer: its cwd is /, not record's" grep -q "^$cp / " "$d/kids"
