@@ -31,7 +31,8 @@ int sb_closer_start(void);
  * otherwise. */
 int sb_closer_exec_main(int argc, char **argv);
 /* Hands a link fd over and closes ours; false (fd untouched) when there
- * is no closer or it cannot take it now. */
+ * is no closer or it cannot take it within 200 ms (then none is handed
+ * over any more).  The closer closes its copy only after ours. */
 bool sb_closer_give(int fd);
 /* No more links: the closer closes what it has and exits (not waited). */
 void sb_closer_end(void);
