@@ -60,7 +60,9 @@ closer_pid() {
 	awk '$3 == "scalebpf" && $4 == "--link-closer" { print $1 }' "$1/kids"
 }
 
-# closer_alive PID: that process still runs as a closer.
+# closer_alive PID: that process still runs as a closer.  An exited
+# closer waits, a zombie, for init to reap it (here: ~1.7 s); its
+# cmdline is empty then, as for pgrep -f, and it holds nothing.
 closer_alive() {
 	[ -n "$1" ] && tr '\0' ' ' </proc/"$1"/cmdline 2>/dev/null | grep -q -- '--link-closer'
 }
