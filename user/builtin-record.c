@@ -102,6 +102,18 @@ static const char record_usage[] =
 "by pidfd: a process that gets its PID after it exits is never recorded.\n"
 "With -p, probes are removed on exit and the process runs on unharmed.\n"
 "\n"
+"Probes of processes that ended (with -- CMD: the command's, at the end)\n"
+"are removed, after record returns, by a short-lived background process of\n"
+"its own (scalebpf --link-closer) within ~0.5 s: bpftool prog show may list\n"
+"them until then.\n"
+"\n"
+"environment:\n"
+"  SCALEBPF_SYNC_DETACH=1  record removes every probe itself before it exits\n"
+"  SCALEBPF_TIMING=1       print the time of each phase of the recording to\n"
+"                          stderr\n"
+"  SCALEBPF_NO_UPROBE_MULTI=1  classic perf-event uprobes, not uprobe_multi\n"
+"                          links (slower to detach; older kernels' only way)\n"
+"\n"
 "Needs root, or a user holding CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN\n"
 "(effective; e.g. as ambient capabilities).\n"
 "\n"
@@ -551,11 +563,13 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
+	/* Before the closer: it holds links too, under the limit it
+	 * inherits. */
+	raise_nofile();
 	/* Before any thread and the target: links of ended processes are
 	 * closed there, the recorder does not wait for their detach. */
 	sb_closer_start();
 	install_signals();
-	raise_nofile();
 	ret = sb_rec_setup(&r);
 	if (!ret) {
 		sb_tm_mark("recording");

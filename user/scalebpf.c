@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "record/link_closer.h"
 
 struct command {
 	const char *name;
@@ -33,6 +34,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Not a command (not in the usage): the link closer process that
+	 * record starts, with a command line of its own. */
+	if (argc >= 2 && !strcmp(argv[1], "--link-closer"))
+		return sb_closer_exec_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -3,27 +3,46 @@
 #include "link_closer.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "bpf_links.h"
 
 static int sock = -1;   /* ours; -1: no closer */
+static bool stuck;      /* a send timed out: the closer takes no more */
+static unsigned seq;    /* the number of the next fd given */
 
-/* Messages: an fd (tag SB_MSG_FD), and a tag alone (SB_MSG_CLOSED). */
+/*
+ * Messages: an fd with its number (SB_MSG_FD), and the number alone
+ * (SB_MSG_CLOSED) once the recorder closed its own copy of that fd.
+ * The closer closes a received fd only on its CLOSED message, or when
+ * the recorder's end of the socket is closed (always after the
+ * recorder's close of every fd it gave): the last close is the one that
+ * waits the grace periods, and must be the closer's, not the recorder's.
+ */
 enum { SB_MSG_FD = 0, SB_MSG_CLOSED = 2 };
+struct sb_msg {
+	unsigned char tag;
+	unsigned seq;
+};
 
-/* A message: its fd, or -EBADMSG for a tag alone (*tag), -EPIPE at the
- * end (the recorder closed its side). */
-static int recv_msg(int s, char *tag)
+/* A message: its fd (*msg its tag and number), or -EBADMSG for a number
+ * alone, -EPIPE at the end (the recorder closed its side). */
+static int recv_msg(int s, struct sb_msg *msg)
 {
 	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = tag, .iov_len = 1 };
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(*msg) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	struct cmsghdr *c;
@@ -31,7 +50,7 @@ static int recv_msg(int s, char *tag)
 	int fd;
 
 	do {
-		n = recvmsg(s, &m, 0);
+		n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return -EPIPE;
@@ -40,6 +59,10 @@ static int recv_msg(int s, char *tag)
 	    c->cmsg_len != CMSG_LEN(sizeof(int)))
 		return -EBADMSG;
 	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	if (n != sizeof(*msg) || msg->tag != SB_MSG_FD) {
+		close(fd);   /* not ours to keep (none is sent so) */
+		return -EBADMSG;
+	}
 	return fd;
 }
 
@@ -131,16 +154,43 @@ static void pool_end(void)
 	pthread_mutex_unlock(&pool.mu);
 }
 
-/*
- * An fd received is closed only once the recorder said it closed its own
- * copy (SB_MSG_CLOSED): the last close is the one that waits, and must
- * be ours, not the recorder's.
- */
+/* The fds received whose CLOSED message has not come, by number. */
+static struct {
+	struct held { unsigned seq; int fd; } *v;
+	unsigned n, cap;
+} held;
+
+static void hold(unsigned num, int fd)
+{
+	if (held.n == held.cap) {
+		unsigned ncap = held.cap ? held.cap * 2 : 256;
+		struct held *v = realloc(held.v, ncap * sizeof(*v));
+
+		/* No room: kept open, untracked, to our exit, which closes
+		 * it (after the recorder's close: we exit at its end). */
+		if (!v)
+			return;
+		held.v = v;
+		held.cap = ncap;
+	}
+	held.v[held.n].seq = num;
+	held.v[held.n++].fd = fd;
+}
+
+static void release(unsigned num)
+{
+	for (unsigned i = 0; i < held.n; i++)
+		if (held.v[i].seq == num) {
+			int fd = held.v[i].fd;
+
+			held.v[i] = held.v[--held.n];
+			pool_close(fd);
+			return;
+		}
+}
+
 static void closer_main(int s)
 {
-	int pending[256];
-	unsigned n = 0;
-
 	signal(SIGINT, SIG_IGN);    /* a Ctrl-C for the recorder's group */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
@@ -150,28 +200,81 @@ static void closer_main(int s)
 		close_range(0, (unsigned)s - 1, 0);
 	close_range((unsigned)s + 1, ~0u, 0);
 	for (;;) {
-		char tag = 0;
-		int fd = recv_msg(s, &tag);
+		struct sb_msg msg = { 0 };
+		int fd = recv_msg(s, &msg);
 
-		if (fd >= 0 && n < sizeof(pending) / sizeof(pending[0]))
-			pending[n++] = fd;
-		else if (fd >= 0)   /* cannot happen: one at a time */
-			pool_close(fd);
+		if (fd >= 0)
+			hold(msg.seq, fd);
 		else if (fd == -EPIPE)
 			break;
-		else if (tag == SB_MSG_CLOSED)
-			while (n)
-				pool_close(pending[--n]);
+		else if (msg.tag == SB_MSG_CLOSED)
+			release(msg.seq);
 	}
-	while (n)   /* the recorder is gone: its copies too */
-		pool_close(pending[--n]);
+	/* The recorder closed its end: it closed its copies before. */
+	while (held.n)
+		pool_close(held.v[--held.n].fd);
 	pool_end();
 	_exit(0);
+}
+
+/* In the fork: the closer as a program of its own (link_closer.h);
+ * returns if the exec fails. */
+static void closer_exec(int s)
+{
+	char num[16];
+	char *argv[] = { "scalebpf", "--link-closer", num, NULL };
+	extern char **environ;
+
+	/* Ignored signals stay ignored across exec: none is missed. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if (s > 0)
+		close_range(0, (unsigned)s - 1, 0);
+	close_range((unsigned)s + 1, ~0u, 0);
+	if (fcntl(s, F_SETFD, 0))
+		return;
+	snprintf(num, sizeof(num), "%d", s);
+	execve("/proc/self/exe", argv, environ);
+}
+
+int sb_closer_exec_main(int argc, char **argv)
+{
+	int type = 0, dom = 0, fd;
+	socklen_t len = sizeof(int);
+	struct stat st;
+	char *end;
+	long v;
+
+	if (argc != 3)
+		goto refuse;
+	errno = 0;
+	v = strtol(argv[2], &end, 10);
+	if (errno || end == argv[2] || *end || v < 0 || v > INT_MAX)
+		goto refuse;
+	fd = (int)v;
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) || dom != AF_UNIX ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    type != SOCK_SEQPACKET)
+		goto refuse;
+	/* comm: not "exe" (the file exec'd), so that ps and pgrep tell. */
+	prctl(PR_SET_NAME, "scalebpf-closer", 0, 0, 0);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	closer_main(fd);   /* does not return */
+refuse:
+	fprintf(stderr, "scalebpf: --link-closer is not a command: 'scalebpf "
+		"record' starts it itself, with its unix SOCK_SEQPACKET socket "
+		"as FD\n");
+	return 2;
 }
 
 int sb_closer_start(void)
 {
 	const char *e = getenv("SCALEBPF_SYNC_DETACH");
+	/* A send waits this long at most (the closer takes each message at
+	 * once; only 10 fit in its queue, net.unix.max_dgram_qlen). */
+	struct timeval tmo = { .tv_sec = 0, .tv_usec = 200000 };
 	int sv[2];
 	pid_t pid;
 
@@ -179,6 +282,7 @@ int sb_closer_start(void)
 		return 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
 	pid = fork();
 	if (pid < 0) {
 		int ret = -errno;
@@ -187,38 +291,62 @@ int sb_closer_start(void)
 		close(sv[1]);
 		return ret;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		/* No mount kept busy by our cwd, whichever the closer is. */
+		if (chdir("/"))
+			_exit(1);   /* the recorder closes its links itself */
+		closer_exec(sv[1]);
 		closer_main(sv[1]);   /* does not return */
+	}
 	close(sv[1]);
 	sock = sv[0];
 	return 0;
 }
 
+/* Sends a message; false when it could not go (after the time-out:
+ * the closer is stuck, no more is given to it). */
+static bool send_msg(const struct sb_msg *msg, int fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(ctl, 0, sizeof(ctl));
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	}
+	do {
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		__atomic_store_n(&stuck, true, __ATOMIC_RELAXED);
+	return n == (ssize_t)sizeof(*msg);
+}
+
 bool sb_closer_give(int fd)
 {
-	char tag = SB_MSG_FD, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &tag, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-	struct cmsghdr *c;
+	struct sb_msg msg = { .tag = SB_MSG_FD };
 
-	if (sock < 0 || fd < 0)
+	if (sock < 0 || fd < 0 || __atomic_load_n(&stuck, __ATOMIC_RELAXED))
 		return false;
-	memset(ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	/* Never blocks: a full socket or a gone closer, the caller closes. */
-	if (sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+	/* Gives may come from several threads: each fd its own number. */
+	msg.seq = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+	if (!send_msg(&msg, fd))   /* a full queue or a gone closer */
 		return false;
-	/* Not the last reference (the message's, or the closer's): no wait.
-	 * Then the closer may close its own (if this tag cannot go, it
-	 * does at the end). */
+	/* Not the last reference (the message's, or the closer's): no wait. */
 	close(fd);
-	tag = SB_MSG_CLOSED;
-	send(sock, &tag, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	/* Now the closer may close its copy.  If this cannot go, it keeps
+	 * it to our end of the socket, which comes after this close. */
+	msg.tag = SB_MSG_CLOSED;
+	send_msg(&msg, -1);
 	return true;
 }
 

@@ -18,12 +18,21 @@
 
 #include <stdbool.h>
 
-/* Forks the closer; before any thread and before the target is started
- * (it keeps no other descriptor).  SCALEBPF_SYNC_DETACH=1: none, links
- * are closed by the recorder as before.  0 or -errno. */
+/* Forks the closer; before any thread and before the target is started.
+ * The fork execs `scalebpf --link-closer FD` (its own short command
+ * line, not the recorder's with the target's arguments, which pgrep -f
+ * and pkill -f of the target would match; none of the recorder's memory;
+ * cwd /; no other descriptor); if that exec fails the fork is the closer.
+ * SCALEBPF_SYNC_DETACH=1: none, links are closed by the recorder as
+ * before.  0 or -errno. */
 int sb_closer_start(void);
+/* main() of `scalebpf --link-closer FD` (not a user command: refused,
+ * exit 2, unless FD is a unix SOCK_SEQPACKET socket); does not return
+ * otherwise. */
+int sb_closer_exec_main(int argc, char **argv);
 /* Hands a link fd over and closes ours; false (fd untouched) when there
- * is no closer or it cannot take it now. */
+ * is no closer or it cannot take it within 200 ms (then none is handed
+ * over any more).  The closer closes its copy only after ours. */
 bool sb_closer_give(int fd);
 /* No more links: the closer closes what it has and exits (not waited). */
 void sb_closer_end(void);
