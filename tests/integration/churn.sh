@@ -96,7 +96,7 @@ churn_attach_group() {
 	local j=$TMP/churn_attach.json d="churn -p (gcc, 4000 x 8)" w i
 	wl_built gcc thread_churn || return 0
 	for i in 1 2; do
-		"$(wl gcc thread_churn)" 4000 8 0 &   # ~2-4 s: outlives a slow attach
+		"$(wl gcc thread_churn)" 4000 8 0 &   # ~1-2 s: outlives a slow attach
 		w=$!
 		sleep "0.$((i * 2))"
 		if ! record_json "$j" -p "$w"; then

@@ -170,7 +170,8 @@ static int collect_syms(struct builder *b)
 	sb_elf_funcs_matching(b->e, "", on_func, b);
 	if (b->st.nsyms == UINT64_MAX || (!sb_elf_has_symtab(b->e) && add_debug_syms(b)))
 		return -1;
-	qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_cmp);
+	if (b->nsyms)   /* a binary stripped whole has none (and syms is NULL) */
+		qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_cmp);
 	for (size_t i = 0; i < b->nsyms; i++)   /* one per address, best first */
 		if (!w || b->syms[i].start != b->syms[w - 1].start)
 			b->syms[w++] = b->syms[i];

@@ -277,14 +277,20 @@ static int attach_dl_hook(struct sb_rec *r, struct sb_proc *p, char *err, size_t
 	return ret;
 }
 
-/* The probes of p not in yet, entries first; then the return probes of
- * the entries that went in.  Each step one batch: as few links as can be
- * (sb_bpf_attach_uprobes).  The number of entries in, or -errno. */
+/*
+ * The probes of p not in yet, each entry followed at once by its return
+ * probe.  Not all entries in one batch and then all returns: a call that
+ * began in between (the first attach of a run waits a grace period, the
+ * batch registers every probe) had its entry and never its return, and
+ * a pthread_join entered there broke every join instance after it (-p on
+ * a thread churn: thousands of threads missing from their instances).
+ * The number of entries in, or -errno.
+ */
 static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 			 struct sb_uprobe_req *req, size_t *which)
 {
 	char err[512];
-	size_t n = 0, nret = 0;
+	size_t n = 0;
 	int added = 0;
 
 	for (size_t i = 0; i < r->plan.n; i++) {
@@ -306,13 +312,14 @@ static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 						 .exact = pr->role == SB_ROLE_EXACT };
 		which[n++] = i;
 	}
-	if (sb_bpf_attach_uprobes(r->bpf, req, n, p->pid, err, sizeof(err)) && strict)
-		return !sb_target_alive(p->pid) ?
-		       -sb_rec_fail(r, "process %d exited during attach", p->pid) :
-		       -sb_rec_fail(r, "%s", err);
 	for (size_t k = 0; k < n; k++) {
 		const struct sb_probe *pr = &r->plan.probes[which[k]];
+		struct sb_uprobe_req ret;
 
+		if (sb_bpf_attach_uprobes(r->bpf, &req[k], 1, p->pid, err, sizeof(err)) && strict)
+			return !sb_target_alive(p->pid) ?
+			       -sb_rec_fail(r, "process %d exited during attach", p->pid) :
+			       -sb_rec_fail(r, "%s", err);
 		if (req[k].ret) {
 			r->fw.attach_errors++;
 			continue;
@@ -326,15 +333,14 @@ static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 		if (pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_COND_BROADCAST ||
 		    (pr->cookie_flags & SB_COOKIE_DEPART))
 			continue;
-		req[nret] = req[k];
-		req[nret].retprobe = true;
-		req[nret++].exact = false;
-	}
-	if (sb_bpf_attach_uprobes(r->bpf, req, nret, p->pid, err, sizeof(err))) {
-		if (strict)
-			return -sb_rec_fail(r, "%s", err);
-		for (size_t k = 0; k < nret; k++)
-			r->fw.attach_errors += req[k].ret != 0;
+		ret = req[k];
+		ret.retprobe = true;
+		ret.exact = false;
+		if (sb_bpf_attach_uprobes(r->bpf, &ret, 1, p->pid, err, sizeof(err))) {
+			if (strict)
+				return -sb_rec_fail(r, "%s", err);
+			r->fw.attach_errors++;
+		}
 	}
 	return added;
 }
