@@ -10,8 +10,10 @@
 
 #include "record_bpf_priv.h"
 
-int sb_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
-			     const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid)
+/* A uprobe_multi link of cnt offsets in path (pid 0: every process);
+ * its fd, or -1 and errno. */
+static int uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
+				const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid)
 {
 	struct uprobe_multi_attr a;
 
@@ -53,7 +55,7 @@ bool sb_bpf_uprobe_multi_works(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sb_probe_multi", "GPL", ret0, 2, &po);
 	if (prog < 0)
 		return false;
-	link = sb_uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
+	link = uprobe_multi_link(prog, "/", &zero, &zero, 1, false, 0);
 	e = errno;
 	if (link >= 0)
 		close(link);
@@ -87,7 +89,7 @@ static int attach_one(struct sb_bpf *s, struct bpf_program *prog, const char *pa
 	filter = filter_of(s, pid);
 again:
 	if (s->multi)
-		fd = sb_uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
+		fd = uprobe_multi_link(bpf_program__fd(prog), path, &off, &ck, 1, retprobe,
 				       multi_pid(filter));
 	else
 		l = bpf_program__attach_uprobe_opts(prog, filter, path, (size_t)offset, &uo);
@@ -107,86 +109,6 @@ fail:
 		 retprobe ? "uretprobe" : "uprobe", path,
 		 (unsigned long long)offset, strerror(-ret));
 	return ret;
-}
-
-static struct bpf_program *prog_of(struct sb_bpf *s, const struct sb_uprobe_req *q)
-{
-	return q->exact ? s->skel->progs.exact_batch :
-	       q->retprobe ? s->skel->progs.probe_exit : s->skel->progs.probe_enter;
-}
-
-/* The requests from i on of req[i]'s binary and program, not yet taken,
- * as one link; those it takes are marked in taken, listed in idx. */
-static int attach_group(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, size_t i,
-			int pid, bool *taken, size_t *idx, __u64 *offs, __u64 *cks, __u32 *cnt)
-{
-	struct bpf_program *prog = prog_of(s, &req[i]);
-	int fd, ret;
-
-	*cnt = 0;
-	for (size_t j = i; j < n; j++) {
-		if (taken[j] || prog_of(s, &req[j]) != prog || req[j].retprobe != req[i].retprobe ||
-		    strcmp(req[j].path, req[i].path))
-			continue;
-		taken[j] = true;
-		idx[*cnt] = j;
-		offs[*cnt] = req[j].offset;
-		cks[(*cnt)++] = req[j].cookie;
-	}
-	do {
-		fd = sb_uprobe_multi_link(bpf_program__fd(prog), req[i].path, offs, cks, *cnt,
-				       req[i].retprobe, multi_pid(filter_of(s, pid)));
-	} while (fd < 0 && errno == EMFILE && sb_reaper_wait_idle(&s->reap));
-	if (fd < 0)
-		return -errno;
-	/* Counted once kept: refused (out of memory), the link is gone and
-	 * each probe is attached, and counted, alone. */
-	if ((ret = sb_bpf_add_link(s, NULL, fd, pid)))
-		return ret;
-	s->nprobes += *cnt;
-	return 0;
-}
-
-unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,
-			       char *err, size_t errlen)
-{
-	bool *taken = s->multi && n > 1 ? calloc(n, sizeof(*taken)) : NULL;
-	size_t *idx = taken ? calloc(n, sizeof(*idx)) : NULL;
-	__u64 *offs = idx ? calloc(n, sizeof(*offs)) : NULL;
-	__u64 *cks = offs ? calloc(n, sizeof(*cks)) : NULL;
-	unsigned nfail = 0;
-	char msg[512];
-
-	if (!pid)
-		pid = s->pid;
-	if (errlen)
-		*err = 0;
-	for (size_t i = 0; i < n; i++) {
-		__u32 cnt = 1;
-
-		if (cks && taken[i])
-			continue;
-		if (cks && !attach_group(s, req, n, i, pid, taken, idx, offs, cks, &cnt)) {
-			for (__u32 k = 0; k < cnt; k++)
-				req[idx[k]].ret = 0;
-			continue;
-		}
-		/* Alone (no uprobe_multi, out of memory), or each of a
-		 * refused group: which one fails, and the others in. */
-		for (__u32 k = 0; k < cnt; k++) {
-			struct sb_uprobe_req *q = &req[cks ? idx[k] : i];
-
-			q->ret = attach_one(s, prog_of(s, q), q->path, q->offset, q->retprobe,
-					    q->cookie, pid, msg, sizeof(msg));
-			if (q->ret && !nfail++ && errlen)
-				snprintf(err, errlen, "%s", msg);
-		}
-	}
-	free(cks);
-	free(offs);
-	free(idx);
-	free(taken);
-	return nfail;
 }
 
 void sb_bpf_probe_wide(struct sb_bpf *s, int pid)

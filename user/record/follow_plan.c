@@ -279,23 +279,26 @@ static int attach_dl_hook(struct sb_rec *r, struct sb_proc *p, char *err, size_t
 
 /*
  * The probes of p not in yet, each entry followed at once by its return
- * probe.  Not all entries in one batch and then all returns: a call that
- * began in between (the first attach of a run waits a grace period, the
- * batch registers every probe) had its entry and never its return, and
- * a pthread_join entered there broke every join instance after it (-p on
- * a thread churn: thousands of threads missing from their instances).
- * The number of entries in, or -errno.
+ * probe, one link each.  Not all entries in one batch and then all
+ * returns: a call that began in between (the first attach of a run waits
+ * a grace period) had its entry and never its return, and a pthread_join
+ * entered there broke every join instance after it (-p on a thread
+ * churn: thousands of threads missing from their instances).
  */
-static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
-			 struct sb_uprobe_req *req, size_t *which)
+int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 {
 	char err[512];
-	size_t n = 0;
 	int added = 0;
 
+	p->nprobes = 0;
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
-		uint64_t flags = pr->arg | pr->cookie_flags;
+		uint64_t flags = pr->arg | pr->cookie_flags, cookie;
+		bool exact = pr->role == SB_ROLE_EXACT;
+		/* A wake-up call's return tells nothing; a SB_COOKIE_DEPART
+		 * call departs at its futex return (sbpf_events.h). */
+		bool ret = !exact && pr->role != SB_ROLE_COND_BROADCAST &&
+			   !(pr->cookie_flags & SB_COOKIE_DEPART);
 		void **slot;
 
 		if (!sb_proc_has_bin(p, pr->binary))
@@ -307,60 +310,27 @@ static int attach_probes(struct sb_rec *r, struct sb_proc *p, bool strict,
 			continue;
 		if (pr->role == SB_ROLE_SYNC || pr->role == SB_ROLE_JOIN)
 			flags |= SB_COOKIE_SYNC;
-		req[n] = (struct sb_uprobe_req){ .path = pr->binary, .offset = pr->offset,
-						 .cookie = SB_COOKIE_MAKE(i, flags),
-						 .exact = pr->role == SB_ROLE_EXACT };
-		which[n++] = i;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const struct sb_probe *pr = &r->plan.probes[which[k]];
-		struct sb_uprobe_req ret;
-
-		if (sb_bpf_attach_uprobes(r->bpf, &req[k], 1, p->pid, err, sizeof(err)) && strict)
-			return !sb_target_alive(p->pid) ?
-			       -sb_rec_fail(r, "process %d exited during attach", p->pid) :
-			       -sb_rec_fail(r, "%s", err);
-		if (req[k].ret) {
+		cookie = SB_COOKIE_MAKE(i, flags);
+		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
+					 p->pid, err, sizeof(err))) {
+			if (strict && !sb_target_alive(p->pid))
+				return -sb_rec_fail(r, "process %d exited during attach", p->pid);
+			if (strict)
+				return -sb_rec_fail(r, "%s", err);
 			r->fw.attach_errors++;
 			continue;
 		}
 		/* The entry is in: marked so, or a later attach (a fork, a
 		 * dlopen) would add it twice and count every call twice. */
-		*sb_idmap_slot(r->fw.attached, (uint64_t)p->pid, which[k], true) = (void *)1;
+		*slot = (void *)1;
 		added++;
-		/* A wake-up call's return tells nothing; a SB_COOKIE_DEPART
-		 * call departs at its futex return (sbpf_events.h). */
-		if (pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_COND_BROADCAST ||
-		    (pr->cookie_flags & SB_COOKIE_DEPART))
-			continue;
-		ret = req[k];
-		ret.retprobe = true;
-		ret.exact = false;
-		if (sb_bpf_attach_uprobes(r->bpf, &ret, 1, p->pid, err, sizeof(err))) {
+		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
+						cookie, p->pid, err, sizeof(err))) {
 			if (strict)
 				return -sb_rec_fail(r, "%s", err);
 			r->fw.attach_errors++;
 		}
 	}
-	return added;
-}
-
-int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
-{
-	struct sb_uprobe_req *req = calloc(r->plan.n + 1, sizeof(*req));
-	size_t *which = calloc(r->plan.n + 1, sizeof(*which));
-	char err[512];
-	int added;
-
-	p->nprobes = 0;
-	if (!req || !which)
-		added = strict ? sb_rec_fail(r, "out of memory") * -1 : -ENOMEM;
-	else
-		added = attach_probes(r, p, strict, req, which);
-	free(req);
-	free(which);
-	if (added < 0)
-		return added;
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;
 	/* Its children stop until probed only when there is something to

@@ -46,23 +46,6 @@ void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld);
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 			 bool retprobe, bool exact, uint64_t cookie, int pid,
 			 char *err, size_t errlen);
-/* One uprobe of a batch (sb_bpf_attach_uprobes); ret is set: 0 or -errno. */
-struct sb_uprobe_req {
-	const char *path;
-	uint64_t offset, cookie;
-	bool retprobe, exact;
-	int ret;
-};
-/*
- * Attaches n uprobes that fire in pid (0: the first target) in as few
- * links as the kernel allows: one uprobe_multi link per binary and
- * program (each link's detach waits for grace periods; dozens of links
- * detaching together queue for several).  A link the kernel refuses is
- * retried probe by probe, so that each req's ret says; err gets the
- * first failure's message.  Returns how many failed.
- */
-unsigned sb_bpf_attach_uprobes(struct sb_bpf *s, struct sb_uprobe_req *req, size_t n, int pid,
-			       char *err, size_t errlen);
 /* The dlopen hook: ld.so's _dl_debug_state at offset, to_state the
  * distance from it to r_debug.r_state (bytes, runtime = link-time). */
 int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,

@@ -40,10 +40,6 @@ struct uprobe_multi_attr {
 	__u32 cnt, flags2, pid;
 };
 
-/* A uprobe_multi link of cnt offsets in path (pid 0: every process);
- * its fd, or -1 and errno. */
-int sb_uprobe_multi_link(int prog_fd, const char *path, const __u64 *offsets,
-			 const __u64 *cookies, __u32 cnt, bool retprobe, uint32_t pid);
 /* Whether this kernel has uprobe_multi links (bpf_uprobes.c). */
 bool sb_bpf_uprobe_multi_works(void);
 /* Keeps a link (a libbpf one, or a uprobe_multi fd) of pid (0: none). */
