@@ -4,7 +4,7 @@
  * section's stored instances from the profile's vectors and CFGs, and
  * mapped back to profile locations.  Sampled vectors of one instance are
  * too sparse for correlations, so a section's instances are pooled (per
- * thread sums) before the analysis; see pooled_build() in causes.c.
+ * thread sums) before the analysis; see causes_samples.c.
  */
 #ifndef SB_CAUSES_H
 #define SB_CAUSES_H
@@ -23,6 +23,27 @@ struct sb_cause {
 	int32_t loc;           /* where to look, index into p->locs, or -1 */
 	int32_t binary;        /* index into p->binaries, or -1 */
 	uint64_t addr;         /* the instruction, binary vaddr */
+	uint32_t same_cluster; /* 0, or the rank of the cause this one is shown
+				* under: a leader perfectly correlated with it
+				* (one cluster), listed as "same cluster" */
+};
+
+/* What a section's verdict rests on. */
+enum sb_causes_verdict {
+	SB_VERDICT_CAUSES,       /* causes listed */
+	SB_VERDICT_NONE,         /* evidence enough, no event explains it */
+	SB_VERDICT_FEW_SAMPLES,  /* too few samples for the imbalance seen */
+	SB_VERDICT_FEW_THREADS,  /* fewer than 3 threads */
+};
+
+struct sb_causes_evidence {
+	uint32_t section;          /* index into p->sections */
+	uint16_t verdict;          /* enum sb_causes_verdict */
+	uint32_t nthreads;
+	uint32_t ninstances;       /* instances with vectors */
+	double samples_per_thread; /* block samples per thread (0: exact counts) */
+	double more_seconds;       /* FEW_SAMPLES: record about this much longer
+				    * at the same -F */
 };
 
 struct sb_causes {
@@ -34,6 +55,8 @@ struct sb_causes {
 				    * of control-flow causes are undetermined */
 	int exact_counts;          /* ... from exact block counts (scalebpf cc);
 				    * neither: from LBR-sampled edges */
+	struct sb_causes_evidence *ev; /* one per section analysed or tried */
+	size_t nev;
 };
 
 /* "branch", "loop", "call", "hardware", "undetermined" (JSON's kind). */

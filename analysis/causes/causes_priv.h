@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to the causes module.  causes.c is the driver (one section at a
- * time: pool, analyse, locate) and pools block samples itself;
+ * time: pool, analyse, locate); causes_samples.c pools block samples,
  * causes_exact.c and causes_hw.c pool the exact and the hardware paths'
  * vectors.  All of them call down into causes_pool.c, which calls none of
  * them.
@@ -58,7 +58,15 @@ void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint3
 void sb_causes_pooled_set(struct sb_causes_pooled *li, uint32_t nt, size_t nevents);
 void sb_causes_pooled_free(struct sb_causes_pooled *li);
 
-/* ---- the pooling paths (block samples: causes.c) ---- */
+/* ---- the pooling paths ---- */
+
+/*
+ * Block samples (causes_samples.c): section s's instances pooled into
+ * BLOCK events, per thread.  0, -ENOENT (no instance), -ENOMEM.
+ */
+int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			   struct sb_causes_pooled *li);
 
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
