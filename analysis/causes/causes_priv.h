@@ -86,4 +86,11 @@ int sb_causes_pool_hw(const struct sb_profile *p, const struct sb_causes_graph *
 		      uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 		      struct sb_causes_pooled *li);
 
+/* ---- causes_evidence.c ---- */
+
+/* Fills out->ev, one entry per section with instances, from the profile
+ * and the causes already in out.  0 or -ENOMEM. */
+struct sb_causes;
+int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out);
+
 #endif
