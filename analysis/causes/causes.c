@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The causes driver (causes.h): per section, its instances pooled (block
- * samples in causes_samples.c, exact counts in causes_exact.c, LBR edges in causes_hw.c,
+ * samples in causes_samples.c, exact counts in causes_exact.c, LBR edges
+ * in causes_hw.c,
  * on the helpers of causes_pool.c), LIME run and combined, and each cause
- * placed at a profile location a reader can act on.
+ * placed at a profile location a reader can act on (causes_locate.c).
  */
 #include "causes.h"
 
@@ -35,188 +36,6 @@ enum vec_path {
 	PATH_EXACT,     /* exact block counts: scalebpf cc */
 };
 
-/*
- * The profile location of a cause, from the block event whose start or
- * last instruction is the cause's (tagged) address.  A control-flow cause
- * is shown at the block's last instruction, the branch that decides; an
- * undetermined or hardware one where its time goes, the block's most
- * sampled instruction.
- */
-
-static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
-{
-	uint32_t slot = SB_CFG_SLOT(tagged);
-	uint64_t vaddr = SB_CFG_UNTAG(tagged);
-	bool at_branch = c->kind == SB_CAUSE_BRANCH || c->kind == SB_CAUSE_LOOP ||
-			 c->kind == SB_CAUSE_CALL;
-
-	c->binary = slot < p->nbinaries ? (int32_t)slot : -1;
-	c->addr = vaddr;
-	c->loc = -1;
-	for (size_t i = 0; i < p->nevents; i++) {
-		const struct sb_event_def *d = &p->events[i];
-
-		if (d->binary != c->binary)
-			continue;
-		/* an instruction's own event: an LBR edge's branch, a load */
-		if (d->kind == SB_EVK_EDGE || d->kind == SB_EVK_HW) {
-			if (d->vaddr == vaddr && d->loc >= 0) {
-				c->addr = vaddr;
-				c->loc = d->loc;
-				return;
-			}
-			continue;
-		}
-		if (d->vaddr != vaddr && d->vaddr2 != vaddr)
-			continue;
-		c->addr = at_branch ? d->vaddr2 : d->hot ? d->hot : d->vaddr;
-		c->loc = at_branch ? d->loc2 : d->loc_hot >= 0 ? d->loc_hot : d->loc;
-		/* an exact count's event of the block has no hot instruction:
-		 * its samples' event, if any, follows */
-		if (at_branch || d->loc_hot >= 0)
-			return;
-	}
-}
-
-/*
- * A loop whose trip count differs is decided where it repeats: the latch,
- * the source of the back edge into the leader (its header), shown at the
- * latch's branch.  A rotated loop's header holds its body, whose line is
- * not the loop's.
- */
-static bool locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
-			 struct sb_cause *c)
-{
-	long b = sb_cfg_latch(g, head);
-
-	/* Compilers give the increment-and-jump of a latch line 0 at times:
-	 * then the block before it in the loop, up to the exit test. */
-	for (int steps = 0; b >= 0 && (uint32_t)b != head && steps < 8; steps++) {
-		struct sb_cause at = *c;
-
-		at.kind = SB_CAUSE_LOOP;   /* at the block's branch */
-		locate(p, g->blocks[b].last_insn, &at);
-		if (at.loc >= 0 && p->locs[at.loc].line) {
-			c->loc = at.loc;
-			c->addr = at.addr;
-			return true;
-		}
-		b = sb_cfg_nin(g, (uint32_t)b) == 1 ? (long)g->edges[g->in_edges[g->in_start[b]]].src
-						    : -1;
-	}
-	return false;
-}
-
-/*
- * A sampled leader that heads a loop and ends in a call: its samples are
- * the callee's time, repeated by the loop (a call site's samples count
- * inclusively).  More iterations or slower calls cannot be told apart
- * from samples; the loop is the decision a thread makes, so the cause is
- * shown at its latch, like an exact loop cause.  A leader that does work
- * of its own (a load in a loop) stays where its time goes.
- */
-static bool repeats_call(const struct sb_cfg *g, long b)
-{
-	return b >= 0 && sb_cfg_latch(g, (uint32_t)b) >= 0 &&
-	       sb_cfg_ends_in_call(g, (uint32_t)b);
-}
-
-/* Samples of block b (merged index) over the whole profile. */
-static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
-			      uint32_t b)
-{
-	uint64_t n = 0;
-
-	for (size_t v = 0; v < p->nvectors; v++) {
-		const struct sb_vector *x = &p->vectors[v];
-		const struct sb_event_def *d = &p->events[x->event];
-
-		if (d->kind != SB_EVK_BLOCK_SAMPLES || sb_causes_event_block(p, g, d) != (long)b)
-			continue;
-		for (uint32_t t = 0; t < x->nthreads; t++)
-			n += x->counts[t];
-	}
-	return n;
-}
-
-/*
- * The decision that sends threads into a sampled leader's work: the
- * branch guarding its block (sb_cfg_guards), shown at the branch if the
- * profile symbolized it.  Several guards on one source line are one test
- * the compiler duplicated (clang's 32/64-bit `div` fast path under a `%`
- * copies the comparison after it): the cause goes to that line, at the
- * copy that ran most (the one whose path the threads took).  Guards on
- * different lines are different decisions: the cause stays at the block.
- */
-static void locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
-			 uint32_t blk, struct sb_cause *c)
-{
-	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = sb_cfg_guards(g->merged, blk, gs, SB_CFG_MAX_GUARDS);
-	const struct sb_loc *first = NULL;
-	struct sb_cause best = *c;
-	uint64_t best_n = 0;
-
-	for (long i = 0; i < n; i++) {
-		struct sb_cause at = *c;
-		const struct sb_loc *l;
-		uint64_t ns;
-
-		at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
-		locate(p, g->merged->blocks[gs[i]].last_insn, &at);
-		if (at.loc < 0 || !p->locs[at.loc].line)
-			return;
-		l = &p->locs[at.loc];
-		if (first && (l->line != first->line || l->binary != first->binary ||
-			      !l->file != !first->file || (l->file && strcmp(l->file, first->file))))
-			return;
-		first = first ? first : l;
-		ns = n > 1 ? block_samples(p, g, gs[i]) : 0;
-		if (!i || ns > best_n || (ns == best_n && at.addr < best.addr)) {
-			best = at;
-			best_n = ns;
-		}
-	}
-	if (first) {
-		c->loc = best.loc;
-		c->addr = best.addr;
-	}
-}
-
-/* True when block a calls (a CALL edge) the function that holds b. */
-static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
-{
-	long a = sb_cfg_block_at(g, a_tagged), b = sb_cfg_block_at(g, b_tagged);
-
-	if (a < 0 || b < 0)
-		return false;
-	for (uint32_t k = g->out_start[a]; k < g->out_start[a + 1]; k++)
-		if (g->edges[k].kind == SB_EDGE_CALL &&
-		    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
-			return true;
-	return false;
-}
-
-/*
- * Causes of about equal score (one cluster, several leaders, whose eq. 1
- * estimates from block samples differ in the noise: within 1%): a leader
- * inside a function that another leader's block calls ranks after it,
- * since the caller's decision is what multiplies the callee's work.
- */
-static void order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
-{
-	for (size_t i = 1; i < r->ncauses; i++)
-		for (size_t j = i; j > 0; j--) {
-			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
-
-			if (x->score - y->score > 0.01 * x->score || !calls_into(g, y->addr, x->addr))
-				break;
-			t = *x;
-			*x = *y;
-			*y = t;
-		}
-}
-
 static int section_causes(const struct sb_profile *p, const struct sb_causes_graph *g,
 			  const struct sb_lime_opts *o, uint32_t s, size_t **by_inst,
 			  size_t *ninst_vec, enum vec_path path, struct sb_causes *out)
@@ -225,7 +44,6 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
 	struct sb_lime_result *comb = NULL;
 	size_t nres = 0;
-	long blk;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -253,7 +71,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	ret = sb_lime_combine((const struct sb_lime_result *const *)res, w, nres, &comb);
 	if (ret)
 		goto out;
-	order_ties(g->merged, comb);
+	sb_causes_order_ties(g->merged, comb);
 	for (size_t k = 0; k < comb->ncauses; k++) {
 		struct sb_cause *c, *arr = realloc(out->c, (out->n + 1) * sizeof(*arr));
 
@@ -268,17 +86,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 		c->rank = (uint32_t)k + 1;
 		c->kind = comb->causes[k].kind;
 		c->score = comb->causes[k].score;
-		locate(p, comb->causes[k].addr, c);
-		blk = sb_cfg_block_at(g->merged, comb->causes[k].addr);
-		if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
-		     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
-		    locate_latch(p, g->merged, (uint32_t)blk, c))
-			continue;
-		/* The decision that sends threads into the leader's work.
-		 * (Block samples only: with exact counts the leader is the
-		 * decision itself.) */
-		if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0)
-			locate_guard(p, g, (uint32_t)blk, c);
+		sb_causes_locate(p, g, comb->causes[k].addr, c);
 	}
 out:
 	for (size_t i = 0; i < nres; i++)

@@ -86,6 +86,20 @@ int sb_causes_pool_hw(const struct sb_profile *p, const struct sb_causes_graph *
 		      uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 		      struct sb_causes_pooled *li);
 
+/* ---- causes_locate.c ---- */
+
+struct sb_cause;
+struct sb_lime_result;
+
+/* Places cause c (kind set) of LIME leader address `tagged` at the profile
+ * location a reader acts on: c->loc, c->addr, c->binary. */
+void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint64_t tagged, struct sb_cause *c);
+
+/* Among causes of about equal score, a leader inside a function another
+ * leader calls ranks after that caller. */
+void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
+
 /* ---- causes_evidence.c ---- */
 
 /* Fills out->ev, one entry per section with instances, from the profile
