@@ -56,8 +56,8 @@ static void expect_edge(const struct sb_cfg_flow *f, long e, double t0, double t
 	CHECK(e >= 0 && f->edge_known[e], "%s: edge determined", what);
 	if (e < 0 || !f->edge_known[e])
 		return;
-	CHECK_NEAR(f->edge[e * NT], t0, 0);
-	CHECK_NEAR(f->edge[e * NT + 1], t1, 0);
+	CHECK_NEAR(sb_cfg_flow_edge(f, (uint32_t)e)[0], t0, 0);
+	CHECK_NEAR(sb_cfg_flow_edge(f, (uint32_t)e)[1], t1, 0);
 }
 
 /*
@@ -92,7 +92,7 @@ static void test_padding(void)
 				e[i] = (long)k;
 	}
 	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve");
-	CHECK(f.block_known[2] && f.block[2 * NT] == 0, "padding never runs");
+	CHECK(f.block_known[2] && sb_cfg_flow_block(&f, 2)[0] == 0, "padding never runs");
 	expect_edge(&f, e[1], 2, 7, "taken edge past the padding");
 	expect_edge(&f, e[2], 3, 2, "fall-through: the rest");
 	expect_edge(&f, e[5], 3, 2, "4 -> 5");
@@ -125,9 +125,9 @@ int main(void)
 	expect_edge(&f, e[8], 70, 40, "the back edge");
 	expect_edge(&f, e[9], 10, 20, "loop exit: body minus back edges");
 	expect_edge(&f, e[4], 10, 20, "the call carries its block's count");
-	CHECK(f.block_known[2] && f.block[2 * NT] == 7 && f.block[2 * NT + 1] == 5,
+	CHECK(f.block_known[2] && sb_cfg_flow_block(&f, 2)[0] == 7 && sb_cfg_flow_block(&f, 2)[1] == 5,
 	      "else block from its only in-edge");
-	CHECK(f.block_known[3] && f.block[3 * NT] == 10 && f.block[3 * NT + 1] == 20,
+	CHECK(f.block_known[3] && sb_cfg_flow_block(&f, 3)[0] == 10 && sb_cfg_flow_block(&f, 3)[1] == 20,
 	      "join block = sum of its in-edges");
 	/* f.part holds no counted block: not solved, so its edge stays unknown */
 	CHECK(!f.block_known[8], "a function with no counted block is left alone");
@@ -141,7 +141,7 @@ int main(void)
 	counts[1 * NT] = 12;
 	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve again");
 	CHECK(f.inconsistent > 0, "a negative rest is counted");
-	CHECK(e[1] >= 0 && f.edge[e[1] * NT] == 0, "and clamped to 0");
+	CHECK(e[1] >= 0 && sb_cfg_flow_edge(&f, (uint32_t)e[1])[0] == 0, "and clamped to 0");
 	sb_cfg_flow_free(&f);
 	sb_cfg_free(g);
 	return CHECK_DONE("test_cfg_flow");
