@@ -327,10 +327,13 @@ static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t 
 	return 0;
 }
 
-/* An outer frame's call site (see the header comment). */
-static bool outer_frame(const struct sb_cfg *m, const struct pool *pl, uint32_t b)
+/* Samples that are not the section's work: an outer frame's call site
+ * (see the header comment), or the call of the sync that closes the
+ * segment, whose inclusive samples are the sync's own (spinning before
+ * it sleeps), not the code's. */
+static bool not_work(const struct sb_cfg *m, const struct pool *pl, uint32_t b)
 {
-	return sb_cfg_ends_in_call(m, b) && !pl->func_on[m->blocks[b].func];
+	return (sb_cfg_ends_in_call(m, b) && !pl->func_on[m->blocks[b].func]) || pl->cut[b];
 }
 
 static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
@@ -362,7 +365,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		uint32_t b = pl->sblock[r];
 		const struct sb_event_def *d = &p->events[pl->sevent[r]];
 
-		if (outer_frame(m, pl, b))
+		if (not_work(m, pl, b))
 			continue;
 		if (fl->block_known[b] && count_ev[b] < 0) {
 			memcpy(&li->counts[n * nt], sb_cfg_flow_block(fl, b), nt * sizeof(double));
