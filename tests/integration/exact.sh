@@ -145,6 +145,30 @@ exact_lu_group() {
 }
 timed_group "exact lime_lu" exact_lu_group
 
+# Issue 12's other exact-mode programs: ownership with the work in a small
+# noinline helper from a shared header (sb_work), and root-only extra work
+# through a wrapper that tail-calls the helper every thread calls.
+exact_helpers_group() {
+	local j=$TMP/exact_owner_hdr.json k=$TMP/exact_root_tail.json sec
+	sec=$(site barrier lime_owner_hdr.c)
+	if exact_record lime_owner_hdr "$j" 8 16 20; then
+		jqcheck "exact: lime_owner_hdr's top cause is the ownership test $(site cause lime_owner_hdr.c), a branch" "$j" \
+			"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | .location == \"$(site cause lime_owner_hdr.c)\" and .kind == \"branch\""
+		jqcheck "exact: lime_owner_hdr lists nothing of main's argument parsing" "$j" \
+			"[.causes[] | select(.section == \"$sec\" and .function == \"main\")] | length == 0"
+	else
+		bad "exact: lime_owner_hdr record"
+	fi
+	sec=$(site barrier lime_root_tail.c)
+	if exact_record lime_root_tail "$k" 4 40 200; then
+		jqcheck "exact: lime_root_tail's top cause is the me == 0 test $(site cause lime_root_tail.c), a branch" "$k" \
+			"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | .location == \"$(site cause lime_root_tail.c)\" and .kind == \"branch\""
+	else
+		bad "exact: lime_root_tail record"
+	fi
+}
+timed_group "exact helpers" exact_helpers_group
+
 # Software samples of the plain build against the exact build's counts,
 # thread by thread, for the block that carries the imbalance (sb_work's
 # loop: its most sampled and its most executed block): Pearson r >= 0.9.
