@@ -181,6 +181,9 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 
 			if ((same[k] == k) != (pass == 0))
 				continue;
+			/* more of it, less time: it explains no imbalance */
+			if (!(comb->causes[k].score > 0))
+				continue;
 			if (!(arr = realloc(out->c, (out->n + 1) * sizeof(*arr)))) {
 				ret = -ENOMEM;
 				goto out;
