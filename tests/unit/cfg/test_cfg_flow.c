@@ -154,10 +154,43 @@ static void test_duplicated(void)
 	sb_cfg_free(g);
 }
 
+/*
+ * A segment starts where a sync call returns: block 0 calls the sync (its
+ * count belongs to the segment that closed: 0 here), block 1 runs after
+ * it returns, uncounted, and chooses 2 (counted) or 3 (counted); 4
+ * returns.  With the call marked as a cut, block 1 is what 2 and 3 add up
+ * to, not the call block's count.
+ */
+static void test_cut(void)
+{
+	static const struct { uint32_t s, d; uint16_t k; } ed[] = {
+		{ 0, 1, SB_EDGE_CALL_RETURN }, { 1, 2, SB_EDGE_TAKEN }, { 1, 3, SB_EDGE_FALLTHROUGH },
+		{ 2, 4, SB_EDGE_JUMP }, { 3, 4, SB_EDGE_SEQUENTIAL },
+	};
+	struct sb_cfg *g = sb_cfg_alloc();
+	uint8_t known[5] = { 1, 0, 1, 1, 0 }, cut[5] = { 1, 0, 0, 0, 0 };
+	double counts[5 * NT] = { [2 * NT] = 3, 1, [3 * NT] = 2, 6 };
+	struct sb_cfg_flow f;
+
+	sb_cfg_add_func(g, "s", 0x1000, 0x1050);
+	for (uint64_t a = 0x1000; a < 0x1050; a += 0x10)
+		sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc);
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i].s, ed[i].d, ed[i].k);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	CHECK(sb_cfg_flow_solve_rows(g, NT, known, NULL, counts, cut, &f) == 0, "solve");
+	CHECK(f.block_known[1] && sb_cfg_flow_block(&f, 1)[0] == 5 && sb_cfg_flow_block(&f, 1)[1] == 7,
+	      "the block after the sync: its ways out");
+	CHECK(f.inconsistent == 0, "no conflict with the call block's 0");
+	sb_cfg_flow_free(&f);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	test_padding();
 	test_duplicated();
+	test_cut();
 	long e[10];
 	struct sb_cfg *g = build(e);
 	uint8_t known[9] = { 1, 1, 0, 0, 1, 1, 1, 0, 0 };
