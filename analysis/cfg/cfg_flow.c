@@ -350,18 +350,23 @@ static int solve_bridges(struct solver *s)
 			double k = K[(size_t)c * nt + t];
 
 			x[t] = enters ? -k : k;
-			/* counts are whole numbers: rounding is not a conflict */
-			if (x[t] < -0.5)
-				s->f->inconsistent++;
+			/* a negative flow contradicts the counts: 0, and the
+			 * component keeps what is left (counted below) */
 			if (x[t] < 0)
 				x[t] = 0;
 			K[(size_t)other * nt + t] += enters ? -x[t] : x[t];
+			K[(size_t)c * nt + t] += enters ? x[t] : -x[t];
 		}
 		store(s, &s->v[vi], x);
 		deg[c]--;
 		if (--deg[other] == 1)
 			queue[qt++] = other;
 	}
+	/* with its bridges solved, a component balances (the unknowns inside
+	 * cancel): what is left is counts that contradict each other */
+	for (size_t i = 0; i < (size_t)nc * nt; i++)
+		if (K[i] > 0.5 || K[i] < -0.5)
+			s->f->inconsistent++;
 	err = 0;
 out:
 	free(K);

@@ -44,7 +44,8 @@ struct sb_cfg_flow {
 	uint8_t *block_known, *edge_known;   /* per block / edge of g */
 	uint8_t *edge_sum;   /* edge_known, and the value is the sum of the
 			      * duplicated tests' edges into its block */
-	uint64_t inconsistent;  /* a value that came out negative, set to 0 */
+	uint64_t inconsistent;  /* values that came out negative (set to 0),
+				 * and counts that contradict each other */
 };
 
 static inline const double *sb_cfg_flow_block(const struct sb_cfg_flow *f, uint32_t b)

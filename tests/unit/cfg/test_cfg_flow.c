@@ -183,6 +183,9 @@ static void test_cut(void)
 	      "the block after the sync: its ways out");
 	CHECK(f.inconsistent == 0, "no conflict with the call block's 0");
 	sb_cfg_flow_free(&f);
+	CHECK(sb_cfg_flow_solve(g, NT, known, counts, &f) == 0, "solve without the cut");
+	CHECK(f.inconsistent > 0, "without it the counts conflict");
+	sb_cfg_flow_free(&f);
 	sb_cfg_free(g);
 }
 
