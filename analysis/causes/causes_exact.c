@@ -377,9 +377,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		li->ev[n] = (struct sb_lime_event){
 			.kind = SB_LIME_HW, .id = b,
 			.superior = fl->block_known[b] ? (int32_t)count_ev[b] : -1,
-			/* where its time goes: the most sampled instruction (one
-			 * with a line, where the block's start may have none) */
-			.addr = SB_CFG_TAG(d->binary, d->hot ? d->hot : d->vaddr),
+			.addr = SB_CFG_TAG(d->binary, d->vaddr),
 		};
 		n++;
 	}
