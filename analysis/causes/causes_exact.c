@@ -27,11 +27,11 @@
  * SB_EXACT_MAX_OBS pairs, from the instances that lost the most time
  * (a profile of 100k short instances is analysed on its worst ones).
  *
- * A sampled block whose samples are an outer frame's (a call site in a
- * function that executed nothing in the section: _start, main's call of
- * the thread function on the main thread only) is not the section's code
- * and no event: its inclusive samples are the thread's time, and only the
- * threads that have that frame have them.
+ * A sampled block that ends in a call is no hardware event: the profile
+ * adds each sample to every call site on its stack, so its samples are
+ * its callees' time, and an outer frame's (_start, main's call of the
+ * thread function: the main thread only) is the whole thread's time in
+ * the section, though that code is not the section's.
  */
 #include "causes_priv.h"
 
@@ -327,13 +327,17 @@ static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t 
 	return 0;
 }
 
-/* Samples that are not the section's work: an outer frame's call site
- * (see the header comment), or the call of the sync that closes the
- * segment, whose inclusive samples are the sync's own (spinning before
- * it sleeps), not the code's. */
-static bool not_work(const struct sb_cfg *m, const struct pool *pl, uint32_t b)
+/*
+ * Samples that are no time of the block's own.  The profile adds a sample
+ * to every call site on its stack, so a call site's samples are its
+ * callees' time: an outer frame's (see the header comment), the sync's
+ * that closes the segment (spinning before it sleeps), or a callee whose
+ * blocks have samples of their own, which would count twice and show the
+ * callee's time at its caller.
+ */
+static bool not_own(const struct sb_cfg *m, uint32_t b)
 {
-	return (sb_cfg_ends_in_call(m, b) && !pl->func_on[m->blocks[b].func]) || pl->cut[b];
+	return sb_cfg_ends_in_call(m, b);
 }
 
 static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
@@ -365,7 +369,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		uint32_t b = pl->sblock[r];
 		const struct sb_event_def *d = &p->events[pl->sevent[r]];
 
-		if (not_work(m, pl, b))
+		if (not_own(m, pl->sblock[r]))
 			continue;
 		if (fl->block_known[b] && count_ev[b] < 0) {
 			memcpy(&li->counts[n * nt], sb_cfg_flow_block(fl, b), nt * sizeof(double));
