@@ -9,6 +9,7 @@
 #include "causes.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,100 @@ const char *sb_cause_kind_name(uint16_t kind)
 	}
 }
 
+/* The cluster of comb's cause k in the result that contributed it, or
+ * SB_LIME_NO_CLUSTER. */
+static uint32_t cluster_of(struct sb_lime_result *const *res, size_t nres,
+			   const struct sb_lime_cause *c)
+{
+	for (size_t i = 0; i < nres; i++)
+		for (size_t j = 0; j < res[i]->ncauses; j++)
+			if (res[i]->causes[j].kind == c->kind && res[i]->causes[j].addr == c->addr &&
+			    res[i]->cluster_of)
+				return res[i]->cluster_of[res[i]->causes[j].event];
+	return SB_LIME_NO_CLUSTER;
+}
+
+/* Block b reaches block d by forward flow and calls (not back edges). */
+static bool reaches(const struct sb_cfg *g, uint32_t b, uint32_t d, uint8_t *seen,
+		    uint32_t *stack)
+{
+	size_t sp = 0;
+	bool found = false;
+
+	memset(seen, 0, g->nblocks);
+	seen[b] = 1;
+	stack[sp++] = b;
+	while (sp && !found) {
+		uint32_t u = stack[--sp];
+
+		for (uint32_t k = g->out_start[u]; k < g->out_start[u + 1]; k++) {
+			uint32_t w = g->edges[k].dst;
+
+			if (g->edges[k].back || seen[w])
+				continue;
+			found |= w == d;
+			seen[w] = 1;
+			stack[sp++] = w;
+		}
+	}
+	return found;
+}
+
+/*
+ * Ties of one cluster: leaders whose scores are equal are perfectly
+ * correlated (eq. 1 and beta alike): one decision seen at several blocks
+ * (the test, the loops it runs, a callee's loop).  One is shown, the one
+ * no other of them reaches (the decision comes first; a callee's loop
+ * never before the call that chose it), the others are kept under it
+ * (same[k] = the index of the shown one, else k itself).
+ */
+#define TIE_EPS 1e-9
+static int collapse_ties(const struct sb_cfg *g, struct sb_lime_result *const *res,
+			 size_t nres, const struct sb_lime_result *comb, size_t *same)
+{
+	uint32_t *clus = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*clus));
+	uint8_t *seen = malloc(g->nblocks ? g->nblocks : 1);
+	uint32_t *stack = malloc((g->nblocks ? g->nblocks : 1) * sizeof(*stack));
+
+	if (!clus || !seen || !stack) {
+		free(clus);
+		free(seen);
+		free(stack);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < comb->ncauses; k++) {
+		clus[k] = cluster_of(res, nres, &comb->causes[k]);
+		same[k] = k;
+	}
+	for (size_t k = 0; k < comb->ncauses; k++) {
+		size_t best = k;
+
+		if (same[k] != k || clus[k] == SB_LIME_NO_CLUSTER || comb->causes[k].kind == SB_CAUSE_HW)
+			continue;
+		/* the group: k and the later ties of its cluster */
+		for (size_t j = k + 1; j < comb->ncauses; j++) {
+			long bb, bj;
+
+			if (clus[j] != clus[k] || same[j] != j || comb->causes[j].kind == SB_CAUSE_HW ||
+			    fabs(comb->causes[j].score - comb->causes[k].score) > TIE_EPS)
+				continue;
+			bb = sb_cfg_block_at(g, comb->causes[best].addr);
+			bj = sb_cfg_block_at(g, comb->causes[j].addr);
+			if (bb >= 0 && bj >= 0 && reaches(g, (uint32_t)bj, (uint32_t)bb, seen, stack) &&
+			    !reaches(g, (uint32_t)bb, (uint32_t)bj, seen, stack))
+				best = j;
+			same[j] = k;   /* provisional: all point at the group */
+		}
+		for (size_t j = k; j < comb->ncauses; j++)
+			if (same[j] == k || j == k)
+				same[j] = best;
+	}
+	free(clus);
+	free(seen);
+	free(stack);
+	return 0;
+}
+
 /* Where a profile's vectors come from, most telling first. */
 enum vec_path {
 	PATH_SAMPLES,   /* cpu-clock samples per block: time */
@@ -43,7 +138,8 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	struct sb_lime_result **res = calloc(p->ninstances ? p->ninstances : 1, sizeof(*res));
 	double *w = calloc(p->ninstances ? p->ninstances : 1, sizeof(*w));
 	struct sb_lime_result *comb = NULL;
-	size_t nres = 0;
+	size_t nres = 0, *same = NULL;
+	uint32_t *rank = NULL, nrank = 0;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -72,28 +168,48 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	if (ret)
 		goto out;
 	sb_causes_order_ties(g->merged, comb);
-	for (size_t k = 0; k < comb->ncauses; k++) {
-		struct sb_cause *c, *arr = realloc(out->c, (out->n + 1) * sizeof(*arr));
-
-		if (!arr) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		out->c = arr;
-		c = &out->c[out->n++];
-		memset(c, 0, sizeof(*c));
-		c->section = s;
-		c->rank = (uint32_t)k + 1;
-		c->kind = comb->causes[k].kind;
-		c->score = comb->causes[k].score;
-		sb_causes_locate(p, g, comb->causes[k].addr, c);
+	same = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*same));
+	rank = calloc(comb->ncauses ? comb->ncauses : 1, sizeof(*rank));
+	if (!same || !rank || (ret = collapse_ties(g->merged, res, nres, comb, same))) {
+		ret = -ENOMEM;
+		goto out;
 	}
+	/* shown causes ranked 1..k in score order, then those kept under them */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < comb->ncauses; k++) {
+			struct sb_cause *c, *arr;
+
+			if ((same[k] == k) != (pass == 0))
+				continue;
+			/* more of it, less time: it explains no imbalance */
+			if (!(comb->causes[k].score > 0))
+				continue;
+			if (!(arr = realloc(out->c, (out->n + 1) * sizeof(*arr)))) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			out->c = arr;
+			c = &out->c[out->n++];
+			memset(c, 0, sizeof(*c));
+			c->section = s;
+			c->rank = ++nrank;
+			if (same[k] == k)
+				rank[k] = c->rank;
+			else
+				c->same_cluster = rank[same[k]];
+			c->kind = comb->causes[k].kind;
+			c->score = comb->causes[k].score;
+			/* shown at the decision: the group's shown cause leads */
+			sb_causes_locate(p, g, comb->causes[k].addr, c);
+		}
 out:
 	for (size_t i = 0; i < nres; i++)
 		sb_lime_result_free(res[i]);
 	sb_lime_result_free(comb);
 	free(res);
 	free(w);
+	free(same);
+	free(rank);
 	return ret;
 }
 

@@ -10,8 +10,28 @@
  * hardware cause at the load.  Sampled blocks without counts (libraries)
  * are hardware events with no superior.
  *
- * Instances are pooled per thread, as for samples (causes.c): the sampled
- * events need it, and counts pooled over instances keep their exact ratios.
+ * Observations are (instance, thread) pairs, each event and the busy time
+ * centred within its instance.  Summing an instance's counts per thread
+ * over all instances loses the signal wherever the surplus moves from
+ * thread to thread (LU's (I+J) % P owners: per-thread totals over the run
+ * are nearly equal).  LIME §3.6 analyses each instance alone and averages
+ * the results; here an instance has only nthreads observations (the
+ * F-test has n - 2 degrees of freedom, 2 with 4 threads) and a few samples
+ * a thread, so the per-instance verdicts are noise.  Centred pairs keep
+ * exactly what imbalance is, the differences among an instance's threads,
+ * while every instance adds its evidence to one test (a fixed-effects
+ * model: one degree of freedom per instance is given back, ngroups);
+ * instances with more imbalance weigh more by their larger deviations,
+ * as §3.6's weights do.  A cause that acts in some instances only still
+ * stands out, in those instances' rows.  The work is bounded: at most
+ * SB_EXACT_MAX_OBS pairs, from the instances that lost the most time
+ * (a profile of 100k short instances is analysed on its worst ones).
+ *
+ * A sampled block that ends in a call is no hardware event: the profile
+ * adds each sample to every call site on its stack, so its samples are
+ * its callees' time, and an outer frame's (_start, main's call of the
+ * thread function: the main thread only) is the whole thread's time in
+ * the section, though that code is not the section's.
  */
 #include "causes_priv.h"
 
@@ -21,21 +41,35 @@
 
 #include "cfg/cfg_flow.h"
 
+#define SB_EXACT_MAX_OBS 1024
+#define NONE SB_CFG_FLOW_NONE
+
 struct pool {
-	uint32_t nt;
-	uint32_t tids[SB_CAUSES_MAX_THREADS];
+	uint32_t ncols;
+	uint32_t ninst, *inst, *off;  /* chosen instances, first column of each */
+	uint32_t *tix, ntix;     /* column -> its thread, by tid */
+	uint32_t *brow;          /* merged block -> row in bcount, or NONE */
 	uint8_t *known;          /* merged blocks with exact counts */
-	double *bcount;          /* nblocks * nt */
+	uint8_t *func_on;        /* functions with a counted execution */
+	uint8_t *cut;            /* blocks whose call closes a segment */
+	double *bcount;          /* rows * ncols */
+	size_t nbrows, capb;
 	long *srow;              /* profile event -> sampled row, or -1 */
 	uint32_t *sblock;        /* sampled row -> merged block */
 	uint32_t *sevent;        /* sampled row -> profile event */
-	double *scount;          /* sampled rows * nt */
+	double *scount;          /* sampled rows * ncols */
 	size_t nsampled;
 };
 
 static void pool_free(struct pool *pl)
 {
+	free(pl->inst);
+	free(pl->off);
+	free(pl->tix);
+	free(pl->brow);
 	free(pl->known);
+	free(pl->func_on);
+	free(pl->cut);
 	free(pl->bcount);
 	free(pl->srow);
 	free(pl->sblock);
@@ -43,58 +77,338 @@ static void pool_free(struct pool *pl)
 	free(pl->scount);
 }
 
-/* Sums section s's vectors per thread: exact counts by block, samples by
- * event.  Returns the instances pooled, or -ENOMEM. */
-static long pool_fill(const struct sb_profile *p, const struct sb_causes_graph *g,
-		      uint32_t s, size_t **by_inst, const size_t *ninst_vec, struct pool *pl)
+static double lost_of(const struct sb_instance *in)
 {
-	size_t nb = g->merged->nblocks, nt = pl->nt;
-	long total = 0;
+	double mx = 0, lost = 0;
 
-	pl->known = calloc(nb ? nb : 1, 1);
-	pl->bcount = calloc((nb ? nb : 1) * (nt ? nt : 1), sizeof(double));
-	pl->srow = malloc((p->nevents ? p->nevents : 1) * sizeof(long));
-	pl->sblock = malloc((p->nevents ? p->nevents : 1) * sizeof(uint32_t));
-	pl->sevent = malloc((p->nevents ? p->nevents : 1) * sizeof(uint32_t));
-	pl->scount = calloc((p->nevents ? p->nevents : 1) * (nt ? nt : 1), sizeof(double));
-	if (!pl->known || !pl->bcount || !pl->srow || !pl->sblock || !pl->sevent || !pl->scount)
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		if ((double)in->per_thread[t].busy_ns > mx)
+			mx = (double)in->per_thread[t].busy_ns;
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		lost += mx - (double)in->per_thread[t].busy_ns;
+	return lost;
+}
+
+static const struct sb_profile *sort_p;
+
+static int by_lost(const void *a, const void *b)
+{
+	double x = lost_of(&sort_p->instances[*(const uint32_t *)a]);
+	double y = lost_of(&sort_p->instances[*(const uint32_t *)b]);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Each column's thread, the same tid in every instance. */
+static int threads_of(const struct sb_profile *p, struct pool *pl)
+{
+	uint32_t *tids = malloc((pl->ncols ? pl->ncols : 1) * sizeof(*tids));
+
+	pl->tix = malloc((pl->ncols ? pl->ncols : 1) * sizeof(*pl->tix));
+	if (!tids || !pl->tix) {
+		free(tids);
 		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < pl->ninst; k++) {
+		const struct sb_instance *in = &p->instances[pl->inst[k]];
+
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++) {
+			uint32_t x = 0;
+
+			while (x < pl->ntix && tids[x] != in->per_thread[t].tid)
+				x++;
+			if (x == pl->ntix)
+				tids[pl->ntix++] = in->per_thread[t].tid;
+			pl->tix[pl->off[k] + t] = x;
+		}
+	}
+	free(tids);
+	return 0;
+}
+
+/* The instances analysed: 3 threads or more, most time lost first, at
+ * most SB_EXACT_MAX_OBS (instance, thread) pairs. */
+static int choose(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
+		  struct pool *pl)
+{
+	uint32_t n = 0;
+
+	pl->inst = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*pl->inst));
+	pl->off = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*pl->off));
+	if (!pl->inst || !pl->off)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->ninstances; i++)
+		if (p->instances[i].section == s && ninst_vec[i] && p->instances[i].nthreads >= 3)
+			pl->inst[n++] = i;
+	sort_p = p;
+	qsort(pl->inst, n, sizeof(*pl->inst), by_lost);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t nt = p->instances[pl->inst[k]].nthreads;
+
+		if (nt > SB_CAUSES_MAX_THREADS)
+			nt = SB_CAUSES_MAX_THREADS;
+		if (k && pl->ncols + nt > SB_EXACT_MAX_OBS)
+			break;
+		pl->off[k] = pl->ncols;
+		pl->ncols += nt;
+		pl->ninst = k + 1;
+	}
+	return threads_of(p, pl);
+}
+
+/* A zeroed row for block b, or NONE on ENOMEM. */
+static uint32_t block_row(struct pool *pl, uint32_t b)
+{
+	if (pl->brow[b] != NONE)
+		return pl->brow[b];
+	if (pl->nbrows == pl->capb) {
+		size_t cap = pl->capb ? 2 * pl->capb : 64;
+		double *v = realloc(pl->bcount, cap * pl->ncols * sizeof(*v));
+
+		if (!v)
+			return NONE;
+		pl->bcount = v;
+		pl->capb = cap;
+	}
+	memset(&pl->bcount[pl->nbrows * pl->ncols], 0, pl->ncols * sizeof(double));
+	pl->known[b] = 1;
+	return pl->brow[b] = (uint32_t)pl->nbrows++;
+}
+
+/* The entry block of the function named name, or NONE. */
+static uint32_t func_entry(const struct sb_cfg *m, const char *name)
+{
+	for (size_t f = 0; f < m->nfuncs; f++)
+		if (m->funcs[f].name && !strcmp(m->funcs[f].name, name) && m->funcs[f].nblocks)
+			return m->funcs[f].first_block;
+	return NONE;
+}
+
+static bool calls_block(const struct sb_cfg *m, uint32_t b, uint32_t entry)
+{
+	for (uint32_t k = m->out_start[b]; entry != NONE && k < m->out_start[b + 1]; k++)
+		if (m->edges[k].kind == SB_EDGE_CALL && m->edges[k].dst == entry)
+			return true;
+	return false;
+}
+
+/*
+ * What the program's code says beyond the counts: a block holding the
+ * coverage callback's call is counted, so absent from an instance it ran
+ * 0 times there; a call into a function that flushes the counts (the
+ * runtime's sync wrappers) closes a segment.
+ */
+static int from_code(const struct sb_cfg *m, struct pool *pl)
+{
+	uint32_t guard = func_entry(m, "__sanitizer_cov_trace_pc_guard");
+	uint32_t flush = func_entry(m, "sb_exact_flush");
+	uint32_t done = func_entry(m, "sb_exact_thread_done");
+	uint8_t *closes = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+
+	if (!closes)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < m->nblocks; b++)
+		if (calls_block(m, b, flush) || calls_block(m, b, done))
+			closes[m->blocks[b].func] = 1;
+	for (uint32_t b = 0; b < m->nblocks; b++) {
+		if (!pl->func_on[m->blocks[b].func])
+			continue;
+		if (calls_block(m, b, guard) && block_row(pl, b) == NONE) {
+			free(closes);
+			return -ENOMEM;
+		}
+		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+			if (m->edges[k].kind == SB_EDGE_CALL && closes[m->blocks[m->edges[k].dst].func])
+				pl->cut[b] = 1;
+	}
+	free(closes);
+	return 0;
+}
+
+static void add_counts(const struct sb_vector *vec, const struct sb_instance *in,
+		       uint32_t off, double *dst)
+{
+	for (uint32_t t = 0; t < vec->nthreads && t < in->nthreads && t < SB_CAUSES_MAX_THREADS;
+	     t++)
+		dst[off + t] += (double)vec->counts[t];
+}
+
+/* The chosen instances' vectors: exact counts by block, samples by event. */
+static int pool_fill(const struct sb_profile *p, const struct sb_causes_graph *g,
+		     size_t **by_inst, const size_t *ninst_vec, struct pool *pl)
+{
+	const struct sb_cfg *m = g->merged;
+	size_t nb = m->nblocks ? m->nblocks : 1, ne = p->nevents ? p->nevents : 1;
+
+	pl->brow = malloc(nb * sizeof(*pl->brow));
+	pl->known = calloc(nb, 1);
+	pl->cut = calloc(nb, 1);
+	pl->func_on = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+	pl->srow = malloc(ne * sizeof(long));
+	pl->sblock = malloc(ne * sizeof(uint32_t));
+	pl->sevent = malloc(ne * sizeof(uint32_t));
+	pl->scount = calloc(ne * pl->ncols, sizeof(double));
+	if (!pl->brow || !pl->known || !pl->cut || !pl->func_on || !pl->srow || !pl->sblock ||
+	    !pl->sevent || !pl->scount)
+		return -ENOMEM;
+	for (size_t b = 0; b < m->nblocks; b++)
+		pl->brow[b] = NONE;
 	for (size_t e = 0; e < p->nevents; e++)
 		pl->srow[e] = -1;
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		uint32_t col[SB_CAUSES_MAX_THREADS];
+	for (uint32_t k = 0; k < pl->ninst; k++) {
+		uint32_t i = pl->inst[k];
 
-		if (p->instances[i].section != s || !ninst_vec[i])
-			continue;
-		total++;
-		sb_causes_columns(&p->instances[i], pl->tids, pl->nt, col);
 		for (size_t v = 0; v < ninst_vec[i]; v++) {
 			const struct sb_vector *vec = &p->vectors[by_inst[i][v]];
 			const struct sb_event_def *d = &p->events[vec->event];
 			long b = sb_causes_event_block(p, g, d);
-			double *dst;
+			uint32_t r;
 
 			if (b < 0)
 				continue;
 			if (d->kind == SB_EVK_BLOCK_COUNT) {
-				pl->known[b] = 1;
-				dst = &pl->bcount[(size_t)b * nt];
+				if ((r = block_row(pl, (uint32_t)b)) == NONE)
+					return -ENOMEM;
+				pl->func_on[m->blocks[b].func] = 1;
+				add_counts(vec, &p->instances[i], pl->off[k],
+					   &pl->bcount[(size_t)r * pl->ncols]);
 			} else if (d->kind == SB_EVK_BLOCK_SAMPLES) {
 				if (pl->srow[vec->event] < 0) {
 					pl->sblock[pl->nsampled] = (uint32_t)b;
 					pl->sevent[pl->nsampled] = vec->event;
 					pl->srow[vec->event] = (long)pl->nsampled++;
 				}
-				dst = &pl->scount[(size_t)pl->srow[vec->event] * nt];
-			} else {
-				continue;
+				add_counts(vec, &p->instances[i], pl->off[k],
+					   &pl->scount[(size_t)pl->srow[vec->event] * pl->ncols]);
 			}
-			for (uint32_t t = 0; t < vec->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-				if (col[t] < nt)
-					dst[col[t]] += (double)vec->counts[t];
 		}
 	}
-	return total;
+	return from_code(m, pl);
+}
+
+/* Centres each instance's columns of x (its threads' deviations). */
+static void centre(const struct pool *pl, double *x)
+{
+	for (uint32_t k = 0; k < pl->ninst; k++) {
+		uint32_t lo = pl->off[k], hi = k + 1 < pl->ninst ? pl->off[k + 1] : pl->ncols;
+		double mean = 0;
+
+		for (uint32_t c = lo; c < hi; c++)
+			mean += x[c];
+		mean /= (double)(hi - lo);
+		for (uint32_t c = lo; c < hi; c++)
+			x[c] -= mean;
+	}
+}
+
+/*
+ * Sampled time is kept as a hardware cause only where it is a thread's
+ * own: each pair's value becomes its thread's mean over the instances.
+ * Samples measure the very time they are tested against, so a thread
+ * that ran slower in one instance by chance (preempted, its cache
+ * flushed by a neighbour: 16 threads on 2 cores) correlates with time
+ * in that instance at every block it sampled; hardware behaviour that
+ * belongs to the code (a larger working set) repeats in every instance.
+ * Control flow is not averaged: which thread gets the extra work may
+ * change from instance to instance (LU's owners), and counts are exact.
+ */
+static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t *cnt)
+{
+	memset(sum, 0, pl->ntix * sizeof(*sum));
+	memset(cnt, 0, pl->ntix * sizeof(*cnt));
+	for (uint32_t c = 0; c < pl->ncols; c++) {
+		sum[pl->tix[c]] += x[c];
+		cnt[pl->tix[c]]++;
+	}
+	for (uint32_t c = 0; c < pl->ncols; c++)
+		x[c] = sum[pl->tix[c]] / cnt[pl->tix[c]];
+	return 0;
+}
+
+/*
+ * Samples that are no time of the block's own.  The profile adds a sample
+ * to every call site on its stack, so a call site's samples are its
+ * callees' time: an outer frame's (see the header comment), the sync's
+ * that closes the segment (spinning before it sleeps), or a callee whose
+ * blocks have samples of their own, which would count twice and show the
+ * callee's time at its caller.
+ */
+static bool not_own(const struct sb_cfg *m, uint32_t b)
+{
+	return sb_cfg_ends_in_call(m, b);
+}
+
+static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
+		       const struct pool *pl, const struct sb_cfg_flow *fl,
+		       struct sb_causes_pooled *li)
+{
+	size_t n = 0, cap = pl->nsampled * 2, nt = pl->ncols;
+	long *count_ev = malloc((m->nblocks ? m->nblocks : 1) * sizeof(long));
+
+	for (size_t e = 0; e < m->nedges; e++)
+		cap += fl->edge_known[e];
+	li->ev = calloc(cap ? cap : 1, sizeof(*li->ev));
+	li->counts = calloc((cap ? cap : 1) * (nt ? nt : 1), sizeof(double));
+	if (!li->ev || !count_ev || !li->counts) {
+		free(count_ev);
+		return -ENOMEM;
+	}
+	for (size_t e = 0; e < m->nedges; e++) {
+		if (!fl->edge_known[e])
+			continue;
+		memcpy(&li->counts[n * nt], sb_cfg_flow_edge(fl, (uint32_t)e), nt * sizeof(double));
+		li->ev[n] = (struct sb_lime_event){ .kind = SB_LIME_EDGE, .id = (uint32_t)e,
+						    .superior = -1 };
+		n++;
+	}
+	for (size_t b = 0; b < m->nblocks; b++)
+		count_ev[b] = -1;
+	for (size_t r = 0; r < pl->nsampled; r++) {
+		uint32_t b = pl->sblock[r];
+		const struct sb_event_def *d = &p->events[pl->sevent[r]];
+
+		if (not_own(m, pl->sblock[r]))
+			continue;
+		if (fl->block_known[b] && count_ev[b] < 0) {
+			memcpy(&li->counts[n * nt], sb_cfg_flow_block(fl, b), nt * sizeof(double));
+			li->ev[n] = (struct sb_lime_event){ .kind = SB_LIME_COUNT, .id = b,
+							    .superior = -1 };
+			count_ev[b] = (long)n++;
+		}
+		memcpy(&li->counts[n * nt], &pl->scount[r * nt], nt * sizeof(double));
+		li->ev[n] = (struct sb_lime_event){
+			.kind = SB_LIME_HW, .id = b,
+			.superior = fl->block_known[b] ? (int32_t)count_ev[b] : -1,
+			.addr = SB_CFG_TAG(d->binary, d->vaddr),
+		};
+		n++;
+	}
+	{
+		double *sum = malloc((pl->ntix ? pl->ntix : 1) * sizeof(*sum));
+		uint32_t *cnt = malloc((pl->ntix ? pl->ntix : 1) * sizeof(*cnt));
+
+		if (!sum || !cnt) {
+			free(sum);
+			free(cnt);
+			free(count_ev);
+			return -ENOMEM;
+		}
+		for (size_t r = 0; r < n; r++) {
+			li->ev[r].counts = &li->counts[r * nt];
+			centre(pl, &li->counts[r * nt]);
+			if (li->ev[r].kind != SB_LIME_EDGE) {
+				thread_means(pl, &li->counts[r * nt], sum, cnt);
+				centre(pl, &li->counts[r * nt]);
+			}
+		}
+		free(sum);
+		free(cnt);
+	}
+	li->in.nevents = n;
+	free(count_ev);
+	return 0;
 }
 
 int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
@@ -104,60 +418,41 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
 	struct sb_cfg_flow fl = { 0 };
-	size_t n = 0, cap, nt;
-	long *count_ev = NULL, total;
+	double imb = 0;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
-	pl.nt = sb_causes_threads(p, s, ninst_vec, pl.tids, &li->time);
-	nt = pl.nt;
-	if (!li->time || (total = pool_fill(p, g, s, by_inst, ninst_vec, &pl)) < 0)
+	if (choose(p, s, ninst_vec, &pl))
 		goto out;
-	if (sb_cfg_flow_solve(m, pl.nt, pl.known, pl.bcount, &fl))
+	if (!pl.ninst) {
+		ret = -ENOENT;
 		goto out;
-	cap = pl.nsampled * 2;
-	for (size_t e = 0; e < m->nedges; e++)
-		cap += fl.edge_known[e];
-	li->ev = calloc(cap ? cap : 1, sizeof(*li->ev));
-	count_ev = malloc((m->nblocks ? m->nblocks : 1) * sizeof(long));
-	/* the events point into counts: edges and block counts are copied */
-	li->counts = calloc((cap ? cap : 1) * (nt ? nt : 1), sizeof(double));
-	if (!li->ev || !count_ev || !li->counts)
-		goto out;
-	for (size_t e = 0; e < m->nedges; e++) {
-		if (!fl.edge_known[e])
-			continue;
-		memcpy(&li->counts[n * nt], &fl.edge[e * nt], nt * sizeof(double));
-		li->ev[n] = (struct sb_lime_event){ .kind = SB_LIME_EDGE, .id = (uint32_t)e,
-						    .superior = -1, .counts = &li->counts[n * nt] };
-		n++;
 	}
-	for (size_t b = 0; b < m->nblocks; b++)
-		count_ev[b] = -1;
-	for (size_t r = 0; r < pl.nsampled; r++) {
-		uint32_t b = pl.sblock[r];
-		const struct sb_event_def *d = &p->events[pl.sevent[r]];
+	li->time = calloc(pl.ncols, sizeof(double));
+	if (!li->time || pool_fill(p, g, by_inst, ninst_vec, &pl))
+		goto out;
+	for (uint32_t k = 0; k < pl.ninst; k++) {
+		const struct sb_instance *in = &p->instances[pl.inst[k]];
+		double mx = 0;
 
-		if (fl.block_known[b] && count_ev[b] < 0) {
-			memcpy(&li->counts[n * nt], &fl.block[(size_t)b * nt], nt * sizeof(double));
-			li->ev[n] = (struct sb_lime_event){ .kind = SB_LIME_COUNT, .id = b,
-							    .superior = -1,
-							    .counts = &li->counts[n * nt] };
-			count_ev[b] = (long)n++;
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++) {
+			li->time[pl.off[k] + t] = (double)in->per_thread[t].busy_ns;
+			if (li->time[pl.off[k] + t] > mx)
+				mx = li->time[pl.off[k] + t];
 		}
-		memcpy(&li->counts[n * nt], &pl.scount[r * nt], nt * sizeof(double));
-		li->ev[n] = (struct sb_lime_event){
-			.kind = SB_LIME_HW, .id = b,
-			.superior = fl.block_known[b] ? (int32_t)count_ev[b] : -1,
-			.addr = SB_CFG_TAG(d->binary, d->vaddr),
-			.counts = &li->counts[n * nt],
-		};
-		n++;
+		imb += mx > 0 ? lost_of(in) / (mx * in->nthreads) : 0;
 	}
-	sb_causes_pooled_set(li, pl.nt, n);
-	ret = total ? 0 : -ENOENT;
+	if (sb_cfg_flow_solve_rows(m, pl.ncols, pl.known, pl.brow, pl.bcount, pl.cut, &fl) ||
+	    make_events(p, m, &pl, &fl, li))
+		goto out;
+	centre(&pl, li->time);
+	li->in.nthreads = pl.ncols;
+	li->in.time = li->time;
+	li->in.events = li->ev;
+	li->in.ngroups = pl.ninst;
+	li->in.imbalance = imb / pl.ninst;
+	ret = 0;
 out:
-	free(count_ev);
 	sb_cfg_flow_free(&fl);
 	pool_free(&pl);
 	return ret;

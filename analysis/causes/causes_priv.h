@@ -70,9 +70,11 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
- * instances pooled per thread into EDGE events (cfg_flow.h) and, for the
- * block samples, HW events whose superior is their block's exact count
- * (§3.1).  0, -ENOENT (no instance), -ENOMEM.
+ * instances as (instance, thread) pairs, centred per instance (li->in.
+ * ngroups instances, the most imbalanced up to a bound), into EDGE events
+ * (cfg_flow.h) and, for the block samples, HW events whose superior is
+ * their block's exact count (§3.1).  0, -ENOENT (no instance of 3
+ * threads or more), -ENOMEM.
  */
 int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,

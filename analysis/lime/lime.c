@@ -197,7 +197,8 @@ static int regress_and_lead(struct run *s, const struct sb_lime_opts *o,
 
 	if (sel && beta) {
 		cluster_scores(s);
-		p = sb_lime_forward(s->u, s->nclus, s->y, s->n, o->f_alpha, sel, beta);
+		p = sb_lime_forward_groups(s->u, s->nclus, s->y, s->n, s->in->ngroups,
+					   o->f_alpha, sel, beta);
 	}
 	if (p > 0)
 		p = causes(s, sel, beta, (size_t)p, o->f_alpha, r);

@@ -45,6 +45,10 @@ struct sb_lime_instance {
 	uint32_t nthreads;
 	const double *time;  /* per-thread busy time (on-CPU ns) */
 	double imbalance;    /* weight in §3.6 (fraction, 0..1) */
+	uint32_t ngroups;    /* 0 or 1; else the "threads" are (instance, thread)
+			      * pairs of this many instances, every vector
+			      * centred within its instance: the tests give
+			      * back ngroups - 1 degrees of freedom */
 	size_t nevents;
 	const struct sb_lime_event *events;
 };

@@ -118,6 +118,11 @@ long sb_lime_cluster(const double *u, size_t m, uint32_t n,
  */
 long sb_lime_forward(const double *x, size_t k, const double *y, uint32_t n, double alpha,
 		     uint32_t *sel, double *beta);
+/* The same on columns centred within ngroups groups of rows (observations
+ * that are (instance, thread) pairs): ngroups - 1 fewer degrees of
+ * freedom. */
+long sb_lime_forward_groups(const double *x, size_t k, const double *y, uint32_t n,
+			    uint32_t ngroups, double alpha, uint32_t *sel, double *beta);
 
 /* Standardized coefficients of y on p unit-vector columns (least squares,
  * GSL).  0, -ENOMEM, or -EDOM when GSL fails. */

@@ -36,8 +36,9 @@ struct fsel {
 	const double *x, *y;
 	size_t k;
 	uint32_t n;
+	uint32_t lost;          /* degrees of freedom taken by centring in groups */
 	double *e;              /* residual, n */
-	double *q;              /* entered basis, (n - 2) x n */
+	double *q;              /* entered basis, maxp x n */
 	double *edot;           /* e . x_c */
 	double *proj2;          /* sum over Q of (q . x_c)^2 */
 	uint8_t *out;           /* entered, or dropped as collinear */
@@ -93,9 +94,12 @@ static long pick(const struct fsel *s, double *red)
 
 /* p-value of the partial F-test for entering a column that reduces the
  * residual SS from rss by red, as the p-th predictor. */
-static double partial_p(double rss, double red, uint32_t n, size_t p)
+static double partial_p(double rss, double red, uint32_t n, uint32_t lost, size_t p)
 {
-	double df2 = (double)n - (double)p - 1, rest = rss - red;
+	double df2 = (double)n - (double)lost - (double)p - 1, rest = rss - red;
+
+	if (!(df2 >= 1))
+		return 1;
 
 	if (rest <= PERFECT)
 		return 0;   /* the model explains time exactly */
@@ -147,9 +151,18 @@ static void update(struct fsel *s)
 	}
 }
 
+/* At most n - 2 columns (less those centring took), and no more than
+ * there are: the basis is allocated for this many. */
+static size_t max_predictors(uint32_t n, uint32_t lost, size_t k)
+{
+	size_t m = n >= lost + 3 ? (size_t)(n - lost - 2) : 0;
+
+	return m < k ? m : k;
+}
+
 static size_t select_forward(struct fsel *s, double alpha, uint32_t *sel)
 {
-	size_t maxp = s->n - 2;
+	size_t maxp = max_predictors(s->n, s->lost, s->k);
 
 	for (size_t c = 0; c < s->k; c++)
 		s->edot[c] = sb_lime_dot(s->y, s->x + c * s->n, s->n);
@@ -161,7 +174,7 @@ static size_t select_forward(struct fsel *s, double alpha, uint32_t *sel)
 		if (rss <= PERFECT)
 			break;
 		c = pick(s, &red);
-		if (c < 0 || !(partial_p(rss, red, s->n, s->p + 1) < alpha))
+		if (c < 0 || !(partial_p(rss, red, s->n, s->lost, s->p + 1) < alpha))
 			break;
 		if (!enter(s, (size_t)c))
 			continue;   /* rounding hid a collinear column */
@@ -174,14 +187,21 @@ static size_t select_forward(struct fsel *s, double alpha, uint32_t *sel)
 long sb_lime_forward(const double *x, size_t k, const double *y, uint32_t n, double alpha,
 		     uint32_t *sel, double *beta)
 {
-	struct fsel s = { .x = x, .y = y, .k = k, .n = n };
+	return sb_lime_forward_groups(x, k, y, n, 1, alpha, sel, beta);
+}
+
+long sb_lime_forward_groups(const double *x, size_t k, const double *y, uint32_t n,
+			    uint32_t ngroups, double alpha, uint32_t *sel, double *beta)
+{
+	struct fsel s = { .x = x, .y = y, .k = k, .n = n,
+			  .lost = ngroups > 1 ? ngroups - 1 : 0 };
 	const double **cols = NULL;
 	long ret = -ENOMEM;
 
 	if (n < 3 || !k)
 		return 0;
 	s.e = malloc(n * sizeof(*s.e));
-	s.q = malloc((size_t)(n - 2) * n * sizeof(*s.q));
+	s.q = malloc((max_predictors(n, s.lost, k) + 1) * n * sizeof(*s.q));
 	s.edot = malloc(k * sizeof(*s.edot));
 	s.proj2 = calloc(k, sizeof(*s.proj2));
 	s.out = calloc(k, 1);

@@ -121,6 +121,56 @@ exact_cache_group() {
 }
 timed_group "exact lime_cache" exact_cache_group
 
+# A SPLASH-2-style blocked LU ((I+J) % P owners): which thread gets the
+# surplus rotates from step to step, so only per-instance data shows the
+# ownership test; its block runs equally often on every thread, only its
+# taken edge differs.  The first section (main's setup before the first
+# barrier) is one cluster: one cause shown, the others under it.
+exact_lu_group() {
+	local j=$TMP/exact_lu.json sec first cause owner
+	sec=$(site barrier lime_lu.c)
+	first=lime_lu.c:$(grep -n "pthread_barrier_wait(&bar);$" "$TOP/tests/workloads/lime_lu.c" | head -1 | cut -d: -f1)
+	cause=$(site cause lime_lu.c)
+	owner=$(site owner lime_lu.c)
+	if exact_record lime_lu "$j" 16 1024 32; then
+		jqcheck "exact: lime_lu's interior section's top cause is the ownership test ($cause or $owner), a branch" "$j" \
+			"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | (.location == \"$cause\" or .location == \"$owner\") and .kind == \"branch\""
+		jqcheck "exact: lime_lu's first section ($first) shows one cause per cluster" "$j" \
+			"[.causes[] | select(.section == \"$first\" and ((.same_cluster // 0) == 0))] | length <= 1"
+		jqcheck "exact: every lime_lu control-flow cause has a source line" "$j" \
+			'all(.causes[] | select(.kind != "hardware"); .location | test(":[0-9]+$"))'
+	else
+		bad "exact: lime_lu record"
+	fi
+}
+timed_group "exact lime_lu" exact_lu_group
+
+# Issue 12's other exact-mode programs: ownership with the work in a small
+# noinline helper from a shared header (sb_work), and root-only extra work
+# through a wrapper that tail-calls the helper every thread calls.  10 x 10
+# blocks, 50 units each: a step's surplus is one block in 1 to 10 (with 16
+# x 16 blocks of 20 units, one in 28, a loaded host's noise hid it).
+exact_helpers_group() {
+	local j=$TMP/exact_owner_hdr.json k=$TMP/exact_root_tail.json sec
+	sec=$(site barrier lime_owner_hdr.c)
+	if exact_record lime_owner_hdr "$j" 8 10 50; then
+		jqcheck "exact: lime_owner_hdr's top cause is the ownership test $(site cause lime_owner_hdr.c), a branch" "$j" \
+			"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | .location == \"$(site cause lime_owner_hdr.c)\" and .kind == \"branch\""
+		jqcheck "exact: lime_owner_hdr lists nothing of main's argument parsing" "$j" \
+			"[.causes[] | select(.section == \"$sec\" and .function == \"main\")] | length == 0"
+	else
+		bad "exact: lime_owner_hdr record"
+	fi
+	sec=$(site barrier lime_root_tail.c)
+	if exact_record lime_root_tail "$k" 4 40 200; then
+		jqcheck "exact: lime_root_tail's top cause is the me == 0 test $(site cause lime_root_tail.c), a branch" "$k" \
+			"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | .location == \"$(site cause lime_root_tail.c)\" and .kind == \"branch\""
+	else
+		bad "exact: lime_root_tail record"
+	fi
+}
+timed_group "exact helpers" exact_helpers_group
+
 # Software samples of the plain build against the exact build's counts,
 # thread by thread, for the block that carries the imbalance (sb_work's
 # loop: its most sampled and its most executed block): Pearson r >= 0.9.
