@@ -68,6 +68,13 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			   struct sb_causes_pooled *li);
 
+/* Block-sample columns are busy-time ranks within each instance (see
+ * causes_samples.c): the width of section s's rank columns (its widest
+ * instance with vectors, at most SB_CAUSES_MAX_THREADS), and the column
+ * of each of instance in's threads (col: in->nthreads entries). */
+uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec);
+void sb_causes_rank_columns(const struct sb_instance *in, uint32_t nt, uint32_t *col);
+
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
  * instances pooled per thread into EDGE events (cfg_flow.h) and, for the
