@@ -2,12 +2,234 @@
 /*
  * What each section's verdict rests on (causes.h: sb_causes_evidence):
  * filled after every section's causes are known.
+ *
+ * Samples per thread.  Block samples are pooled into rank columns
+ * (causes_samples.c): column c sums the busy time T_c and the samples of
+ * the c-th busiest thread of every instance.  S, the samples per thread,
+ * is the section's block samples over its n columns.
+ *
+ * When are S samples enough?  The first test a block event must pass in
+ * LIME (lime_vec.c) is the index of dispersion: D = sum_c (x_c - xbar)^2
+ * / xbar, against chi-square with n - 1 degrees of freedom at level
+ * alpha / m (Bonferroni over the section's m block events).  Counts are
+ * Poisson; the event that best explains the imbalance is one whose time
+ * follows the threads' busy time, x_c ~ Poisson(lambda_c) with lambda_c
+ * = S T_c / Tbar (the busy times are measured exactly, sched_switch,
+ * so this takes the imbalance as measured, not as sampled).  Then D is
+ * noncentral chi-square (n - 1, delta) with
+ *     delta = sum_c (lambda_c - lambdabar)^2 / lambdabar = S n CV^2,
+ * CV^2 = sum_c (T_c - Tbar)^2 / (n Tbar^2), the squared coefficient of
+ * variation of the column busy times.  The cause is found with power P
+ * (0.8) when delta >= delta*, the noncentrality at which
+ *     Pr[chi'^2(n - 1, delta*) > chi^2_{1 - alpha/m}(n - 1)] = P,
+ * so the samples needed per thread are S* = delta* / (n CV^2).  A cause
+ * whose block holds only part of the section's time (a share f of its
+ * samples, all of the variation) has delta = S n CV^2 / f, easier; one
+ * whose variation is spread over k blocks has about delta / k, harder:
+ * S* is the need of a single block holding the section's time, the
+ * cluster LIME reports as one cause.  The F-test of the regression that
+ * follows, with r^2 = delta / (delta + n), passes well before the
+ * dispersion test at alpha / m for the sections seen (n >= 3).
+ *
+ * More time.  Samples per thread accrue at H * share per second of the
+ * run, H the sampling rate (Hz, from the profile) and share = Tbar_s /
+ * duration the section's busy seconds per thread over the run's
+ * seconds.  A section without a cause and with S < S* is FEW_SAMPLES,
+ * more_seconds = (S* - S) / (H * share).  A section without a cause and
+ * S >= S* is NONE: samples enough, no event explains it.  CV = 0 (every
+ * column equally busy) needs no cause: NONE.
  */
 #include "causes_priv.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_sf_gamma.h>
+
+#include "causes.h"
+
+#define POWER 0.8
+
+double sb_causes_ncx2_sf(double x, double k, double delta)
+{
+	/* Poisson(delta / 2) mixture of central chi-squares with k + 2j
+	 * degrees of freedom; summed over j around the mode until the
+	 * weights are negligible. */
+	double lam = delta / 2, sum = 0;
+	long mode = (long)floor(lam);
+
+	if (!(delta > 0))
+		return gsl_cdf_chisq_Q(x, k);
+	for (int dir = 0; dir < 2; dir++)
+		for (long j = dir ? mode - 1 : mode; j >= 0; j += dir ? -1 : 1) {
+			double w = exp(-lam + (double)j * log(lam) - gsl_sf_lngamma((double)j + 1));
+
+			sum += w * gsl_cdf_chisq_Q(x, k + 2.0 * (double)j);
+			if (w < 1e-14 && (dir ? j < mode : j > mode))
+				break;
+		}
+	return sum;
+}
+
+double sb_causes_delta_needed(uint32_t n, double alpha, double power)
+{
+	double k = (double)n - 1, c, lo = 0, hi = 1;
+
+	if (n < 2)
+		return INFINITY;
+	gsl_set_error_handler_off();
+	c = gsl_cdf_chisq_Qinv(alpha, k);
+	while (sb_causes_ncx2_sf(c, k, hi) < power && hi < 1e9)
+		hi *= 2;
+	for (int it = 0; it < 100 && hi - lo > 1e-6 * hi; it++) {
+		double mid = (lo + hi) / 2;
+
+		if (sb_causes_ncx2_sf(c, k, mid) < power)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+double sb_causes_samples_needed(const double *time, uint32_t n, size_t m, double alpha)
+{
+	double mean = 0, ss = 0, cv2;
+
+	for (uint32_t c = 0; c < n; c++)
+		mean += time[c] / n;
+	for (uint32_t c = 0; c < n; c++)
+		ss += (time[c] - mean) * (time[c] - mean);
+	if (n < 2 || !(mean > 0))
+		return INFINITY;
+	cv2 = ss / ((double)n * mean * mean);
+	if (!(cv2 > 1e-12))
+		return INFINITY;
+	return sb_causes_delta_needed(n, alpha / (double)(m ? m : 1), POWER) / ((double)n * cv2);
+}
+
+/* "... cpu-clock sampling: 999 Hz ..." in the profile's event_sources. */
+double sb_causes_sample_hz(const struct sb_profile *p)
+{
+	const char *s = sb_profile_meta_get(p, "event_sources"), *at;
+	unsigned hz;
+
+	if (!s || !(at = strstr(s, "sampling: ")) || sscanf(at, "sampling: %u Hz", &hz) != 1)
+		return 0;
+	return hz;
+}
+
+static bool has_cause(const struct sb_causes *out, uint32_t s)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->c[i].section == s)
+			return true;
+	return false;
+}
+
+/* Section s's rank columns (busy seconds), block samples and block
+ * events; the instances with vectors. */
+static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const size_t *nvec,
+				double *time, double *samples, size_t *nev, uint32_t *ninst)
+{
+	uint32_t nt = sb_causes_rank_width(p, s, nvec);
+	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
+
+	*samples = 0;
+	*nev = 0;
+	*ninst = 0;
+	memset(time, 0, SB_CAUSES_MAX_THREADS * sizeof(*time));
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t col[SB_CAUSES_MAX_THREADS];
+
+		if (in->section != s || !nvec[i])
+			continue;
+		(*ninst)++;
+		sb_causes_rank_columns(in, nt, col);
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			time[col[t]] += (double)in->per_thread[t].busy_ns / 1e9;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+
+		if (p->instances[x->instance].section != s ||
+		    p->events[x->event].kind != SB_EVK_BLOCK_SAMPLES)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads; t++)
+			*samples += (double)x->counts[t];
+		if (seen && !seen[x->event]) {
+			seen[x->event] = 1;
+			(*nev)++;
+		}
+	}
+	free(seen);
+	return nt;
+}
+
 int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 {
-	(void)p;
-	(void)out;
-	return 0;
+	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
+	double dur = 0, hz = sb_causes_sample_hz(p), alpha;
+	const char *d = sb_profile_meta_get(p, "duration_ns");
+	struct sb_lime_opts o;
+	int ret = -ENOMEM;
+
+	sb_lime_opts_default(&o);
+	alpha = o.f_alpha;
+	if (d)
+		dur = strtod(d, NULL) / 1e9;
+	if (!nvec)
+		return -ENOMEM;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	free(out->ev);
+	out->ev = NULL;
+	out->nev = 0;
+	for (uint32_t s = 0; s < p->nsections; s++) {
+		double time[SB_CAUSES_MAX_THREADS], samples, tbar = 0, need;
+		struct sb_causes_evidence e = { .section = s }, *arr;
+		size_t nev;
+		uint32_t ninst, nt = section_columns(p, s, nvec, time, &samples, &nev, &ninst);
+
+		if (!ninst)
+			continue;
+		e.nthreads = nt;
+		e.ninstances = ninst;
+		for (uint32_t c = 0; c < nt; c++)
+			tbar += time[c] / nt;
+		if (out->block_samples)
+			e.samples_per_thread = nt ? samples / nt : 0;
+		if (nt < 3)
+			e.verdict = SB_VERDICT_FEW_THREADS;
+		else if (has_cause(out, s))
+			e.verdict = SB_VERDICT_CAUSES;
+		else if (!out->block_samples ||
+			 !isfinite(need = sb_causes_samples_needed(time, nt, nev, alpha)) ||
+			 e.samples_per_thread >= need)
+			e.verdict = SB_VERDICT_NONE;
+		else {
+			double rate = hz * (dur > 0 ? tbar / dur : 0);
+
+			/* no rate known: the observed samples per run second */
+			if (!(rate > 0) && dur > 0)
+				rate = e.samples_per_thread / dur;
+			e.verdict = SB_VERDICT_FEW_SAMPLES;
+			e.more_seconds = rate > 0 ? (need - e.samples_per_thread) / rate : INFINITY;
+		}
+		arr = realloc(out->ev, (out->nev + 1) * sizeof(*arr));
+		if (!arr)
+			goto out;
+		out->ev = arr;
+		out->ev[out->nev++] = e;
+	}
+	ret = 0;
+out:
+	free(nvec);
+	return ret;
 }

@@ -114,4 +114,15 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
 struct sb_causes;
 int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out);
 
+/* The derivation is in causes_evidence.c.  Pr[noncentral chi-square (k
+ * degrees of freedom, noncentrality delta) > x]; the delta at which the
+ * dispersion test of n columns at level alpha has the given power; the
+ * samples per thread that give power 0.8 with rank-column busy times
+ * time[n] and m block events (INFINITY: none do, the times are equal);
+ * the profile's sampling rate in Hz (0 unknown). */
+double sb_causes_ncx2_sf(double x, double k, double delta);
+double sb_causes_delta_needed(uint32_t n, double alpha, double power);
+double sb_causes_samples_needed(const double *time, uint32_t n, size_t m, double alpha);
+double sb_causes_sample_hz(const struct sb_profile *p);
+
 #endif
