@@ -138,6 +138,7 @@ static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const si
 				double *time, double *samples, size_t *nev, uint32_t *ninst)
 {
 	uint32_t nt = sb_causes_rank_width(p, s, nvec);
+	bool any = false;
 	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
 
 	*samples = 0;
@@ -148,7 +149,7 @@ static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const si
 		const struct sb_instance *in = &p->instances[i];
 		uint32_t col[SB_CAUSES_MAX_THREADS];
 
-		if (in->section != s || !nvec[i])
+		if (in->section != s)
 			continue;
 		(*ninst)++;
 		sb_causes_rank_columns(in, nt, col);
@@ -163,12 +164,15 @@ static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const si
 			continue;
 		for (uint32_t t = 0; t < x->nthreads; t++)
 			*samples += (double)x->counts[t];
+		any = true;
 		if (seen && !seen[x->event]) {
 			seen[x->event] = 1;
 			(*nev)++;
 		}
 	}
 	free(seen);
+	if (!any && !p->nvectors)
+		*ninst = 0;
 	return nt;
 }
 

@@ -70,7 +70,7 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 
 /* Block-sample columns are busy-time ranks within each instance (see
  * causes_samples.c): the width of section s's rank columns (its widest
- * instance with vectors, at most SB_CAUSES_MAX_THREADS), and the column
+ * stored instance, at most SB_CAUSES_MAX_THREADS), and the column
  * of each of instance in's threads (col: in->nthreads entries). */
 uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec);
 void sb_causes_rank_columns(const struct sb_instance *in, uint32_t nt, uint32_t *col);

@@ -27,6 +27,9 @@
  *    Poisson noise: dropped by LIME's dispersion test), while a block
  *    whose time makes a thread the busy one grows with the rank: ranking
  *    on exact time does not make sampling noise look like a cause;
+ *  - every stored instance counts, with or without samples: an
+ *    instance of a few microseconds rarely has one, and keeping only
+ *    those that do would keep the ones whose busiest thread was sampled;
  *  - a section whose imbalance does not rotate keeps its busiest thread
  *    in column 0 in every instance, so the columns are its per-thread
  *    sums relabelled: nothing is lost where thread sums were right.
@@ -43,6 +46,7 @@
 #include "causes_priv.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +69,9 @@ uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s, const size
 {
 	uint32_t nt = 0;
 
+	(void)ninst_vec;    /* every stored instance counts (see above) */
 	for (uint32_t i = 0; i < p->ninstances; i++)
-		if (p->instances[i].section == s && ninst_vec[i] && p->instances[i].nthreads > nt)
+		if (p->instances[i].section == s && p->instances[i].nthreads > nt)
 			nt = p->instances[i].nthreads;
 	return nt < SB_CAUSES_MAX_THREADS ? nt : SB_CAUSES_MAX_THREADS;
 }
@@ -84,6 +89,61 @@ void sb_causes_rank_columns(const struct sb_instance *in, uint32_t nt, uint32_t 
 	qsort(b, k, sizeof(*b), busier);
 	for (uint32_t r = 0; r < k; r++)
 		col[b[r].slot] = k ? (uint32_t)((uint64_t)r * nt / k) : 0;
+}
+
+/*
+ * The call sites of the profile's synchronizations (every section's
+ * closing call): a block holding one is sampled while a thread arrives
+ * at or leaves the barrier, and the thread that arrives last, the busiest,
+ * is the one that wakes the others.  Ranked by busy time, that wake-up
+ * would line up with the busiest column though it follows the imbalance
+ * rather than causing it: such blocks, and the blocks of the probed
+ * synchronization functions themselves (libc's barrier, its futex
+ * calls), are no LIME events.
+ */
+/* Function name f is one of the recorder's probed synchronizations,
+ * "lib.so:name+off,..." in the profile's "probes", leading underscores
+ * aside (libc's ___pthread_barrier_wait is pthread_barrier_wait). */
+static bool probed(const struct sb_profile *p, const char *f)
+{
+	const char *pr = sb_profile_meta_get(p, "probes");
+	size_t n;
+
+	if (!pr || !f)
+		return false;
+	while (*f == '_')
+		f++;
+	n = strlen(f);
+	for (const char *at = pr; (at = strstr(at, f)); at += n) {
+		const char *b = at;
+
+		while (b > pr && b[-1] == '_')
+			b--;
+		if ((b == pr || b[-1] == ':') && (at[n] == '+' || at[n] == ',' || !at[n]))
+			return true;
+	}
+	return false;
+}
+
+static bool at_sync(const struct sb_profile *p, const struct sb_causes_graph *g, long blk)
+{
+	const struct sb_cfg *m = g->merged;
+
+	if (blk >= 0 && (size_t)blk < m->nblocks && probed(p, m->funcs[m->blocks[blk].func].name))
+		return true;
+	for (size_t s = 0; s < p->nsections; s++) {
+		const struct sb_loc *l = p->sections[s].loc < p->nlocs ?
+			&p->locs[p->sections[s].loc] : NULL;
+		long b;
+
+		if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
+		    !g->per_bin[l->binary])
+			continue;
+		b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
+		if (b >= 0 && (long)g->offset[l->binary] + b == blk)
+			return true;
+	}
+	return false;
 }
 
 int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
@@ -108,9 +168,10 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			uint32_t ev = p->vectors[by_inst[i][v]].event;
 			const struct sb_event_def *d = &p->events[ev];
 
-			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES &&
+			if (row[ev] == -1 && d->kind == SB_EVK_BLOCK_SAMPLES &&
 			    sb_causes_event_block(p, g, d) >= 0)
-				row[ev] = (long)nrows++;
+				row[ev] = at_sync(p, g, sb_causes_event_block(p, g, d)) ? -2
+											: (long)nrows++;
 		}
 		total++;
 	}
@@ -123,7 +184,7 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 		const struct sb_instance *in = &p->instances[i];
 		uint32_t col[SB_CAUSES_MAX_THREADS];
 
-		if (in->section != s || !ninst_vec[i])
+		if (in->section != s)
 			continue;
 		sb_causes_rank_columns(in, nt, col);
 		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
