@@ -162,10 +162,15 @@ static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const si
 		if (p->instances[x->instance].section != s ||
 		    p->events[x->event].kind != SB_EVK_BLOCK_SAMPLES)
 			continue;
+		double n = 0;
+
 		for (uint32_t t = 0; t < x->nthreads; t++)
-			*samples += (double)x->counts[t];
+			n += (double)x->counts[t];
+		*samples += n;
 		any = true;
-		if (seen && !seen[x->event]) {
+		/* m: the events LIME tests (a sampled one; never sampled
+		 * here, it is constant and not tested) */
+		if (n > 0 && seen && !seen[x->event]) {
 			seen[x->event] = 1;
 			(*nev)++;
 		}
