@@ -6,7 +6,8 @@
  * Samples per thread.  Block samples are pooled into rank columns
  * (causes_samples.c): column c sums the busy time T_c and the samples of
  * the c-th busiest thread of every instance.  S, the samples per thread,
- * is the section's block samples over its n columns.
+ * is the section's block samples over its n columns, each sample counted
+ * once (a call site's block holds its callees' samples too: not those).
  *
  * When are S samples enough?  The first test a block event must pass in
  * LIME (lime_vec.c) is the index of dispersion: D = sum_c (x_c - xbar)^2
@@ -132,71 +133,86 @@ static bool has_cause(const struct sb_causes *out, uint32_t s)
 	return false;
 }
 
+static bool is_call_site(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t e)
+{
+	long b = g ? sb_causes_event_block(p, g, &p->events[e]) : -1;
+
+	return b >= 0 && sb_cfg_ends_in_call(g->merged, (uint32_t)b);
+}
+
 /* Section s's rank columns (busy seconds), block samples and block
  * events; the instances with vectors. */
-static uint32_t section_columns(const struct sb_profile *p, uint32_t s, const size_t *nvec,
-				double *time, double *samples, size_t *nev, uint32_t *ninst)
+static uint32_t section_columns(const struct sb_profile *p, const struct sb_causes_graph *g,
+				uint32_t s, double *time, double *samples, size_t *nev,
+				uint32_t *ninst)
 {
-	uint32_t nt = sb_causes_rank_width(p, s, nvec);
-	bool any = false;
+	struct sb_causes_ranks rk;
+	uint32_t nt;
 	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
 
 	*samples = 0;
 	*nev = 0;
 	*ninst = 0;
 	memset(time, 0, SB_CAUSES_MAX_THREADS * sizeof(*time));
+	if (!seen || sb_causes_rank_plan(p, s, &rk)) {
+		free(seen);
+		return 0;
+	}
 	for (uint32_t i = 0; i < p->ninstances; i++) {
 		const struct sb_instance *in = &p->instances[i];
-		uint32_t col[SB_CAUSES_MAX_THREADS];
 
 		if (in->section != s)
 			continue;
+		double v[SB_CAUSES_MAX_THREADS];
+
 		(*ninst)++;
-		sb_causes_rank_columns(in, nt, col);
 		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-			time[col[t]] += (double)in->per_thread[t].busy_ns / 1e9;
+			v[t] = (double)in->per_thread[t].busy_ns / 1e9;
+		sb_causes_rank_add(&rk, p, i, v, time);
 	}
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *x = &p->vectors[v];
+		double n = 0;
 
 		if (p->instances[x->instance].section != s ||
 		    p->events[x->event].kind != SB_EVK_BLOCK_SAMPLES)
 			continue;
-		double n = 0;
-
 		for (uint32_t t = 0; t < x->nthreads; t++)
 			n += (double)x->counts[t];
-		*samples += n;
-		any = true;
+		/* a call site's samples are its callees' too: counted
+		 * once, where they were taken */
+		if (!is_call_site(p, g, x->event))
+			*samples += n;
 		/* m: the events LIME tests (a sampled one; never sampled
 		 * here, it is constant and not tested) */
-		if (n > 0 && seen && !seen[x->event]) {
+		if (n > 0 && !seen[x->event]) {
 			seen[x->event] = 1;
 			(*nev)++;
 		}
 	}
 	free(seen);
-	if (!any && !p->nvectors)
+	if (!p->nvectors)
 		*ninst = 0;
+	nt = rk.nt;
+	sb_causes_rank_free(&rk);
 	return nt;
 }
 
 int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 {
-	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
 	double dur = 0, hz = sb_causes_sample_hz(p), alpha;
 	const char *d = sb_profile_meta_get(p, "duration_ns");
 	struct sb_lime_opts o;
 	int ret = -ENOMEM;
 
+	struct sb_causes_graph g;
+	char why[256];
+	bool have_g = sb_causes_graph_load(p, &g, why, sizeof(why)) == 0;
+
 	sb_lime_opts_default(&o);
 	alpha = o.f_alpha;
 	if (d)
 		dur = strtod(d, NULL) / 1e9;
-	if (!nvec)
-		return -ENOMEM;
-	for (size_t v = 0; v < p->nvectors; v++)
-		nvec[p->vectors[v].instance]++;
 	free(out->ev);
 	out->ev = NULL;
 	out->nev = 0;
@@ -204,7 +220,8 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 		double time[SB_CAUSES_MAX_THREADS], samples, tbar = 0, need;
 		struct sb_causes_evidence e = { .section = s }, *arr;
 		size_t nev;
-		uint32_t ninst, nt = section_columns(p, s, nvec, time, &samples, &nev, &ninst);
+		uint32_t ninst, nt = section_columns(p, have_g ? &g : NULL, s, time, &samples,
+					       &nev, &ninst);
 
 		if (!ninst)
 			continue;
@@ -239,6 +256,6 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 	}
 	ret = 0;
 out:
-	free(nvec);
+	sb_causes_graph_free(&g, p->nbinaries);
 	return ret;
 }

@@ -69,11 +69,27 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			   struct sb_causes_pooled *li);
 
 /* Block-sample columns are busy-time ranks within each instance (see
- * causes_samples.c): the width of section s's rank columns (its widest
- * stored instance, at most SB_CAUSES_MAX_THREADS), and the column
- * of each of instance in's threads (col: in->nthreads entries). */
-uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec);
-void sb_causes_rank_columns(const struct sb_instance *in, uint32_t nt, uint32_t *col);
+ * causes_samples.c).  The width of section s's rank columns: its widest
+ * stored instance, at most SB_CAUSES_MAX_THREADS. */
+uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s);
+
+/* Section s's columns (causes_samples.c): rank columns where the
+ * imbalance rotates among threads (share < 0.5), else one per thread.
+ * Instance i's thread slot t spreads over columns lo..hi (ranked: rank
+ * positions of a group of tied threads; else lo = hi, its thread's
+ * column); c is the busy time (ns) one sample was found to add. */
+struct sb_causes_ranks {
+	uint32_t nt;        /* columns */
+	int ranked;
+	double c, share;
+	size_t *first;      /* per profile instance; SIZE_MAX: other section */
+	uint32_t *lo, *hi;
+};
+int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r);
+/* Adds instance i's per-slot values v into the nt columns cols. */
+void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile *p, uint32_t i,
+			const double *v, double *cols);
+void sb_causes_rank_free(struct sb_causes_ranks *r);
 
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
