@@ -73,15 +73,15 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
  * stored instance, at most SB_CAUSES_MAX_THREADS. */
 uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s);
 
-/* Section s's columns (causes_samples.c): rank columns where the
+/* Section s's columns (causes_samples.c): busy-rank columns where the
  * imbalance rotates among threads (share < 0.5), else one per thread.
- * Instance i's thread slot t spreads over columns lo..hi (ranked: rank
- * positions of a group of tied threads; else lo = hi, its thread's
- * column); c is the busy time (ns) one sample was found to add. */
+ * Instance i's thread slot t spreads evenly over columns lo..hi (per
+ * thread: lo = hi, its thread's column; ranked: the columns of its busy
+ * rank among the instance's threads with as many samples). */
 struct sb_causes_ranks {
 	uint32_t nt;        /* columns */
 	int ranked;
-	double c, share;
+	double share;       /* thread identity's share of the variance */
 	size_t *first;      /* per profile instance; SIZE_MAX: other section */
 	uint32_t *lo, *hi;
 };

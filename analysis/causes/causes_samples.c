@@ -15,32 +15,37 @@
  * The rule.  Thread identity's share of the within-instance variance of
  * busy time, R = sum_t n_t Dbar_t^2 / sum_(i,t) d_it^2 (d_it: thread t's
  * busy time in instance i minus the instance's mean; Dbar_t: thread t's
- * mean d), says which: R >= 1/2, the imbalance stays with its threads,
- * and pairs are pooled per thread as before (unbiased: a column is a
- * tid whatever the samples); R < 1/2, it rotates (or there is none), and
- * pair (i, t) goes to column r, the rank of t within instance i
- * (busiest first; an instance of k < nt threads spreads its ranks as
- * quantiles, r * nt / k; exact ties share their columns).  Column r then
- * sums the busy times and samples of the r-th busiest thread of every
- * instance:
- *  - every column holds exactly one pair of each instance, so what
- *    differs between instances (the K step's size) adds the same to
- *    every column and only the within-instance contrast remains, which
- *    is what LIME analyses per instance;
- *  - every stored instance counts, with or without samples: keeping only
- *    instances with a sample would keep those whose busy thread was hit;
- *  - ranking must not follow the samples.  A sample costs its thread
- *    CPU time (interrupt, BPF, stack copy: 25-35 us each on this
- *    project's KVM guest, as much as one of LU's block updates), so the
- *    sampled thread of a balanced instance ranks first and any sampled
- *    block would line up with the rank.  The key is busy time minus c
- *    per sample of the pair, c estimated from the profile (the smallest
- *    within-instance slope of busy time on samples among its sections,
- *    sample_cost(): an over-estimate where a section's imbalance adds the
- *    natural association, which errs towards finding nothing).
+ * mean d), decides: R >= 1/2, the imbalance stays with its threads and
+ * pairs are pooled per thread as before (a column is a tid whatever the
+ * samples); R < 1/2, it rotates (or there is none), and each instance
+ * deals its pairs to columns by busy rank: the busiest thread's pair to
+ * the first column, and so on (k < nt threads spread as quantiles; exact
+ * ties share their columns).  Every column then holds one pair's worth of
+ * every instance, so what differs between instances (the K step's size)
+ * adds the same to every column and only the within-instance contrast
+ * remains, which is what LIME analyses per instance.  Every stored
+ * instance counts, with or without samples.
+ *
+ * Ranking must not follow the samples.  A sample costs its thread CPU
+ * time (interrupt, BPF program, stack copy: 25-35 us each on this
+ * project's KVM guest, as much as one of LU's block updates; measured as
+ * the within-instance slope of busy time on samples in balanced
+ * sections), so in a balanced instance the sampled thread ranks first
+ * and every sampled block would line up with the rank.  So an instance
+ * ranks its threads within strata of equal sample count: inside a
+ * stratum the samples cost every thread the same, and each stratum
+ * spreads its members over all columns (the j-th busiest of m over
+ * columns [j nt / m, (j + 1) nt / m)), so no column gets more samples for
+ * being sampled; which block the samples fell in, and the busy times,
+ * carry the signal.  Where an instance's busy times spread more than
+ * 4 x SAMPLE_COST_MAX per sample of difference between its threads, no
+ * sample can reorder them and the instance is ranked in one stratum,
+ * keeping "how many" too (long instances: many samples per pair).
+ *
  * nt columns (<= SB_CAUSES_MAX_THREADS): LIME costs what it did with
- * per-thread sums, whatever the number of instances; pooling is a sort
- * of nt keys per instance plus passes over the vectors.
+ * per-thread sums, whatever the number of instances; pooling is a sort of
+ * nt keys per instance and passes over the vectors, a difference array
+ * spreading each pair over its columns.
  *
  * Pooling the per-step sections of one loop nest (a K step's diagonal,
  * perimeter and interior barriers) was considered and not done: their
@@ -57,15 +62,23 @@
 #include <string.h>
 
 struct by_busy {
+	double smp;       /* the pair's samples: its stratum */
 	double key;
 	uint32_t tid;
 	uint32_t slot;    /* index in the instance's per_thread */
 };
 
+/* The most CPU time one sample has been seen to cost its thread (the
+ * interrupt, the BPF program, the stack copy: 25-35 us on this
+ * project's KVM guest, as much as one of LU's block updates). */
+#define SAMPLE_COST_MAX 50000.0
+
 static int busier(const void *a, const void *b)
 {
 	const struct by_busy *x = a, *y = b;
 
+	if (x->smp != y->smp)
+		return x->smp < y->smp ? -1 : 1;
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
@@ -119,48 +132,43 @@ static double *pair_samples(const struct sb_profile *p, size_t **firstp)
 	return smp;
 }
 
-/*
- * The busy time one sample adds to its thread (the interrupt, the BPF
- * program, the stack copy: 25-35 us measured on this project's KVM
- * guest).  Within an instance, busy time regressed on samples has slope
- * c plus the natural association (a busier thread gets more samples),
- * which is large where the imbalance is: the smallest slope among the
- * profile's sections with enough pairs is the estimate.
- */
-static double sample_cost(const struct sb_profile *p, const double *smp, const size_t *first)
+/* sb_causes_columns, in O(threads) when instances list their threads in
+ * the same order (they do: first seen first), else by scanning. */
+static void columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
+		    uint32_t *col)
 {
-	double *num = calloc(p->nsections ? p->nsections : 1, sizeof(double));
-	double *den = calloc(p->nsections ? p->nsections : 1, sizeof(double));
-	size_t *np = calloc(p->nsections ? p->nsections : 1, sizeof(size_t));
-	double c = -1;
+	for (uint32_t t = 0, guess = 0; t < width(in); t++) {
+		uint32_t tid = in->per_thread[t].tid;
 
-	for (uint32_t i = 0; num && den && np && i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-		uint32_t k = width(in), sec = in->section;
-		double mb = 0, ms = 0;
-
-		if (k < 2 || sec >= p->nsections)
-			continue;
-		for (uint32_t t = 0; t < k; t++) {
-			mb += (double)in->per_thread[t].busy_ns / k;
-			ms += smp[first[i] + t] / k;
-		}
-		for (uint32_t t = 0; t < k; t++) {
-			double ds = smp[first[i] + t] - ms;
-
-			num[sec] += ((double)in->per_thread[t].busy_ns - mb) * ds;
-			den[sec] += ds * ds;
-		}
-		np[sec] += k;
+		if (guess < nt && tids[guess] == tid)
+			col[t] = guess;
+		else if (t < nt && tids[t] == tid)
+			col[t] = t;
+		else
+			for (col[t] = 0; col[t] < nt && tids[col[t]] != tid; col[t]++)
+				;
+		guess = col[t] + 1;
 	}
-	for (size_t sec = 0; num && den && np && sec < p->nsections; sec++)
-		if (np[sec] >= 64 && den[sec] > 0 && num[sec] > 0 &&
-		    (c < 0 || num[sec] / den[sec] < c))
-			c = num[sec] / den[sec];
-	free(num);
-	free(den);
-	free(np);
-	return c > 0 ? c : 0;
+}
+
+/* Section s's threads, first seen first (at most SB_CAUSES_MAX_THREADS). */
+static uint32_t section_tids(const struct sb_profile *p, uint32_t s, uint32_t *tids)
+{
+	uint32_t nt = 0, col[SB_CAUSES_MAX_THREADS];
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s)
+			continue;
+		uint32_t known = nt;
+
+		columns(in, tids, known, col);
+		for (uint32_t t = 0; t < width(in); t++)
+			if (col[t] >= known && nt < SB_CAUSES_MAX_THREADS)
+				tids[nt++] = in->per_thread[t].tid;
+	}
+	return nt;
 }
 
 /* The share of the within-instance variance of busy time that thread
@@ -178,7 +186,7 @@ static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_
 
 		if (in->section != s || k < 2)
 			continue;
-		sb_causes_columns(in, tids, ntid, col);
+		columns(in, tids, ntid, col);
 		for (uint32_t t = 0; t < k; t++)
 			mb += (double)in->per_thread[t].busy_ns / k;
 		for (uint32_t t = 0; t < k; t++) {
@@ -200,7 +208,7 @@ static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_
 int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r)
 {
 	uint32_t tids[SB_CAUSES_MAX_THREADS], ntid = 0;
-	double *smp, *tm = NULL;
+	double *smp;
 	size_t *pf = NULL, n = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -216,18 +224,9 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 	r->hi = malloc((n ? n : 1) * sizeof(*r->hi));
 	if (!r->lo || !r->hi)
 		goto nomem;
-	/* every stored instance counts: a vector count of 1 each */
-	for (uint32_t i = 0; i < p->ninstances; i++)
-		pf[i] = 1;
-	ntid = sb_causes_threads(p, s, pf, tids, &tm);
-	free(tm);
-	for (uint32_t i = 0, f = 0; i < p->ninstances; i++) {
-		pf[i] = f;
-		f += width(&p->instances[i]);
-	}
+	ntid = section_tids(p, s, tids);
 	r->share = thread_share(p, s, tids, ntid);
 	r->ranked = r->share < 0.5;
-	r->c = sample_cost(p, smp, pf);
 	r->nt = r->ranked ? sb_causes_rank_width(p, s) : ntid;
 	for (uint32_t i = 0; i < p->ninstances; i++) {
 		const struct sb_instance *in = &p->instances[i];
@@ -235,27 +234,59 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 		uint32_t k = width(in), col[SB_CAUSES_MAX_THREADS];
 		uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
 
-
 		if (r->first[i] == SIZE_MAX)
 			continue;
 		if (!r->ranked) {
-			sb_causes_columns(in, tids, ntid, col);
+			columns(in, tids, ntid, col);
 			for (uint32_t t = 0; t < k; t++)
 				lo[t] = hi[t] = col[t];
 			continue;
 		}
 		for (uint32_t t = 0; t < k; t++) {
-			b[t].key = (double)in->per_thread[t].busy_ns - r->c * smp[pf[i] + t];
+			b[t].smp = smp[pf[i] + t];
+			b[t].key = (double)in->per_thread[t].busy_ns;
 			b[t].tid = in->per_thread[t].tid;
 			b[t].slot = t;
 		}
+		/* by stratum (samples), busiest first within it; one stratum
+		 * when the busy times are far enough apart that what the
+		 * samples cost cannot reorder them */
+		if (k) {
+			double bmin = INFINITY, bmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
+
+			for (uint32_t t = 0; t < k; t++) {
+				bmin = fmin(bmin, b[t].key);
+				bmax = fmax(bmax, b[t].key);
+				smin = fmin(smin, b[t].smp);
+				smax = fmax(smax, b[t].smp);
+			}
+			if (bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin))
+				for (uint32_t t = 0; t < k; t++)
+					b[t].smp = 0;
+		}
 		qsort(b, k, sizeof(*b), busier);
-		for (uint32_t q = 0, g = 0; q < k; q++) {
-			if (q && b[q - 1].key != b[q].key)
-				g = q;
-			lo[b[q].slot] = g;
-			for (uint32_t x = g; x <= q; x++)
-				hi[b[x].slot] = q;
+		for (uint32_t q0 = 0; q0 < k;) {
+			uint32_t q1 = q0;
+
+			while (q1 + 1 < k && b[q1 + 1].smp == b[q0].smp)
+				q1++;
+			/* stratum q0..q1 (m threads): the j-th busiest spreads
+			 * over columns [j nt / m, (j + 1) nt / m), exact ties
+			 * over their joint range */
+			for (uint32_t q = q0, m = q1 - q0 + 1; q <= q1;) {
+				uint32_t e = q;
+
+				while (e + 1 <= q1 && b[e + 1].key == b[q].key)
+					e++;
+				for (uint32_t x = q; x <= e; x++) {
+					lo[b[x].slot] = (uint32_t)((uint64_t)(q - q0) * r->nt / m);
+					hi[b[x].slot] = (uint32_t)((uint64_t)(e - q0 + 1) * r->nt / m);
+					if (hi[b[x].slot] > lo[b[x].slot])
+						hi[b[x].slot]--;
+				}
+				q = e + 1;
+			}
+			q0 = q1 + 1;
 		}
 	}
 	free(smp);
@@ -272,28 +303,22 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 			const double *v, double *cols)
 {
 	const struct sb_instance *in = &p->instances[i];
-	uint32_t k = width(in);
 	const uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
-	double gs[SB_CAUSES_MAX_THREADS];
-	uint32_t ge[SB_CAUSES_MAX_THREADS];
+	double d[SB_CAUSES_MAX_THREADS + 1], run = 0;
+	uint32_t top = 0;
 
-	if (!r->ranked) {
-		for (uint32_t t = 0; t < k; t++)
-			if (lo[t] < r->nt)
-				cols[lo[t]] += v[t];
-		return;
-	}
-	for (uint32_t q = 0; q < k; q++)
-		gs[q] = 0;
-	for (uint32_t t = 0; t < k; t++) {
-		gs[lo[t]] += v[t];
-		ge[lo[t]] = hi[t];
-	}
-	for (uint32_t q = 0; q < k; q++) {
-		if (!gs[q])
+	/* ranges spread by a difference array: O(threads + columns) */
+	for (uint32_t t = 0; t < width(in); t++) {
+		if (lo[t] >= r->nt || !v[t])
 			continue;
-		for (uint32_t x = q; x <= ge[q]; x++)
-			cols[(uint64_t)x * r->nt / k] += gs[q] / (double)(ge[q] - q + 1);
+		while (top <= hi[t] + 1 && top <= r->nt)
+			d[top++] = 0;
+		d[lo[t]] += v[t] / (double)(hi[t] - lo[t] + 1);
+		d[hi[t] + 1] -= v[t] / (double)(hi[t] - lo[t] + 1);
+	}
+	for (uint32_t x = 0; x < top && x < r->nt; x++) {
+		run += d[x];
+		cols[x] += run;
 	}
 }
 
