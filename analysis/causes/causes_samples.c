@@ -340,9 +340,10 @@ void sb_causes_rank_free(struct sb_causes_ranks *r)
  * synchronization functions themselves (libc's barrier, its futex
  * calls), are no LIME events.
  */
-/* Function name f is one of the recorder's probed synchronizations,
- * "lib.so:name+off,..." in the profile's "probes", leading underscores
- * aside (libc's ___pthread_barrier_wait is pthread_barrier_wait). */
+/* Function name f is one of the recorder's probed synchronizations in a
+ * library, "lib.so:name+off,..." in the profile's "probes", leading
+ * underscores aside (libc's ___pthread_barrier_wait is
+ * pthread_barrier_wait). */
 static bool probed(const struct sb_profile *p, const char *f)
 {
 	const char *pr = sb_profile_meta_get(p, "probes");
@@ -358,7 +359,17 @@ static bool probed(const struct sb_profile *p, const char *f)
 
 		while (b > pr && b[-1] == '_')
 			b--;
-		if ((b == pr || b[-1] == ':') && (at[n] == '+' || at[n] == ',' || !at[n]))
+		const char *e = b, *so;
+
+		if (!((b == pr || b[-1] == ':') && (at[n] == '+' || at[n] == ',' || !at[n])))
+			continue;
+		/* the entry's binary, "lib.so...:" before the name: only a
+		 * library's synchronization; a probed function of the
+		 * program is its own code (an OpenMP region's body) */
+		while (e > pr && e[-1] != ',')
+			e--;
+		so = strstr(e, ".so");
+		if (so && so < b)
 			return true;
 	}
 	return false;
