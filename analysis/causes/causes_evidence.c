@@ -32,12 +32,21 @@
  * follows, with r^2 = delta / (delta + n), passes well before the
  * dispersion test at alpha / m for the sections seen (n >= 3).
  *
+ * Ranked sections (a rotating imbalance, causes_samples.c) rank most
+ * instances within strata of equal sample count, so that what a sample
+ * costs its thread cannot reorder them; those instances say where the
+ * samples fell but not how many, and the derivation above does not hold
+ * for them.  The power rests on the samples of the instances ranked
+ * whole (busy times far enough apart), S_w per thread: the verdict
+ * compares S_w with S*, and they accrue at the rate below times S_w / S.
+ * (For a section pooled per thread, S_w = S.)
+ *
  * More time.  Samples per thread accrue at H * share per second of the
  * run, H the sampling rate (Hz, from the profile) and share = Tbar_s /
  * duration the section's busy seconds per thread over the run's
  * seconds.  A section without a cause and with S < S* is FEW_SAMPLES,
- * more_seconds = (S* - S) / (H * share).  A section without a cause and
- * S >= S* is NONE: samples enough, no event explains it.  CV = 0 (every
+ * more_seconds = (S* - S_w) / (H * share * S_w / S).  A section without a
+ * cause and S_w >= S* is NONE: samples enough, no event explains it.  CV = 0 (every
  * column equally busy) needs no cause: NONE.
  */
 #include "causes_priv.h"
@@ -143,14 +152,15 @@ static bool is_call_site(const struct sb_profile *p, const struct sb_causes_grap
 /* Section s's rank columns (busy seconds), block samples and block
  * events; the instances with vectors. */
 static uint32_t section_columns(const struct sb_profile *p, const struct sb_causes_graph *g,
-				uint32_t s, double *time, double *samples, size_t *nev,
-				uint32_t *ninst)
+				uint32_t s, double *time, double *samples, double *whole,
+				size_t *nev, uint32_t *ninst)
 {
 	struct sb_causes_ranks rk;
 	uint32_t nt;
 	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
 
 	*samples = 0;
+	*whole = 0;
 	*nev = 0;
 	*ninst = 0;
 	memset(time, 0, SB_CAUSES_MAX_THREADS * sizeof(*time));
@@ -181,8 +191,11 @@ static uint32_t section_columns(const struct sb_profile *p, const struct sb_caus
 			n += (double)x->counts[t];
 		/* a call site's samples are its callees' too: counted
 		 * once, where they were taken */
-		if (!is_call_site(p, g, x->event))
+		if (!is_call_site(p, g, x->event)) {
 			*samples += n;
+			if (rk.whole[x->instance])
+				*whole += n;
+		}
 		/* m: the events LIME tests (a sampled one; never sampled
 		 * here, it is constant and not tested) */
 		if (n > 0 && !seen[x->event]) {
@@ -217,11 +230,11 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 	out->ev = NULL;
 	out->nev = 0;
 	for (uint32_t s = 0; s < p->nsections; s++) {
-		double time[SB_CAUSES_MAX_THREADS], samples, tbar = 0, need;
+		double time[SB_CAUSES_MAX_THREADS], samples, whole, tbar = 0, need, eff;
 		struct sb_causes_evidence e = { .section = s }, *arr;
 		size_t nev;
 		uint32_t ninst, nt = section_columns(p, have_g ? &g : NULL, s, time, &samples,
-					       &nev, &ninst);
+					       &whole, &nev, &ninst);
 
 		if (!ninst)
 			continue;
@@ -231,13 +244,15 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 			tbar += time[c] / nt;
 		if (out->block_samples)
 			e.samples_per_thread = nt ? samples / nt : 0;
+		/* the samples the test's power rests on (see above) */
+		eff = nt ? whole / nt : 0;
 		if (nt < 3)
 			e.verdict = SB_VERDICT_FEW_THREADS;
 		else if (has_cause(out, s))
 			e.verdict = SB_VERDICT_CAUSES;
 		else if (!out->block_samples ||
 			 !isfinite(need = sb_causes_samples_needed(time, nt, nev, alpha)) ||
-			 e.samples_per_thread >= need)
+			 eff >= need)
 			e.verdict = SB_VERDICT_NONE;
 		else {
 			double rate = hz * (dur > 0 ? tbar / dur : 0);
@@ -245,8 +260,10 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 			/* no rate known: the observed samples per run second */
 			if (!(rate > 0) && dur > 0)
 				rate = e.samples_per_thread / dur;
+			/* of which the share that counts how much */
+			rate *= samples > 0 ? whole / samples : 0;
 			e.verdict = SB_VERDICT_FEW_SAMPLES;
-			e.more_seconds = rate > 0 ? (need - e.samples_per_thread) / rate : INFINITY;
+			e.more_seconds = rate > 0 ? (need - eff) / rate : INFINITY;
 		}
 		arr = realloc(out->ev, (out->nev + 1) * sizeof(*arr));
 		if (!arr)

@@ -222,7 +222,8 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 	}
 	r->lo = malloc((n ? n : 1) * sizeof(*r->lo));
 	r->hi = malloc((n ? n : 1) * sizeof(*r->hi));
-	if (!r->lo || !r->hi)
+	r->whole = calloc(p->ninstances ? p->ninstances : 1, 1);
+	if (!r->lo || !r->hi || !r->whole)
 		goto nomem;
 	ntid = section_tids(p, s, tids);
 	r->share = thread_share(p, s, tids, ntid);
@@ -240,6 +241,7 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 			columns(in, tids, ntid, col);
 			for (uint32_t t = 0; t < k; t++)
 				lo[t] = hi[t] = col[t];
+			r->whole[i] = 1;
 			continue;
 		}
 		for (uint32_t t = 0; t < k; t++) {
@@ -260,9 +262,11 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 				smin = fmin(smin, b[t].smp);
 				smax = fmax(smax, b[t].smp);
 			}
-			if (bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin))
+			if (bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin)) {
 				for (uint32_t t = 0; t < k; t++)
 					b[t].smp = 0;
+				r->whole[i] = 1;
+			}
 		}
 		qsort(b, k, sizeof(*b), busier);
 		for (uint32_t q0 = 0; q0 < k;) {
@@ -325,6 +329,7 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 void sb_causes_rank_free(struct sb_causes_ranks *r)
 {
 	free(r->first);
+	free(r->whole);
 	free(r->lo);
 	free(r->hi);
 	memset(r, 0, sizeof(*r));
