@@ -87,9 +87,9 @@ done
 # lime_lu (SPLASH-2-style LU, owners (I+J) % P): which thread gets the
 # surplus rotates every K step, so per-thread sums are equal; pairs pooled
 # by busy rank name the ownership test of the interior section.  8 reps
-# (~8 s at -F 999, 245 samples per thread): 4 reps (~4-5 s, 125 per
-# thread) found it in 1 of 2 runs and said few_samples (3.7 s more)
-# in the other.
+# (~8-9 s of recording at -F 999 on a quiet machine, ~250 samples per
+# thread): at 4 reps (~125 per thread) the section said few_samples,
+# 2-4 s more, in the runs measured (README, issue 12's report).
 lime_lu_group() {
 	local j=$TMP/lime_lu_sw.json sec cause owner
 	sec=$(site barrier lime_lu.c)
