@@ -140,6 +140,8 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out);
  * time[n] and m block events (INFINITY: none do, the times are equal);
  * the profile's sampling rate in Hz (0 unknown). */
 double sb_causes_ncx2_sf(double x, double k, double delta);
+/* Pr[noncentral F (1, d2 degrees of freedom, noncentrality delta) > x]. */
+double sb_causes_ncf1_sf(double x, double d2, double delta);
 double sb_causes_delta_needed(uint32_t n, double alpha, double power);
 double sb_causes_samples_needed(const double *time, uint32_t n, size_t m, double alpha);
 double sb_causes_sample_hz(const struct sb_profile *p);

@@ -5,7 +5,9 @@
  *  - the noncentral chi-square tail and the power solve: with 1 degree
  *    of freedom chi'^2(1, delta) = (Z + sqrt(delta))^2, so the delta of
  *    power 0.8 at level 0.05 is (z_0.975 + z_0.8)^2 = 7.849;
- *  - samples needed = delta* / (n CV^2) for given busy times;
+ *  - samples needed = delta* / (n CV^2) for given busy times, delta* the
+ *    larger of the dispersion test's and the F-test's (noncentral F(1,
+ *    d2) -> chi'^2(1) as d2 grows);
  *  - a rotating imbalance (thread t busiest in instance t, 4 threads, 4
  *    instances: per-thread sums equal) is found by rank pooling, at the
  *    deciding branch;
@@ -132,14 +134,39 @@ static void test_tails(void)
 	CHECK(isinf(sb_causes_delta_needed(1, 0.05, 0.8)), "one column: no test");
 }
 
+/* The noncentrality of power 0.8 for the F-test (1, d2), by bisection. */
+static double delta_f(double d2)
+{
+	double c = gsl_cdf_fdist_Qinv(0.05, 1, d2), lo = 0, hi = 1000;
+
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (sb_causes_ncf1_sf(c, d2, mid) < 0.8)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 static void test_needed(void)
 {
 	/* times 2,1,1,1: mean 1.25, sum of squares 0.75, CV^2 = 0.75 / (4 *
-	 * 1.5625) = 0.12; with m = 3 events the level is 0.05 / 3 */
+	 * 1.5625) = 0.12; with m = 3 events the dispersion test's level is
+	 * 0.05 / 3; the F-test's (1, 2) at 0.05 needs more with 4 columns */
 	const double t[4] = { 2, 1, 1, 1 }, eq[4] = { 3, 3, 3, 3 };
-	double want = sb_causes_delta_needed(4, 0.05 / 3, 0.8) / (4 * 0.12);
+	double dd = sb_causes_delta_needed(4, 0.05 / 3, 0.8), df = delta_f(2);
+	double want = fmax(dd, df) / (4 * 0.12);
 
-	CHECK(fabs(sb_causes_samples_needed(t, 4, 3, 0.05) - want) < 1e-9 * want,
+	/* F'(1, d2 -> inf, delta) is chi'^2(1, delta): the 1-dof answer */
+	CHECK(fabs(sb_causes_ncf1_sf(3.841458820694124, 1e7, 7.849) -
+		   sb_causes_ncx2_sf(3.841458820694124, 1, 7.849)) < 1e-4, "F'(1, inf) = chi'^2(1)");
+	CHECK(fabs(sb_causes_ncf1_sf(gsl_cdf_fdist_Qinv(0.05, 1, 2), 2, 0) - 0.05) < 1e-9,
+	      "delta 0: the central F tail");
+	CHECK(df > dd, "4 columns: the F-test needs more (%.2f > %.2f)", df, dd);
+
+	CHECK(fabs(sb_causes_samples_needed(t, 4, 3, 0.05) - want) < 1e-4 * want,
 	      "S* = delta* / (n CV^2): %.4f vs %.4f", sb_causes_samples_needed(t, 4, 3, 0.05), want);
 	CHECK(isinf(sb_causes_samples_needed(eq, 4, 3, 0.05)), "equal times need no cause");
 }
