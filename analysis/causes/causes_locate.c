@@ -271,6 +271,62 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
 	return moved;
 }
 
+/*
+ * A sampled leader in a callee that the compiler called from several
+ * copies of one call site (clang specializes a copy of a thread function
+ * inlined where main calls it for thread 0): no single call site's
+ * inclusive samples cover the callee's variation, so LIME's call-site
+ * rule cannot lead from the caller and the callee's loop leads.  The
+ * decision is the caller's: when every direct call into the leader's
+ * function comes from blocks on one source line, and there are two or
+ * more of them, the cause goes to the most sampled copy's guard (or, with
+ * none, to the call's line).  One call site is left to LIME's rule.
+ * True when c moved.
+ */
+static bool locate_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
+			       uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t entry = m->funcs[m->blocks[blk].func].first_block, best = 0;
+	const struct sb_loc *line = NULL;
+	uint64_t best_n = 0;
+	size_t ncalls = 0;
+	struct sb_cause at;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+		const struct sb_loc *l;
+		uint64_t n;
+
+		if (e->kind != SB_EDGE_CALL)
+			continue;
+		at = *c;
+		at.kind = SB_CAUSE_CALL;     /* at the call */
+		locate(p, m->blocks[e->src].last_insn, &at);
+		if (at.loc < 0 || !p->locs[at.loc].line)
+			return false;        /* a call site of unknown line */
+		l = &p->locs[at.loc];
+		if (line && (l->line != line->line || l->binary != line->binary ||
+			     !l->file != !line->file || (l->file && strcmp(l->file, line->file))))
+			return false;        /* calls from different lines */
+		line = line ? line : l;
+		n = block_samples(p, g, e->src);
+		if (!ncalls++ || n > best_n) {
+			best = e->src;
+			best_n = n;
+		}
+	}
+	if (ncalls < 2)
+		return false;
+	at = *c;
+	at.kind = SB_CAUSE_CALL;
+	locate(p, m->blocks[best].last_insn, &at);
+	c->loc = at.loc;
+	c->addr = at.addr;
+	locate_guard(p, g, best, c);
+	return true;
+}
+
 /* True when block a calls (a CALL edge) the function that holds b. */
 static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
 {
@@ -319,7 +375,8 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 	/* The decision that sends threads into the leader's work.  (Block
 	 * samples only: with exact counts the leader is the decision itself.) */
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
-	    !locate_inlined_caller(p, g, (uint32_t)blk, c))
+	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
+	    !locate_call_copies(p, g, (uint32_t)blk, c))
 		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */

@@ -48,8 +48,11 @@ int main(int argc, char **argv)
 	t = calloc((size_t)nthreads, sizeof(*t));
 	if (!cells || !t || pthread_barrier_init(&bar, NULL, (unsigned)nthreads))
 		return 1;
-	/* every worker a thread of its own: main running worker(0) would
-	 * let the compiler specialize a copy of it for me == 0 */
+	/* every worker a thread of its own: with main as thread 0 (the
+	 * root), every block only main runs (_start, main's call) is as
+	 * perfectly correlated with the root's extra time as the decision,
+	 * a tie of one cluster's leaders that the same-cluster collapse
+	 * (issue 12, causes.c) is to resolve, not the pooling */
 	for (long i = 0; i < nthreads; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
 	for (long i = 0; i < nthreads; i++)
