@@ -7,6 +7,7 @@
 #include "causes_priv.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "causes.h"
@@ -160,6 +161,172 @@ static void locate_guard(const struct sb_profile *p, const struct sb_causes_grap
 	}
 }
 
+/*
+ * The nearest line of block b (merged index) when no event names it (a
+ * block no sample hit): of the profile's locations inside the block (any
+ * sampled or unwound address), the last one with a line, nearest the
+ * block's branch.  -1 when there is none.
+ */
+static int32_t block_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+			  uint32_t b)
+{
+	uint64_t start = SB_CFG_UNTAG(g->merged->blocks[b].start);
+	uint64_t end = SB_CFG_UNTAG(g->merged->blocks[b].end);
+	uint32_t slot = SB_CFG_SLOT(g->merged->blocks[b].start);
+	int32_t best = -1;
+
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const struct sb_loc *l = &p->locs[i];
+
+		if (l->binary != (int32_t)slot || l->offset < start || l->offset >= end || !l->line)
+			continue;
+		if (best < 0 || l->offset > p->locs[best].offset)
+			best = (int32_t)i;
+	}
+	return best;
+}
+
+/* Block b ends in a conditional branch; whether an edge out of it is a
+ * back edge (a loop's latch: it decides trip counts, not entry). */
+static bool conditional(const struct sb_cfg *g, uint32_t b, bool *latch)
+{
+	bool cond = false;
+
+	*latch = false;
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+		cond |= g->edges[k].kind == SB_EDGE_TAKEN || g->edges[k].kind == SB_EDGE_FALLTHROUGH;
+		*latch |= g->edges[k].back;
+	}
+	return cond;
+}
+
+static bool same_function(const struct sb_loc *a, const struct sb_loc *b)
+{
+	return a->function && b->function && !strcmp(a->function, b->function);
+}
+
+/*
+ * A sampled leader inside inlined code (its line's function is not the
+ * function whose CFG holds it: the compiler inlined a callee, LU's
+ * lu_mod) is the callee's work; its loops run as often as the caller
+ * decides to run it, and the same time per call cannot tell "more
+ * iterations" from "more calls".  The decision is the caller's: the
+ * nearest conditional branch that dominates the leader and belongs to
+ * another function than the leader's line (the callee's own zero-trip
+ * tests are passed over).  Not across a call (the dominating code then
+ * is a different phase, a barrier's other side), nor at a latch (a loop
+ * of the caller repeats the call: the trip count is not a decision to
+ * enter; the existing placements handle it).  True when c moved.
+ */
+static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_causes_graph *gr,
+				  uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *g = gr->merged;
+	const struct sb_loc *l = c->loc >= 0 ? &p->locs[c->loc] : NULL;
+	uint32_t f = g->blocks[blk].func, *idom;
+	bool moved = false;
+
+	if (!l || !l->function || !g->funcs[f].name || !strcmp(l->function, g->funcs[f].name))
+		return false;
+	idom = malloc(g->nblocks * sizeof(*idom));
+	if (!idom || sb_cfg_dominators(g, f, idom)) {
+		free(idom);
+		return false;
+	}
+	for (uint32_t b = blk, steps = 0; steps < 64; steps++) {
+		uint32_t d = idom[b];
+		bool latch;
+
+		if (d >= g->nblocks || d == b || g->blocks[d].func != f ||
+		    sb_cfg_ends_in_call(g, d))
+			break;
+		b = d;
+		if (!conditional(g, b, &latch))
+			continue;
+		{
+			struct sb_cause at = *c;
+
+			at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
+			locate(p, g->blocks[b].last_insn, &at);
+			if (at.loc < 0 || !p->locs[at.loc].line) {
+				/* unsampled: the nearest line inside it, if any
+				 * (whose function tells whose test it is) */
+				at.loc = block_line(p, gr, b);
+				at.addr = SB_CFG_UNTAG(g->blocks[b].last_insn);
+			}
+			if (at.loc < 0)
+				continue;  /* whose test, unknown: a callee's
+					    * unsampled zero-trip test, mostly */
+			if (same_function(&p->locs[at.loc], l))
+				continue;
+			if (!latch) {
+				c->loc = at.loc;
+				c->addr = at.addr;
+				moved = true;
+			}
+			break;
+		}
+	}
+	free(idom);
+	return moved;
+}
+
+/*
+ * A sampled leader in a callee that the compiler called from several
+ * copies of one call site (clang specializes a copy of a thread function
+ * inlined where main calls it for thread 0): no single call site's
+ * inclusive samples cover the callee's variation, so LIME's call-site
+ * rule cannot lead from the caller and the callee's loop leads.  The
+ * decision is the caller's: when every direct call into the leader's
+ * function comes from blocks on one source line, and there are two or
+ * more of them, the cause goes to the most sampled copy's guard (or, with
+ * none, to the call's line).  One call site is left to LIME's rule.
+ * True when c moved.
+ */
+static bool locate_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
+			       uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t entry = m->funcs[m->blocks[blk].func].first_block, best = 0;
+	const struct sb_loc *line = NULL;
+	uint64_t best_n = 0;
+	size_t ncalls = 0;
+	struct sb_cause at;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+		const struct sb_loc *l;
+		uint64_t n;
+
+		if (e->kind != SB_EDGE_CALL)
+			continue;
+		at = *c;
+		at.kind = SB_CAUSE_CALL;     /* at the call */
+		locate(p, m->blocks[e->src].last_insn, &at);
+		if (at.loc < 0 || !p->locs[at.loc].line)
+			return false;        /* a call site of unknown line */
+		l = &p->locs[at.loc];
+		if (line && (l->line != line->line || l->binary != line->binary ||
+			     !l->file != !line->file || (l->file && strcmp(l->file, line->file))))
+			return false;        /* calls from different lines */
+		line = line ? line : l;
+		n = block_samples(p, g, e->src);
+		if (!ncalls++ || n > best_n) {
+			best = e->src;
+			best_n = n;
+		}
+	}
+	if (ncalls < 2)
+		return false;
+	at = *c;
+	at.kind = SB_CAUSE_CALL;
+	locate(p, m->blocks[best].last_insn, &at);
+	c->loc = at.loc;
+	c->addr = at.addr;
+	locate_guard(p, g, best, c);
+	return true;
+}
+
 /* True when block a calls (a CALL edge) the function that holds b. */
 static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
 {
@@ -207,6 +374,18 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 		return;
 	/* The decision that sends threads into the leader's work.  (Block
 	 * samples only: with exact counts the leader is the decision itself.) */
-	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0)
+	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
+	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
+	    !locate_call_copies(p, g, (uint32_t)blk, c))
 		locate_guard(p, g, (uint32_t)blk, c);
+	/* Every cause gets a source line when any location inside its block
+	 * has one: never a bare address where a line is known. */
+	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {
+		int32_t l = block_line(p, g, (uint32_t)blk);
+
+		if (l >= 0) {
+			c->loc = l;
+			c->addr = p->locs[l].offset;
+		}
+	}
 }

@@ -68,6 +68,32 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			   struct sb_causes_pooled *li);
 
+/* Block-sample columns are busy-time ranks within each instance (see
+ * causes_samples.c).  The width of section s's rank columns: its widest
+ * stored instance, at most SB_CAUSES_MAX_THREADS. */
+uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s);
+
+/* Section s's columns (causes_samples.c): busy-rank columns where the
+ * imbalance rotates among threads (share < 0.5), else one per thread.
+ * Instance i's thread slot t spreads evenly over columns lo..hi (per
+ * thread: lo = hi, its thread's column; ranked: the columns of its busy
+ * rank among the instance's threads with as many samples). */
+struct sb_causes_ranks {
+	uint32_t nt;        /* columns */
+	int ranked;
+	double share;       /* thread identity's share of the variance */
+	size_t *first;      /* per profile instance; SIZE_MAX: other section */
+	uint32_t *lo, *hi;
+	uint8_t *whole;     /* per profile instance: its pairs were ranked in
+			     * one stratum (or per thread): their samples
+			     * count how much, not only where */
+};
+int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r);
+/* Adds instance i's per-slot values v into the nt columns cols. */
+void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile *p, uint32_t i,
+			const double *v, double *cols);
+void sb_causes_rank_free(struct sb_causes_ranks *r);
+
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
  * instances as (instance, thread) pairs, centred per instance (li->in.
@@ -108,5 +134,18 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
  * and the causes already in out.  0 or -ENOMEM. */
 struct sb_causes;
 int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out);
+
+/* The derivation is in causes_evidence.c.  Pr[noncentral chi-square (k
+ * degrees of freedom, noncentrality delta) > x]; the delta at which the
+ * dispersion test of n columns at level alpha has the given power; the
+ * samples per thread that give power 0.8 with rank-column busy times
+ * time[n] and m block events (INFINITY: none do, the times are equal);
+ * the profile's sampling rate in Hz (0 unknown). */
+double sb_causes_ncx2_sf(double x, double k, double delta);
+/* Pr[noncentral F (1, d2 degrees of freedom, noncentrality delta) > x]. */
+double sb_causes_ncf1_sf(double x, double d2, double delta);
+double sb_causes_delta_needed(uint32_t n, double alpha, double power);
+double sb_causes_samples_needed(const double *time, uint32_t n, size_t m, double alpha);
+double sb_causes_sample_hz(const struct sb_profile *p);
 
 #endif

@@ -2,35 +2,423 @@
 /*
  * LIME input from cpu-clock block samples (causes_priv.h): the sampled
  * path, the one every machine has.
+ *
+ * Observations are (instance, thread) pairs, pooled into columns.  LIME
+ * (§3.6) analyses every instance alone and combines the results; a
+ * sampled instance of a few milliseconds holds about one sample per
+ * thread, too few for any correlation, so pairs must be pooled.  Summing
+ * them per thread (tid) is right only when the same threads are the slow
+ * ones in every instance; where the surplus rotates (LU's (I+J) % P
+ * owners: a different thread is busiest at each K step), per-thread sums
+ * are all about equal and the signal is summed away.
+ *
+ * The rule.  Thread identity's share of the within-instance variance of
+ * busy time, R = sum_t n_t Dbar_t^2 / sum_(i,t) d_it^2 (d_it: thread t's
+ * busy time in instance i minus the instance's mean; Dbar_t: thread t's
+ * mean d), decides: R >= 1/2, the imbalance stays with its threads and
+ * pairs are pooled per thread as before (a column is a tid whatever the
+ * samples); R < 1/2, it rotates (or there is none), and each instance
+ * deals its pairs to columns by busy rank: the busiest thread's pair to
+ * the first column, and so on (k < nt threads spread as quantiles; exact
+ * ties share their columns).  Every column then holds one pair's worth of
+ * every instance, so what differs between instances (the K step's size)
+ * adds the same to every column and only the within-instance contrast
+ * remains, which is what LIME analyses per instance.  Every stored
+ * instance counts, with or without samples.
+ *
+ * Ranking must not follow the samples.  A sample costs its thread CPU
+ * time (interrupt, BPF program, stack copy: 25-35 us each on this
+ * project's KVM guest, as much as one of LU's block updates; measured as
+ * the within-instance slope of busy time on samples in balanced
+ * sections), so in a balanced instance the sampled thread ranks first
+ * and every sampled block would line up with the rank.  So an instance
+ * ranks its threads within strata of equal sample count: inside a
+ * stratum the samples cost every thread the same, and each stratum
+ * spreads its members over all columns (the j-th busiest of m over
+ * columns [j nt / m, (j + 1) nt / m)), so no column gets more samples for
+ * being sampled; which block the samples fell in, and the busy times,
+ * carry the signal.  Where an instance's busy times spread more than
+ * 4 x SAMPLE_COST_MAX per sample of difference between its threads, no
+ * sample can reorder them and the instance is ranked in one stratum,
+ * keeping "how many" too (long instances: many samples per pair).
+ *
+ * nt columns (<= SB_CAUSES_MAX_THREADS): LIME costs what it did with
+ * per-thread sums, whatever the number of instances; pooling is a sort of
+ * nt keys per instance and passes over the vectors, a difference array
+ * spreading each pair over its columns.
+ *
+ * Pooling the per-step sections of one loop nest (a K step's diagonal,
+ * perimeter and interior barriers) was considered and not done: their
+ * causes are different lines (each phase's own ownership test), and the
+ * report names causes per section; one section's pairs already pool all
+ * of its steps.
  */
 #include "causes_priv.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct by_busy {
+	double smp;       /* the pair's samples: its stratum */
+	double key;
+	uint32_t tid;
+	uint32_t slot;    /* index in the instance's per_thread */
+};
+
+/* The most CPU time one sample has been seen to cost its thread (the
+ * interrupt, the BPF program, the stack copy: 25-35 us on this
+ * project's KVM guest, as much as one of LU's block updates). */
+#define SAMPLE_COST_MAX 50000.0
+
+static int busier(const void *a, const void *b)
+{
+	const struct by_busy *x = a, *y = b;
+
+	if (x->smp != y->smp)
+		return x->smp < y->smp ? -1 : 1;
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s)
+{
+	uint32_t nt = 0;
+
+	for (uint32_t i = 0; i < p->ninstances; i++)
+		if (p->instances[i].section == s && p->instances[i].nthreads > nt)
+			nt = p->instances[i].nthreads;
+	return nt < SB_CAUSES_MAX_THREADS ? nt : SB_CAUSES_MAX_THREADS;
+}
+
+static uint32_t width(const struct sb_instance *in)
+{
+	return in->nthreads < SB_CAUSES_MAX_THREADS ? in->nthreads : SB_CAUSES_MAX_THREADS;
+}
+
+/* Each thread's samples in each instance of the profile: its largest
+ * block count (a call site holds its callees' samples, so the outermost
+ * frame's holds about all of them); smp[first[i] + t]. */
+static double *pair_samples(const struct sb_profile *p, size_t **firstp)
+{
+	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
+	double *smp;
+
+	if (!first)
+		return NULL;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		first[i] = n;
+		n += width(&p->instances[i]);
+	}
+	smp = calloc(n ? n : 1, sizeof(*smp));
+	if (!smp) {
+		free(first);
+		return NULL;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		size_t f = first[x->instance];
+
+		if (p->events[x->event].kind != SB_EVK_BLOCK_SAMPLES)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads && t < width(&p->instances[x->instance]); t++)
+			if ((double)x->counts[t] > smp[f + t])
+				smp[f + t] = (double)x->counts[t];
+	}
+	*firstp = first;
+	return smp;
+}
+
+/* sb_causes_columns, in O(threads) when instances list their threads in
+ * the same order (they do: first seen first), else by scanning. */
+static void columns(const struct sb_instance *in, const uint32_t *tids, uint32_t nt,
+		    uint32_t *col)
+{
+	for (uint32_t t = 0, guess = 0; t < width(in); t++) {
+		uint32_t tid = in->per_thread[t].tid;
+
+		if (guess < nt && tids[guess] == tid)
+			col[t] = guess;
+		else if (t < nt && tids[t] == tid)
+			col[t] = t;
+		else
+			for (col[t] = 0; col[t] < nt && tids[col[t]] != tid; col[t]++)
+				;
+		guess = col[t] + 1;
+	}
+}
+
+/* Section s's threads, first seen first (at most SB_CAUSES_MAX_THREADS). */
+static uint32_t section_tids(const struct sb_profile *p, uint32_t s, uint32_t *tids)
+{
+	uint32_t nt = 0, col[SB_CAUSES_MAX_THREADS];
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != s)
+			continue;
+		uint32_t known = nt;
+
+		columns(in, tids, known, col);
+		for (uint32_t t = 0; t < width(in); t++)
+			if (col[t] >= known && nt < SB_CAUSES_MAX_THREADS)
+				tids[nt++] = in->per_thread[t].tid;
+	}
+	return nt;
+}
+
+/* The share of the within-instance variance of busy time that thread
+ * identity explains (1: the same threads are busy in every instance). */
+static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_t *tids,
+			   uint32_t ntid)
+{
+	double dev[SB_CAUSES_MAX_THREADS] = { 0 }, within = 0, between = 0;
+	size_t cnt[SB_CAUSES_MAX_THREADS] = { 0 };
+
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		uint32_t k = width(in), col[SB_CAUSES_MAX_THREADS];
+		double mb = 0;
+
+		if (in->section != s || k < 2)
+			continue;
+		columns(in, tids, ntid, col);
+		for (uint32_t t = 0; t < k; t++)
+			mb += (double)in->per_thread[t].busy_ns / k;
+		for (uint32_t t = 0; t < k; t++) {
+			double d = (double)in->per_thread[t].busy_ns - mb;
+
+			within += d * d;
+			if (col[t] < ntid) {
+				dev[col[t]] += d;
+				cnt[col[t]]++;
+			}
+		}
+	}
+	for (uint32_t t = 0; t < ntid; t++)
+		if (cnt[t])
+			between += dev[t] * dev[t] / (double)cnt[t];
+	return within > 0 ? between / within : 1;
+}
+
+int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r)
+{
+	uint32_t tids[SB_CAUSES_MAX_THREADS], ntid = 0;
+	double *smp;
+	size_t *pf = NULL, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	smp = pair_samples(p, &pf);
+	r->first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*r->first));
+	if (!smp || !r->first)
+		goto nomem;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		r->first[i] = p->instances[i].section == s ? n : SIZE_MAX;
+		n += p->instances[i].section == s ? width(&p->instances[i]) : 0;
+	}
+	r->lo = malloc((n ? n : 1) * sizeof(*r->lo));
+	r->hi = malloc((n ? n : 1) * sizeof(*r->hi));
+	r->whole = calloc(p->ninstances ? p->ninstances : 1, 1);
+	if (!r->lo || !r->hi || !r->whole)
+		goto nomem;
+	ntid = section_tids(p, s, tids);
+	r->share = thread_share(p, s, tids, ntid);
+	r->ranked = r->share < 0.5;
+	r->nt = r->ranked ? sb_causes_rank_width(p, s) : ntid;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		struct by_busy b[SB_CAUSES_MAX_THREADS];
+		uint32_t k = width(in), col[SB_CAUSES_MAX_THREADS];
+		uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
+
+		if (r->first[i] == SIZE_MAX)
+			continue;
+		if (!r->ranked) {
+			columns(in, tids, ntid, col);
+			for (uint32_t t = 0; t < k; t++)
+				lo[t] = hi[t] = col[t];
+			r->whole[i] = 1;
+			continue;
+		}
+		for (uint32_t t = 0; t < k; t++) {
+			b[t].smp = smp[pf[i] + t];
+			b[t].key = (double)in->per_thread[t].busy_ns;
+			b[t].tid = in->per_thread[t].tid;
+			b[t].slot = t;
+		}
+		/* by stratum (samples), busiest first within it; one stratum
+		 * when the busy times are far enough apart that what the
+		 * samples cost cannot reorder them */
+		if (k) {
+			double bmin = INFINITY, bmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
+
+			for (uint32_t t = 0; t < k; t++) {
+				bmin = fmin(bmin, b[t].key);
+				bmax = fmax(bmax, b[t].key);
+				smin = fmin(smin, b[t].smp);
+				smax = fmax(smax, b[t].smp);
+			}
+			if (bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin)) {
+				for (uint32_t t = 0; t < k; t++)
+					b[t].smp = 0;
+				r->whole[i] = 1;
+			}
+		}
+		qsort(b, k, sizeof(*b), busier);
+		for (uint32_t q0 = 0; q0 < k;) {
+			uint32_t q1 = q0;
+
+			while (q1 + 1 < k && b[q1 + 1].smp == b[q0].smp)
+				q1++;
+			/* stratum q0..q1 (m threads): the j-th busiest spreads
+			 * over columns [j nt / m, (j + 1) nt / m), exact ties
+			 * over their joint range */
+			for (uint32_t q = q0, m = q1 - q0 + 1; q <= q1;) {
+				uint32_t e = q;
+
+				while (e + 1 <= q1 && b[e + 1].key == b[q].key)
+					e++;
+				for (uint32_t x = q; x <= e; x++) {
+					lo[b[x].slot] = (uint32_t)((uint64_t)(q - q0) * r->nt / m);
+					hi[b[x].slot] = (uint32_t)((uint64_t)(e - q0 + 1) * r->nt / m);
+					if (hi[b[x].slot] > lo[b[x].slot])
+						hi[b[x].slot]--;
+				}
+				q = e + 1;
+			}
+			q0 = q1 + 1;
+		}
+	}
+	free(smp);
+	free(pf);
+	return 0;
+nomem:
+	free(smp);
+	free(pf);
+	sb_causes_rank_free(r);
+	return -ENOMEM;
+}
+
+void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile *p, uint32_t i,
+			const double *v, double *cols)
+{
+	const struct sb_instance *in = &p->instances[i];
+	const uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
+	double d[SB_CAUSES_MAX_THREADS + 1], run = 0;
+	uint32_t top = 0;
+
+	/* ranges spread by a difference array: O(threads + columns) */
+	for (uint32_t t = 0; t < width(in); t++) {
+		if (lo[t] >= r->nt || !v[t])
+			continue;
+		while (top <= hi[t] + 1 && top <= r->nt)
+			d[top++] = 0;
+		d[lo[t]] += v[t] / (double)(hi[t] - lo[t] + 1);
+		d[hi[t] + 1] -= v[t] / (double)(hi[t] - lo[t] + 1);
+	}
+	for (uint32_t x = 0; x < top && x < r->nt; x++) {
+		run += d[x];
+		cols[x] += run;
+	}
+}
+
+void sb_causes_rank_free(struct sb_causes_ranks *r)
+{
+	free(r->first);
+	free(r->whole);
+	free(r->lo);
+	free(r->hi);
+	memset(r, 0, sizeof(*r));
+}
+
 /*
- * All stored instances of section s pooled into one LIME instance: per
- * thread (by tid), busy times and event counts summed.  LIME (§3.6)
- * analyses instances one by one with exact counts; a sampled instance of
- * a millisecond holds about one sample per thread, too few for any
- * correlation, so sampled vectors are pooled first.  Longer instances
- * then weigh more, rather than more imbalanced ones.
+ * The call sites of the profile's synchronizations (every section's
+ * closing call): a block holding one is sampled while a thread arrives
+ * at or leaves the barrier, and the thread that arrives last, the busiest,
+ * is the one that wakes the others.  Ranked by busy time, that wake-up
+ * would line up with the busiest column though it follows the imbalance
+ * rather than causing it: such blocks, and the blocks of the probed
+ * synchronization functions themselves (libc's barrier, its futex
+ * calls), are no LIME events.
  */
+/* Function name f is one of the recorder's probed synchronizations in a
+ * library, "lib.so:name+off,..." in the profile's "probes", leading
+ * underscores aside (libc's ___pthread_barrier_wait is
+ * pthread_barrier_wait). */
+static bool probed(const struct sb_profile *p, const char *f)
+{
+	const char *pr = sb_profile_meta_get(p, "probes");
+	size_t n;
+
+	if (!pr || !f)
+		return false;
+	while (*f == '_')
+		f++;
+	n = strlen(f);
+	for (const char *at = pr; (at = strstr(at, f)); at += n) {
+		const char *b = at;
+
+		while (b > pr && b[-1] == '_')
+			b--;
+		const char *e = b, *so;
+
+		if (!((b == pr || b[-1] == ':') && (at[n] == '+' || at[n] == ',' || !at[n])))
+			continue;
+		/* the entry's binary, "lib.so...:" before the name: only a
+		 * library's synchronization; a probed function of the
+		 * program is its own code (an OpenMP region's body) */
+		while (e > pr && e[-1] != ',')
+			e--;
+		so = strstr(e, ".so");
+		if (so && so < b)
+			return true;
+	}
+	return false;
+}
+
+static bool at_sync(const struct sb_profile *p, const struct sb_causes_graph *g, long blk)
+{
+	const struct sb_cfg *m = g->merged;
+
+	if (blk >= 0 && (size_t)blk < m->nblocks && probed(p, m->funcs[m->blocks[blk].func].name))
+		return true;
+	for (size_t s = 0; s < p->nsections; s++) {
+		const struct sb_loc *l = p->sections[s].loc < p->nlocs ?
+			&p->locs[p->sections[s].loc] : NULL;
+		long b;
+
+		if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
+		    !g->per_bin[l->binary])
+			continue;
+		b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
+		if (b >= 0 && (long)g->offset[l->binary] + b == blk)
+			return true;
+	}
+	return false;
+}
 
 int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
 			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			   struct sb_causes_pooled *li)
 {
-	uint32_t tids[SB_CAUSES_MAX_THREADS], nt;
+	struct sb_causes_ranks rk;
 	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
 	size_t nrows = 0, total = 0;
+	uint32_t nt;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
 	if (!row)
 		return -ENOMEM;
-	nt = sb_causes_threads(p, s, ninst_vec, tids, &li->time);
+	if (sb_causes_rank_plan(p, s, &rk)) {
+		free(row);
+		return -ENOMEM;
+	}
+	nt = rk.nt;
 	for (size_t e = 0; e < p->nevents; e++)
 		row[e] = -1;
 	/* the events with a CFG block */
@@ -41,29 +429,38 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			uint32_t ev = p->vectors[by_inst[i][v]].event;
 			const struct sb_event_def *d = &p->events[ev];
 
-			if (row[ev] < 0 && d->kind == SB_EVK_BLOCK_SAMPLES &&
+			if (row[ev] == -1 && d->kind == SB_EVK_BLOCK_SAMPLES &&
 			    sb_causes_event_block(p, g, d) >= 0)
-				row[ev] = (long)nrows++;
+				row[ev] = at_sync(p, g, sb_causes_event_block(p, g, d)) ? -2
+											: (long)nrows++;
 		}
 		total++;
 	}
+	li->time = calloc(nt ? nt : 1, sizeof(double));
 	li->ev = calloc(nrows ? nrows : 1, sizeof(*li->ev));
 	li->counts = calloc((nrows ? nrows : 1) * (nt ? nt : 1), sizeof(double));
 	if (!li->ev || !li->counts || !li->time)
 		goto out;
 	for (uint32_t i = 0; i < p->ninstances; i++) {
-		uint32_t col[SB_CAUSES_MAX_THREADS];
+		const struct sb_instance *in = &p->instances[i];
+		double v[SB_CAUSES_MAX_THREADS];
+		uint32_t k = in->nthreads < SB_CAUSES_MAX_THREADS ? in->nthreads
+								  : SB_CAUSES_MAX_THREADS;
 
-		if (p->instances[i].section != s || !ninst_vec[i])
+		if (in->section != s)
 			continue;
-		sb_causes_columns(&p->instances[i], tids, nt, col);
-		for (size_t v = 0; v < ninst_vec[i]; v++) {
-			const struct sb_vector *vec = &p->vectors[by_inst[i][v]];
+		for (uint32_t t = 0; t < k; t++)
+			v[t] = (double)in->per_thread[t].busy_ns;
+		sb_causes_rank_add(&rk, p, i, v, li->time);
+		for (size_t x = 0; x < ninst_vec[i]; x++) {
+			const struct sb_vector *vec = &p->vectors[by_inst[i][x]];
 			long r = row[vec->event];
 
-			for (uint32_t t = 0; r >= 0 && t < vec->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-				if (col[t] < nt)
-					li->counts[(size_t)r * nt + col[t]] += (double)vec->counts[t];
+			if (r < 0)
+				continue;
+			for (uint32_t t = 0; t < k; t++)
+				v[t] = t < vec->nthreads ? (double)vec->counts[t] : 0;
+			sb_causes_rank_add(&rk, p, i, v, &li->counts[(size_t)r * nt]);
 		}
 	}
 	for (size_t e = 0; e < p->nevents; e++) {
@@ -81,6 +478,7 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 	sb_causes_pooled_set(li, nt, nrows);
 	ret = total ? 0 : -ENOENT;
 out:
+	sb_causes_rank_free(&rk);
 	free(row);
 	return ret;
 }

@@ -2,13 +2,100 @@
 /* The "causes" view: LIME's ranked causes per section, with the source
  * lines around each one when the source may be read (report_source.c:
  * never a file a crafted profile chooses), for the first --top sections in
- * the table's order; JSON "causes" by score. */
+ * the table's order; JSON "causes" by score.  Each section says what its
+ * verdict rests on (causes.h: sb_causes_evidence): samples per thread,
+ * and when they are too few for the imbalance seen, how much longer to
+ * record instead of "no significant cause"; JSON "evidence".  A cause
+ * another one's cluster holds (same_cluster) is listed under it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 #include "summary/summary.h"
+
+/* The sampling rate, from the recorder's "... cpu-clock sampling: 999
+ * Hz ..." (event_sources); 0 unknown. */
+static unsigned sample_hz(const struct sb_profile *p)
+{
+	const char *s = sb_profile_meta_get(p, "event_sources"), *at;
+	unsigned hz;
+
+	if (!s || !(at = strstr(s, "sampling: ")) || sscanf(at, "sampling: %u Hz", &hz) != 1)
+		return 0;
+	return hz;
+}
+
+static const struct sb_causes_evidence *evidence_of(const struct sb_causes *c, uint32_t s)
+{
+	for (size_t i = 0; i < c->nev; i++)
+		if (c->ev[i].section == s)
+			return &c->ev[i];
+	return NULL;
+}
+
+/* "N samples per thread over M instances": what the verdict rests on. */
+static void evidence_line(const struct sb_profile *p, const struct sb_causes *c, uint32_t s,
+			  FILE *f)
+{
+	const struct sb_causes_evidence *e = evidence_of(c, s);
+
+	(void)p;
+	if (!e)
+		return;
+	if (c->block_samples)
+		fprintf(f, "  %.0f samples per thread over %u instance%s (%u threads)\n",
+			e->samples_per_thread, e->ninstances, e->ninstances == 1 ? "" : "s",
+			e->nthreads);
+	else
+		fprintf(f, "  %s over %u instance%s (%u threads)\n",
+			c->exact_counts ? "exact block counts" : "sampled edges", e->ninstances,
+			e->ninstances == 1 ? "" : "s", e->nthreads);
+}
+
+/* The line of a section without causes: why there are none. */
+static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint32_t s, FILE *f)
+{
+	const struct sb_causes_evidence *e = evidence_of(c, s);
+
+	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
+		unsigned hz = sample_hz(p);
+
+		if (isfinite(e->more_seconds))
+			fprintf(f, "  not enough samples: record \u2248 %.*f s longer or raise -F",
+				e->more_seconds < 10 ? 1 : 0, e->more_seconds);
+		else
+			fputs("  not enough samples: record longer or raise -F", f);
+		if (hz)
+			fprintf(f, " (now %u Hz)", hz);
+		fputc('\n', f);
+	} else if (e && e->verdict == SB_VERDICT_FEW_THREADS) {
+		fputs("  no cause: fewer than 3 threads leave the tests no degrees of freedom\n", f);
+	} else if (e) {
+		fputs("  no significant cause: samples enough for the imbalance seen, but no event "
+		      "explains it (F-test)\n", f);
+	} else {
+		fputs("  no significant cause: no event explains the imbalance (F-test), or too "
+		      "few threads (< 3)\n", f);
+	}
+}
+
+/* The causes shown under x: leaders of its cluster (same_cluster). */
+static void same_cluster(const struct sb_profile *p, const struct sb_causes *c,
+			 const struct sb_cause *x, FILE *f)
+{
+	char loc[512];
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sb_cause *y = &c->c[i];
+
+		if (y->section != x->section || y->same_cluster != x->rank)
+			continue;
+		sb_loc_format(p, y->loc, loc, sizeof(loc));
+		fprintf(f, "        same cluster: %s  [0x%llx]\n", loc, (unsigned long long)y->addr);
+	}
+}
 
 static int causes_text(const struct sb_report_ctx *r, FILE *f)
 {
@@ -43,21 +130,22 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 		sb_loc_format_section(p, s, loc, sizeof(loc));
 		fprintf(f, "section #%zu (%s at %s):\n", k + 1,
 			sb_section_kind_name(p->sections[s].kind), loc);
+		evidence_line(p, c, s, f);
 		for (size_t i = 0; i < c->n; i++) {
 			const struct sb_cause *x = &c->c[i];
 
-			if (x->section != s)
+			if (x->section != s || x->same_cluster)
 				continue;
 			sb_loc_format(p, x->loc, loc, sizeof(loc));
 			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]\n", x->rank, x->score,
 				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr);
+			same_cluster(p, c, x, f);
 			sb_source_lines(src, x->loc, f);
 			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;
 			shown++;
 		}
 		if (!shown)
-			fputs("  no significant cause: no event explains the imbalance "
-			      "(F-test), or too few threads (< 3)\n", f);
+			no_cause(p, c, s, f);
 	}
 	sb_source_note(src, f);
 	sb_source_close(src);
@@ -68,6 +156,44 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 		      "'scalebpf cc' and record again.\n", f);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
+}
+
+static const char *verdict_name(uint16_t v)
+{
+	switch (v) {
+	case SB_VERDICT_CAUSES: return "causes";
+	case SB_VERDICT_NONE: return "none";
+	case SB_VERDICT_FEW_SAMPLES: return "few_samples";
+	case SB_VERDICT_FEW_THREADS: return "few_threads";
+	default: return "unknown";
+	}
+}
+
+/* "evidence": one entry per section analysed; a number JSON cannot hold
+ * (no rate known: infinite) is null. */
+static void evidence_json(const struct sb_profile *p, const struct sb_causes *c,
+			  struct sb_json *j)
+{
+	FILE *f = j->f;
+	char sec[512];
+
+	sb_json_member(j, "evidence");
+	fputc('[', f);
+	for (size_t i = 0; i < c->nev; i++) {
+		const struct sb_causes_evidence *e = &c->ev[i];
+
+		sb_loc_short(p, (int32_t)p->sections[e->section].loc, sec, sizeof(sec));
+		fprintf(f, "%s\n    {\"section\": ", i ? "," : "");
+		sb_json_str(f, sec);
+		fprintf(f, ", \"verdict\": \"%s\", \"threads\": %u, \"instances\": %u, "
+			"\"samples_per_thread\": %.2f, \"more_seconds\": ", verdict_name(e->verdict),
+			e->nthreads, e->ninstances, e->samples_per_thread);
+		if (isfinite(e->more_seconds))
+			fprintf(f, "%.2f}", e->more_seconds);
+		else
+			fputs("null}", f);
+	}
+	fputs(c->nev ? "\n  ]" : "]", f);
 }
 
 static const struct sb_causes *sort_causes;
@@ -102,13 +228,14 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 		sb_loc_short(p, (int32_t)p->sections[x->section].loc, sec, sizeof(sec));
 		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
 		sb_json_str(f, sec);
-		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", ", x->score,
-			sb_cause_kind_name(x->kind));
+		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", \"same_cluster\": %u, ",
+			x->score, sb_cause_kind_name(x->kind), x->same_cluster);
 		sb_json_loc_fields(f, p, x->loc);
 		fputc('}', f);
 	}
 	fputs(c->n ? "\n  ]" : "]", f);
 	free(order);
+	evidence_json(p, c, j);
 	return 0;
 }
 
