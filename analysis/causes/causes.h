@@ -44,6 +44,8 @@ struct sb_causes_evidence {
 	double samples_per_thread; /* block samples per thread (0: exact counts) */
 	double more_seconds;       /* FEW_SAMPLES: record about this much longer
 				    * at the same -F */
+	uint8_t more_at_least;     /* more_seconds is a lower bound: no instance
+				    * yet counted how many samples fell */
 };
 
 struct sb_causes {

@@ -51,7 +51,9 @@
  * run, H the sampling rate (Hz, from the profile) and share = Tbar_s /
  * duration the section's busy seconds per thread over the run's
  * seconds.  A section without a cause and with S < S* is FEW_SAMPLES,
- * more_seconds = (S* - S_w) / (H * share * S_w / S).  A section without a
+ * more_seconds = (S* - S_w) / (H * share * S_w / S); with S_w = 0 (no
+ * instance yet ranked whole) the rate S_w / S is unknown and H * share
+ * gives a lower bound, said as such.  A section without a
  * cause and S_w >= S* is NONE: samples enough, no event explains it.  CV = 0 (every
  * column equally busy) needs no cause: NONE.
  */
@@ -311,8 +313,12 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 			/* no rate known: the observed samples per run second */
 			if (!(rate > 0) && dur > 0)
 				rate = e.samples_per_thread / dur;
-			/* of which the share that counts how much */
-			rate *= samples > 0 ? whole / samples : 0;
+			/* of which the share that counts how much; none yet:
+			 * all samples' rate, so a lower bound */
+			if (whole > 0 && samples > 0)
+				rate *= whole / samples;
+			else
+				e.more_at_least = 1;
 			e.verdict = SB_VERDICT_FEW_SAMPLES;
 			e.more_seconds = rate > 0 ? (need - eff) / rate : INFINITY;
 		}

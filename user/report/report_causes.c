@@ -63,7 +63,8 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 		unsigned hz = sample_hz(p);
 
 		if (isfinite(e->more_seconds))
-			fprintf(f, "  not enough samples: record \u2248 %.*f s longer or raise -F",
+			fprintf(f, "  not enough samples: record %s %.*f s longer or raise -F",
+				e->more_at_least ? "at least" : "\u2248",
 				e->more_seconds < 10 ? 1 : 0, e->more_seconds);
 		else
 			fputs("  not enough samples: record longer or raise -F", f);
@@ -72,9 +73,11 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 		fputc('\n', f);
 	} else if (e && e->verdict == SB_VERDICT_FEW_THREADS) {
 		fputs("  no cause: fewer than 3 threads leave the tests no degrees of freedom\n", f);
-	} else if (e) {
+	} else if (e && c->block_samples) {
 		fputs("  no significant cause: samples enough for the imbalance seen, but no event "
 		      "explains it (F-test)\n", f);
+	} else if (e) {
+		fputs("  no significant cause: no event explains the imbalance (F-test)\n", f);
 	} else {
 		fputs("  no significant cause: no event explains the imbalance (F-test), or too "
 		      "few threads (< 3)\n", f);
@@ -189,9 +192,10 @@ static void evidence_json(const struct sb_profile *p, const struct sb_causes *c,
 			"\"samples_per_thread\": %.2f, \"more_seconds\": ", verdict_name(e->verdict),
 			e->nthreads, e->ninstances, e->samples_per_thread);
 		if (isfinite(e->more_seconds))
-			fprintf(f, "%.2f}", e->more_seconds);
+			fprintf(f, "%.2f", e->more_seconds);
 		else
-			fputs("null}", f);
+			fputs("null", f);
+		fprintf(f, ", \"more_at_least\": %s}", e->more_at_least ? "true" : "false");
 	}
 	fputs(c->nev ? "\n  ]" : "]", f);
 }
