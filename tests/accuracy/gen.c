@@ -106,6 +106,7 @@ static void emit_runtime_decls(struct prog *p)
 		L(p, "\t\tpthread_cond_broadcast(&b->c);");
 		L(p, "\t} else {");
 		L(p, "\t\twhile (g == b->gen)");
+		sync_here(p);  /* inlined, its wait is where the section shows */
 		L(p, "\t\t\tpthread_cond_wait(&b->c, &b->m);");
 		L(p, "\t}");
 		L(p, "\tpthread_mutex_unlock(&b->m);");

@@ -164,9 +164,9 @@ static int owner_count(struct prog *p, int t)
 	return c;
 }
 
-/* Chooses the cause's parameters; fills tw[] (per-thread us per unit of
+/* Draws the cause's parameters; fills tw[] (per-thread us per unit of
  * scale) for the run-length plan; p->params says them. */
-void plan_cause(struct prog *p)
+static void draw_cause(struct prog *p)
 {
 	int nt = p->nt;
 
@@ -254,6 +254,26 @@ void plan_cause(struct prog *p)
 		}
 		snprintf(p->params, sizeof(p->params), "hold=%d+%d_if_me%%%d==1", lock_h0, lock_h1, lock_mod);
 		break;
+	}
+}
+
+/* A planted cause must be one: the busiest thread does >= 25% more than
+ * the mean (estimated; a dynamic schedule may even it out, as it does in
+ * real programs).  Then the instance's length at scale 1. */
+void plan_cause(struct prog *p)
+{
+	int nt = p->nt;
+
+	for (int tries = 0; tries < 40; tries++) {
+		double mx = 0, sum = 0;
+
+		draw_cause(p);
+		for (int t = 0; t < nt; t++) {
+			mx = tw[t] > mx ? tw[t] : mx;
+			sum += tw[t];
+		}
+		if (mx * nt >= 1.25 * sum)
+			break;
 	}
 	/* one instance at scale 1: the busiest thread, the cores' share, or
 	 * the serialized holds, whichever is longest; barriers cost ~20 us */

@@ -63,9 +63,12 @@ OUT=$(cd "$OUT" && pwd)
 export XDG_CACHE_HOME=$OUT/cache
 
 # The generator: built here, so the suite needs nothing but a C compiler.
-GEN=$OUT/gen
-gcc -O2 -Wall -Wextra -o "$GEN" "$TOP/tests/accuracy/gen.c" "$TOP/tests/accuracy/gen_emit.c" ||
-	{ echo "run.sh: cannot build the generator" >&2; exit 1; }
+GEN=${ACC_GEN:-$OUT/gen}
+case $GEN in /*) ;; *) GEN=$TOP/$GEN ;; esac
+if [ -z "${ACC_GEN:-}" ]; then
+	gcc -O2 -Wall -Wextra -o "$GEN" "$TOP/tests/accuracy/gen.c" "$TOP/tests/accuracy/gen_emit.c" ||
+		{ echo "run.sh: cannot build the generator" >&2; exit 1; }
+fi
 # clang's libomp, found as tests/workloads/workloads.mk finds it
 LIBOMP=$(for f in "$(clang -print-resource-dir 2>/dev/null)/../../libomp.so" \
 	/usr/lib/llvm-*/lib/libomp.so /usr/lib/x86_64-linux-gnu/libomp.so /usr/local/lib/libomp.so; do
@@ -81,7 +84,7 @@ score() {
 	local json=$3 counts=$4
 	jq -r --arg sync "$sync" --arg acc "$accept" --arg mode "$2" --slurpfile c "$counts" '
 		($sync | split(" ")) as $sy | ($acc | split(" ")) as $ac |
-		([.sections[] | select(.location as $l | $sy | index([$l]))][0]) as $sec |
+		([.sections[] | select(.location as $l | $sy | index([$l]))] | max_by(.instances)) as $sec |
 		if $sec == null then ["0","0","0","0","0","0","-","-","0","-",
 			([.sections[:3][] | "\(.location)(\(.kind))"] | join(";") | if . == "" then "no sections" else "sections: " + . end)]
 		else
