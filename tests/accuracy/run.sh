@@ -150,7 +150,9 @@ for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
 		if [ "$mode" = exact ]; then
 			# exact mode follows libomp only: OpenMP programs use it there
 			exf=$([ -n "$ompf" ] && echo "-fopenmp=libomp $LIBOMP_LINK")
-			"$SB" cc $opt -pthread $pieflags $exf "$OUT/$src" -o "$bin" 2>"$bin.build.err"
+			# the plain build compiles (its runtime archive is beside it), even
+			# when the recorder under test is another build (ASan)
+			"$TOP/build/scalebpf" cc $opt -pthread $pieflags $exf "$OUT/$src" -o "$bin" 2>"$bin.build.err"
 		else
 			$cc $opt -g -pthread $pieflags $ompf "$OUT/$src" -o "$bin" 2>"$bin.build.err"
 		fi
