@@ -195,7 +195,7 @@ accuracy: $(BUILD)/scalebpf $(BUILD)/libscalebpf-rt.a $(BUILD)/tests/acc_gen
 		$(if $(ACC_SEED),-s $(ACC_SEED)) $(ACC_ARGS)
 
 # the suite's program generator (run.sh builds its own when run alone)
-$(BUILD)/tests/acc_gen: tests/accuracy/gen.c tests/accuracy/gen_emit.c tests/accuracy/gen.h
+$(BUILD)/tests/acc_gen: $(wildcard tests/accuracy/*.c) tests/accuracy/gen.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror $(filter %.c,$^) -o $@
 
