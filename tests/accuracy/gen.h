@@ -1,7 +1,8 @@
 /* gen.h — shared state of the planted-cause program generator (gen.c,
  * gen_emit.c, gen_work.c).  One program = one struct prog: its seeded
- * variables, the source being written (a line counter, so planted lines are known as
- * they are written), and the lines the driver scores against. */
+ * variables, the source being written (a line counter, so planted lines
+ * are known as they are written), and the lines the driver scores
+ * against. */
 #ifndef ACC_GEN_H
 #define ACC_GEN_H
 
