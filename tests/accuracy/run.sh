@@ -66,7 +66,7 @@ export XDG_CACHE_HOME=$OUT/cache
 GEN=${ACC_GEN:-$OUT/gen}
 case $GEN in /*) ;; *) GEN=$TOP/$GEN ;; esac
 if [ -z "${ACC_GEN:-}" ]; then
-	gcc -O2 -Wall -Wextra -o "$GEN" "$TOP/tests/accuracy/gen.c" "$TOP/tests/accuracy/gen_emit.c" ||
+	gcc -O2 -Wall -Wextra -o "$GEN" "$TOP"/tests/accuracy/*.c ||
 		{ echo "run.sh: cannot build the generator" >&2; exit 1; }
 fi
 # clang's libomp, found as tests/workloads/workloads.mk finds it
@@ -109,7 +109,14 @@ record_one() {
 	local mode=$1 bin=$2 sbp=$OUT/$name.$1.sbp nt=$threads it rf=() pid rc
 	it=$([ "$mode" = exact ] && echo "$iters_exact" || echo "$iters")
 	if [ "$mode" = exact ]; then rf+=(-F 999); elif [ "$hz" != default ]; then rf+=(-F "$hz"); fi
-	case $barrier_fn in -|*barrier*) ;; *) rf+=(-b "$barrier_fn") ;; esac
+	# a barrier function not named *barrier* is named with -b, as its user
+	# would; inlined (no symbol: -b would fail, "no such function"), the
+	# recorder's inline condvar-barrier detection is what is left
+	case $barrier_fn in
+	-|*barrier*) ;;
+	*) if nm "$bin" 2>/dev/null | grep -q " [tT] $barrier_fn$"; then rf+=(-b "$barrier_fn")
+	   else echo "note: $name $mode: $barrier_fn is inlined, not named with -b" >&2; fi ;;
+	esac
 	case $launch in
 	direct) "$SB" record -q -o "$sbp" "${rf[@]}" -- "$bin" "$nt" "$it" ;;
 	env)
