@@ -111,8 +111,9 @@ static void draw_cause(struct prog *p)
 	case C_SEARCH:
 		srch_len = 4096L << pick(p, 4);
 		srch_form = pick(p, 2);
-		for (int t = 0; t < nt; t++)
-			tw[t] += (srch_len / 8 + ((long)t * 2654435761L) % (srch_len * 3 / 4)) * (p->place == P_LIB ? 0.0008 : 0.0006);
+		for (int t = 0; t < nt; t++)   /* strlen: vectorized, ~0.012 ns a byte here */
+			tw[t] += p->place == P_LIB ? (double)(srch_len * 4 + (long)(((unsigned long)t * 2654435761UL) % (unsigned long)(srch_len * 12))) * 0.000012
+						 : (srch_len / 8 + ((long)t * 2654435761L) % (srch_len * 3 / 4)) * 0.0006;
 		snprintf(p->params, sizeof(p->params), "len=%ld form=%s", srch_len,
 			 srch_form ? "for+break" : "one-line");
 		break;
@@ -336,7 +337,7 @@ static void search_site(struct prog *p, const char *ind, const char *me)
 		break;
 	case P_LIB: /* the scan is strlen's: its call is the line to name */
 		accept_here(p);
-		L(p, "%ssink += strlen(strs[%s]);", ii, me);
+		L(p, "%ssink += strlen(strs[%s] + (r & 7));", ii, me);  /* not loop-invariant: not hoisted */
 		break;
 	case P_DEEP: case P_TAIL:
 		L(p, "%ssink += (unsigned long)lookup(hay, %ld, keys[%s]);", ii, srch_len, me);
