@@ -288,6 +288,43 @@ static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t
 	return !sb_lime_overdispersed(vc, ac, l->in->nthreads, l->alpha);
 }
 
+/* Block b ends in a call the CFG has no CALL edge for: through a pointer
+ * (or into another binary), so its callee is unknown. */
+static bool indirect_call(const struct sb_cfg *g, uint32_t b)
+{
+	bool call = false;
+
+	for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++) {
+		if (g->edges[i].kind == SB_EDGE_CALL)
+			return false;
+		call |= g->edges[i].kind == SB_EDGE_CALL_RETURN;
+	}
+	return call;
+}
+
+/*
+ * Edge mode: a function's entry v is called by a call site of the cluster
+ * that the CFG cannot connect to it, a call through a pointer in another
+ * function.  A function's entry runs as often as its callers decide: the
+ * decision is theirs (the loop that repeats the call), never the callee's
+ * `{`, so the entry is no leader while such a caller is in the cluster.
+ */
+static bool called_unseen(const struct sb_lime_leaders *l, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t f = g->blocks[v].func;
+
+	if (!l->edge_mode || g->funcs[f].first_block != v)
+		return false;
+	for (size_t k = 0; k < l->nverts; k++) {
+		uint32_t u = l->verts[k];
+
+		if (g->blocks[u].func != f && indirect_call(g, u))
+			return true;
+	}
+	return false;
+}
+
 static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
 {
 	const struct sb_cfg *g = l->cfg;
@@ -298,6 +335,8 @@ static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
 		if (!ed->back && l->in_c[ed->src] == l->gen)
 			return false;
 	}
+	if (called_unseen(l, v))
+		return false;
 	for (size_t k = 0; k < l->ncalls; k++)
 		if (l->in_c[l->in->events[l->calls[k]].id] == l->gen &&
 		    sampled_caller(l, l->calls[k], v))
