@@ -3,7 +3,10 @@
  * Leaders and the calls that decide how often a callee runs, with known
  * answers: a loop that calls a function through a pointer (the CFG has no
  * CALL edge to the callee) is led by the loop, never by the callee's
- * entry block, which runs exactly as often as the loop decides.
+ * entry block, which runs exactly as often as the loop decides; so is a
+ * loop whose call reaches the callee through a wrapper's tail `jmp` (no
+ * edge at all); and a then-path whose entering edges exact flow could not
+ * count is shown at the branch that guards it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -88,8 +91,124 @@ static void test_pointer_call(void)
 	sb_cfg_free(g);
 }
 
+/* Blocks 0x10 apart in functions of the given first blocks. */
+static struct sb_cfg *mkcfg2(int nb, const int *fstart, int nf, const int (*ed)[3], int ne)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+
+	for (int f = 0; f < nf; f++) {
+		int end = f + 1 < nf ? fstart[f + 1] : nb;
+
+		sb_cfg_add_func(g, f ? "callee" : "f", 0x1000 + 0x10 * (uint64_t)fstart[f],
+				0x1000 + 0x10 * (uint64_t)end);
+	}
+	for (int b = 0, f = 0; b < nb; b++) {
+		uint64_t a = 0x1000 + 0x10 * (uint64_t)b;
+
+		while (f + 1 < nf && b >= fstart[f + 1])
+			f++;
+		sb_cfg_add_block(g, (uint32_t)f, a, a + 0x10, a + 0xc);
+	}
+	for (int i = 0; i < ne; i++)
+		sb_cfg_add_edge(g, (uint32_t)ed[i][0], (uint32_t)ed[i][1], (uint16_t)ed[i][2]);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize");
+	return g;
+}
+
+/* Runs LIME on edges (src, dst, which count vector) and returns the result. */
+static struct sb_lime_result *run_edges(const struct sb_cfg *g, const uint32_t (*e)[3], int ne,
+					const double (*vec)[NT], const double *time)
+{
+	static double cnt[16][NT];
+	static struct sb_lime_event ev[16];
+	struct sb_lime_instance in = { .nthreads = NT, .time = time, .events = ev,
+				       .imbalance = 0.3, .nevents = (size_t)ne };
+	struct sb_lime_result *r = NULL;
+
+	for (int k = 0; k < ne; k++) {
+		memcpy(cnt[k], vec[e[k][2]], sizeof(cnt[k]));
+		ev[k] = (struct sb_lime_event){ .kind = SB_LIME_EDGE, .superior = -1,
+						.id = edge_id(g, e[k][0], e[k][1]), .counts = cnt[k] };
+		CHECK(ev[k].id != UINT32_MAX, "edge %d", k);
+	}
+	CHECK(sb_lime_analyze(g, &in, NULL, &r) == 0 && r, "analyze");
+	return r;
+}
+
+/* The loop's call goes to wrapper W, which tail-jumps to G: no edge
+ * reaches G.  f: E H C L X | W | G G2 G3. */
+static void test_tail_call(void)
+{
+	enum { E2, H2, C2, L2, X2, W2, Gt, Gt2, Gt3, NB2 };
+	static const int fs[3] = { E2, W2, Gt };
+	static const int ed[][3] = {
+		{ E2, H2, SB_EDGE_SEQUENTIAL }, { H2, C2, SB_EDGE_TAKEN },
+		{ H2, X2, SB_EDGE_FALLTHROUGH }, { C2, L2, SB_EDGE_CALL_RETURN },
+		{ C2, W2, SB_EDGE_CALL }, { L2, H2, SB_EDGE_JUMP },
+		{ Gt, Gt2, SB_EDGE_SEQUENTIAL }, { Gt2, Gt3, SB_EDGE_SEQUENTIAL },
+	};
+	static const uint32_t ev[][3] = {
+		{ E2, H2, 0 }, { H2, C2, 1 }, { C2, L2, 1 }, { L2, H2, 1 }, { Gt, Gt2, 1 },
+		{ Gt2, Gt3, 1 },
+	};
+	static const double vec[2][NT] = { { 1, 1, 1, 1, 1, 1, 1, 1 },
+					   { 5, 9, 2, 14, 7, 3, 11, 6 } };
+	double time[NT];
+	struct sb_cfg *g = mkcfg2(NB2, fs, 3, ed, 8);
+	struct sb_lime_result *r;
+
+	for (int t = 0; t < NT; t++)
+		time[t] = 1e5 + 1e4 * vec[1][t] + 50.0 * (t % 3);
+	r = run_edges(g, ev, 6, vec, time);
+	if (r) {
+		for (size_t k = 0; k < r->ncauses; k++)
+			CHECK(r->causes[k].addr != g->blocks[Gt].last_insn,
+			      "the tail-called function's entry is no leader (cause %zu)", k);
+		CHECK(r->ncauses && r->causes[0].kind == SB_CAUSE_LOOP &&
+		      r->causes[0].addr == g->blocks[H2].last_insn, "the loop leads");
+	}
+	sb_lime_result_free(r);
+	sb_cfg_free(g);
+}
+
+/* if (!rank) work();  E -> B; B -> T (taken, no event: flow could not
+ * split T's count); B -> P (fall-through); P (padding) -> T (sequential,
+ * constant); T ends in a call (-> X).  The cause is B's branch. */
+static void test_unseen_guard(void)
+{
+	enum { E3, B3, P3, T3, X3, NB3 };
+	static const int fs[1] = { E3 };
+	static const int ed[][3] = {
+		{ E3, B3, SB_EDGE_SEQUENTIAL }, { B3, T3, SB_EDGE_TAKEN },
+		{ B3, P3, SB_EDGE_FALLTHROUGH }, { P3, T3, SB_EDGE_SEQUENTIAL },
+		{ T3, X3, SB_EDGE_CALL_RETURN },
+	};
+	static const uint32_t ev[][3] = { { E3, B3, 0 }, { P3, T3, 2 }, { T3, X3, 1 } };
+	static const double vec[3][NT] = { { 1, 1, 1, 1, 1, 1, 1, 1 },
+					   { 40, 0, 0, 0, 0, 0, 0, 0 },
+					   { 0, 0, 0, 0, 0, 0, 0, 0 } };
+	double time[NT];
+	struct sb_cfg *g = mkcfg2(NB3, fs, 1, ed, 5);
+	struct sb_lime_result *r;
+
+	for (int t = 0; t < NT; t++)
+		time[t] = 1e5 + 1e4 * vec[1][t] + 50.0 * (t % 3);
+	r = run_edges(g, ev, 3, vec, time);
+	if (r) {
+		CHECK(r->ncauses >= 1, "a cause");
+		if (r->ncauses) {
+			CHECK(r->causes[0].kind == SB_CAUSE_BRANCH, "branch, kind %u", r->causes[0].kind);
+			CHECK(r->causes[0].addr == g->blocks[B3].last_insn, "at the guard");
+		}
+	}
+	sb_lime_result_free(r);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	test_pointer_call();
+	test_tail_call();
+	test_unseen_guard();
 	return CHECK_DONE("test_lime_callers");
 }
