@@ -201,6 +201,18 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 			c->score = comb->causes[k].score;
 			/* shown at the decision: the group's shown cause leads */
 			sb_causes_locate(p, g, comb->causes[k].addr, c);
+			/* a branch LIME moved to the guard of its leader block
+			 * (lime_leader.c) that the profile has no line for (an
+			 * unsampled, uncounted block): the leader's own block,
+			 * which has one, rather than a bare address */
+			if (comb->causes[k].own_addr && (c->loc < 0 || !p->locs[c->loc].line)) {
+				struct sb_cause own = *c;
+
+				own.kind = SB_CAUSE_CALL;
+				sb_causes_locate(p, g, comb->causes[k].own_addr, &own);
+				if (own.loc >= 0 && p->locs[own.loc].line)
+					*c = own;
+			}
 		}
 out:
 	for (size_t i = 0; i < nres; i++)

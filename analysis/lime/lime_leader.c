@@ -486,6 +486,7 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 		.kind = gd != SB_LIME_NONE ? SB_CAUSE_BRANCH : leader_kind(l, v),
 		.event = l->ev[v],
 		.addr = l->cfg->blocks[gd != SB_LIME_NONE ? gd : v].last_insn,
+		.own_addr = gd != SB_LIME_NONE ? l->cfg->blocks[v].last_insn : 0,
 		.leader_score = score,
 		.beta = beta,
 		.score = sb_lime_final_score(score, beta),

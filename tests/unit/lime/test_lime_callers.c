@@ -199,6 +199,8 @@ static void test_unseen_guard(void)
 		if (r->ncauses) {
 			CHECK(r->causes[0].kind == SB_CAUSE_BRANCH, "branch, kind %u", r->causes[0].kind);
 			CHECK(r->causes[0].addr == g->blocks[B3].last_insn, "at the guard");
+			CHECK(r->causes[0].own_addr == g->blocks[T3].last_insn,
+			      "the leader's own block kept (for a guard with no line)");
 		}
 	}
 	sb_lime_result_free(r);
