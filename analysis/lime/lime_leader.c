@@ -156,7 +156,7 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 	l->edge_ev = nones(ne);
 	l->block_ev = nones(nb);
 	l->alpha = alpha;
-	l->out_r = malloc((ne + 1) * sizeof(double));
+	l->out_r = malloc((2 * ne + 1) * sizeof(double));
 	l->in_r = malloc((ne + in->nevents + 1) * sizeof(double));
 	l->in_c = calloc(nb + 1, sizeof(uint32_t));
 	l->via_edge = calloc(nb + 1, sizeof(uint32_t));
@@ -213,6 +213,15 @@ static double event_r(const struct sb_lime_leaders *l, uint32_t e)
 	return e == SB_LIME_NONE ? 0 : l->ecorr[e];
 }
 
+/* No edge out of block b has an event (exact flow left them unknown). */
+static bool unknown_out(const struct sb_lime_leaders *l, uint32_t b)
+{
+	for (uint32_t i = l->cfg->out_start[b]; i < l->cfg->out_start[b + 1]; i++)
+		if (l->edge_ev[i] != SB_LIME_NONE)
+			return false;
+	return true;
+}
+
 /* Marks the cluster's vertices; false for a hardware-only cluster. */
 static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
 {
@@ -247,6 +256,24 @@ static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
 			l->cond[v] = g;
 		if (ed->back)
 			l->loop[ed->dst] = g;
+	}
+	/* A loop header whose own edges exact flow could not count (a loop
+	 * entered between two syncs that close segments: a cycle of unknowns
+	 * through "outside") is in the cluster through the back edge into it:
+	 * the loop's repetition.  Without it the nested loop it runs would
+	 * lead, and the trip count that decides would be lost. */
+	for (size_t k = 0; k < nm; k++) {
+		const struct sb_lime_event *x = &l->in->events[members[k]];
+		uint32_t h;
+
+		if (x->kind != SB_LIME_EDGE || !l->cfg->edges[x->id].back)
+			continue;
+		h = l->cfg->edges[x->id].dst;
+		if (l->in_c[h] == g || !unknown_out(l, h))
+			continue;
+		l->in_c[h] = l->via_edge[h] = l->loop[h] = g;
+		l->ev[h] = members[k];
+		l->verts[l->nverts++] = h;
 	}
 	return l->nverts > 0;
 }
@@ -401,6 +428,12 @@ static double leader_score(const struct sb_lime_leaders *l, uint32_t v)
 	for (uint32_t i = g->out_start[v]; l->edge_mode && i < g->out_start[v + 1]; i++)
 		if (!g->edges[i].back || g->edges[i].dst == v)
 			l->out_r[no++] = event_r(l, l->edge_ev[i]);
+	/* A header with uncounted edges out (see mark()): its flow into the
+	 * loop is the repetition, the back edges into it. */
+	for (uint32_t k = g->in_start[v]; l->edge_mode && unknown_out(l, v) &&
+	     k < g->in_start[v + 1]; k++)
+		if (g->edges[g->in_edges[k]].back)
+			l->out_r[no++] = event_r(l, l->edge_ev[g->in_edges[k]]);
 	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
 		uint32_t i = g->in_edges[k];
 

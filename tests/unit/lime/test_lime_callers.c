@@ -6,7 +6,8 @@
  * entry block, which runs exactly as often as the loop decides; so is a
  * loop whose call reaches the callee through a wrapper's tail `jmp` (no
  * edge at all); and a then-path whose entering edges exact flow could not
- * count is shown at the branch that guards it.
+ * count is shown at the branch that guards it; and an outer loop whose
+ * header's edges flow could not count leads the loop nested in it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -207,8 +208,52 @@ static void test_unseen_guard(void)
 	sb_cfg_free(g);
 }
 
+/* for (h < trips) { for (q < 62) ...; }: E -> H (uncounted); H -> I
+ * (uncounted); I -> J (taken) -> I (back); I -> L (fall-through,
+ * uncounted); L -> H (taken, back); L -> X.  Only the inner loop's edges
+ * and the outer back edge are counted.  The outer loop leads. */
+static void test_unknown_header(void)
+{
+	enum { E4, H4, I4, J4, L4, X4, NB4 };
+	static const int fs[1] = { E4 };
+	static const int ed[][3] = {
+		{ E4, H4, SB_EDGE_SEQUENTIAL }, { H4, I4, SB_EDGE_SEQUENTIAL },
+		{ I4, J4, SB_EDGE_TAKEN }, { J4, I4, SB_EDGE_JUMP },
+		{ I4, L4, SB_EDGE_FALLTHROUGH }, { L4, H4, SB_EDGE_TAKEN },
+		{ L4, X4, SB_EDGE_FALLTHROUGH },
+	};
+	static const uint32_t ev[][3] = {
+		{ I4, J4, 1 }, { J4, I4, 1 }, { L4, H4, 2 }, { L4, X4, 0 },
+	};
+	static const double trips[NT] = { 2, 7, 2, 7, 2, 7, 2, 7 };
+	double vec[3][NT], time[NT];
+	struct sb_cfg *g = mkcfg2(NB4, fs, 1, ed, 7);
+	struct sb_lime_result *r;
+
+	for (int t = 0; t < NT; t++) {
+		vec[0][t] = 1;
+		vec[1][t] = 62 * trips[t];
+		vec[2][t] = trips[t] - 1;
+		time[t] = 1e5 + 1e4 * trips[t] + 50.0 * (t % 3);
+	}
+	CHECK(g->edges[edge_id(g, L4, H4)].back && g->edges[edge_id(g, J4, I4)].back,
+	      "back edges");
+	r = run_edges(g, ev, 4, (const double (*)[NT])vec, time);
+	if (r) {
+		CHECK(r->ncauses >= 1, "a cause");
+		if (r->ncauses) {
+			CHECK(r->causes[0].kind == SB_CAUSE_LOOP, "loop, kind %u", r->causes[0].kind);
+			CHECK(r->causes[0].addr == g->blocks[H4].last_insn,
+			      "the outer loop's header, not the inner one's");
+		}
+	}
+	sb_lime_result_free(r);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
+	test_unknown_header();
 	test_pointer_call();
 	test_tail_call();
 	test_unseen_guard();
