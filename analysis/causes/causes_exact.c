@@ -27,11 +27,13 @@
  * SB_EXACT_MAX_OBS pairs, from the instances that lost the most time
  * (a profile of 100k short instances is analysed on its worst ones).
  *
- * A sampled block that ends in a call is no hardware event: the profile
- * adds each sample to every call site on its stack, so its samples are
- * its callees' time, and an outer frame's (_start, main's call of the
- * thread function: the main thread only) is the whole thread's time in
- * the section, though that code is not the section's.
+ * A sampled block that ends in a call into counted code is no hardware
+ * event: the profile adds each sample to every call site on its stack, so
+ * its samples are its callees' time, and an outer frame's (_start, main's
+ * call of the thread function: the main thread only) is the whole
+ * thread's time in the section, though that code is not the section's.  A
+ * call into uncounted code (a library) is the other way round: its
+ * samples stand for the library's, see hw_event_of().
  */
 #include "causes_priv.h"
 
