@@ -466,8 +466,9 @@ static uint16_t leader_kind(const struct sb_lime_leaders *l, uint32_t v)
  * among them: a rotated loop's two copies of one test).  v is the then-
  * path of Figure 3's if-statement; the decision is its guard's, where the
  * cause is shown, as a BRANCH.  Edges into v whose counts do not vary
- * (padding that never runs falls through into v) decide nothing; a lone
- * `jmp` block is looked through to its own conditional predecessor.  Of
+ * (padding that never runs falls through into v) decide nothing; blocks
+ * of one way in and one way out (a lone `jmp`, alignment padding run
+ * through) are looked through to the conditional edge that enters them.  Of
  * several guards (copies of one test), the one whose out edges vary most
  * with time.  Returns the guard block or SB_LIME_NONE.
  */
@@ -488,13 +489,17 @@ static uint32_t unseen_guard(const struct sb_lime_leaders *l, uint32_t v)
 			continue;
 		if (l->edge_ev[i] != SB_LIME_NONE && event_r(l, l->edge_ev[i]) != 0)
 			return SB_LIME_NONE;   /* LIME saw this edge vary */
-		if (ed->kind == SB_EDGE_TAKEN || ed->kind == SB_EDGE_FALLTHROUGH) {
-			gd = ed->src;
-		} else if (ed->kind == SB_EDGE_JUMP && sb_cfg_nin(g, ed->src) == 1) {
-			uint32_t j = g->in_edges[g->in_start[ed->src]];
-
-			if (g->edges[j].kind == SB_EDGE_TAKEN || g->edges[j].kind == SB_EDGE_FALLTHROUGH)
-				gd = g->edges[j].src;
+		/* back through blocks of one way in and one way out (a lone
+		 * `jmp`, alignment padding): they run as their way in decides */
+		for (int steps = 0; steps < 8 && gd == SB_LIME_NONE; steps++) {
+			if (ed->kind == SB_EDGE_TAKEN || ed->kind == SB_EDGE_FALLTHROUGH)
+				gd = ed->src;
+			else if ((ed->kind == SB_EDGE_JUMP || ed->kind == SB_EDGE_SEQUENTIAL) &&
+				 sb_cfg_nin(g, ed->src) == 1 && sb_cfg_nout(g, ed->src) == 1 &&
+				 !g->edges[g->in_edges[g->in_start[ed->src]]].back)
+				ed = &g->edges[g->in_edges[g->in_start[ed->src]]];
+			else
+				break;
 		}
 		if (gd == SB_LIME_NONE) {
 			if (l->edge_ev[i] != SB_LIME_NONE)

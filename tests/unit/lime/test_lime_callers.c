@@ -251,8 +251,43 @@ static void test_unknown_header(void)
 	sb_cfg_free(g);
 }
 
+/* if (tid == 17) { loop }: E -> B; B -> Q (fall-through) -> T
+ * (sequential: Q is alignment padding run through, one way in and out);
+ * B -> X (taken); T ends in a call (-> X).  Only T's edge is counted.
+ * The cause is B's branch. */
+static void test_guard_through_padding(void)
+{
+	enum { E5, B5, Q5, T5, X5, NB5 };
+	static const int fs[1] = { E5 };
+	static const int ed[][3] = {
+		{ E5, B5, SB_EDGE_SEQUENTIAL }, { B5, Q5, SB_EDGE_FALLTHROUGH },
+		{ B5, X5, SB_EDGE_TAKEN }, { Q5, T5, SB_EDGE_SEQUENTIAL },
+		{ T5, X5, SB_EDGE_CALL_RETURN },
+	};
+	static const uint32_t ev[][3] = { { E5, B5, 0 }, { T5, X5, 1 } };
+	static const double vec[2][NT] = { { 1, 1, 1, 1, 1, 1, 1, 1 },
+					   { 0, 0, 0, 0, 0, 30, 0, 0 } };
+	double time[NT];
+	struct sb_cfg *g = mkcfg2(NB5, fs, 1, ed, 5);
+	struct sb_lime_result *r;
+
+	for (int t = 0; t < NT; t++)
+		time[t] = 1e5 + 1e4 * vec[1][t] + 50.0 * (t % 3);
+	r = run_edges(g, ev, 2, vec, time);
+	if (r) {
+		CHECK(r->ncauses >= 1, "a cause");
+		if (r->ncauses) {
+			CHECK(r->causes[0].kind == SB_CAUSE_BRANCH, "branch, kind %u", r->causes[0].kind);
+			CHECK(r->causes[0].addr == g->blocks[B5].last_insn, "at the guard, through Q");
+		}
+	}
+	sb_lime_result_free(r);
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
+	test_guard_through_padding();
 	test_unknown_header();
 	test_pointer_call();
 	test_tail_call();
