@@ -5,7 +5,10 @@
  * the threads t % 3 == 0 copy a large working set and spend 8x the time in
  * it.  The library's block has samples but no counts.  Known answer: the
  * top cause is a hardware cause at the program's call (line 21), the
- * decision a reader can act on; no cause sits inside the library.
+ * decision a reader can act on; no cause sits inside the library.  With
+ * the same slowness also sampled at a block of the program's own work
+ * (B3, a load that misses), the two are one hardware cluster, tied: the
+ * load is shown first, the call after it.
  *
  *   worker: B0 (guard call) -> B1 (call copy, PLT) -> B2 (guard call) ->
  *   B3 -(taken, back)-> B1; B3 -> B4 return.
@@ -61,7 +64,7 @@ static uint64_t lib_samples(int i, uint32_t t)
 	return (t % 3 == 0 ? 40 : 5) + (uint64_t)((t * 5 + (uint32_t)i * 3) % 4);
 }
 
-static struct sb_profile *profile(void)
+static struct sb_profile *profile(int with_load)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
@@ -71,7 +74,8 @@ static struct sb_profile *profile(void)
 	size_t len;
 	/* events: counts of B0, B1, B2; samples of B1 (the call site: its
 	 * callee's), of B6 (the library) */
-	static const int blk[5] = { 0, 1, 2, 1, 6 };
+	static const int blk[6] = { 0, 1, 2, 1, 6, 3 };
+	int nev = with_load ? 6 : 5;
 
 	sb_profile_add_binary(p, "/bin/w", "ab");
 	sec.loc = (uint32_t)loc(p, 0x1100, 50, "worker", "w.c");
@@ -79,7 +83,7 @@ static struct sb_profile *profile(void)
 	sb_profile_add_cfg(p, 0, blob, len);
 	free(blob);
 	sb_cfg_free(g);
-	for (int e = 0; e < 5; e++) {
+	for (int e = 0; e < nev; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
 		struct sb_event_def d = {
 			.kind = e < 3 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, .binary = 0,
@@ -105,7 +109,7 @@ static struct sb_profile *profile(void)
 			pt[t].busy_ns = 1000000 * lib_samples(i, t) + 20000 * M +
 					3000 * ((t * 7 + (uint32_t)i) % 5);
 		sb_profile_add_instance(p, &in);
-		for (uint32_t e = 0; e < 5; e++) {
+		for (uint32_t e = 0; e < (uint32_t)nev; e++) {
 			uint64_t c[NT];
 			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
 					       .counts = c };
@@ -118,9 +122,9 @@ static struct sb_profile *profile(void)
 	return p;
 }
 
-int main(void)
+static void test_call(void)
 {
-	struct sb_profile *p = profile();
+	struct sb_profile *p = profile(0);
 	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
@@ -145,5 +149,36 @@ int main(void)
 		      (unsigned long long)c.c[i].addr);
 	sb_causes_free(&c);
 	sb_profile_free(p);
+}
+
+static void test_load_first(void)
+{
+	struct sb_profile *p = profile(1);
+	struct sb_lime_opts o;
+	struct sb_causes c;
+	char err[256] = "";
+	int ret;
+
+	sb_lime_opts_default(&o);
+	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	CHECK(ret == 0, "compute: %d %s", ret, err);
+	CHECK(c.n >= 2, "two causes: %zu", c.n);
+	if (c.n >= 2) {
+		CHECK(c.c[0].kind == SB_CAUSE_HW && c.c[1].kind == SB_CAUSE_HW, "hardware both");
+		CHECK(fabs(c.c[0].score - c.c[1].score) < 1e-9, "tied %g %g", c.c[0].score,
+		      c.c[1].score);
+		CHECK(c.c[0].loc >= 0 && p->locs[c.c[0].loc].line == 23, "the load first (line %u)",
+		      c.c[0].loc >= 0 ? p->locs[c.c[0].loc].line : 0);
+		CHECK(c.c[1].loc >= 0 && p->locs[c.c[1].loc].line == 21, "the call after (line %u)",
+		      c.c[1].loc >= 0 ? p->locs[c.c[1].loc].line : 0);
+	}
+	sb_causes_free(&c);
+	sb_profile_free(p);
+}
+
+int main(void)
+{
+	test_call();
+	test_load_first();
 	return CHECK_DONE("test_causes_lib");
 }
