@@ -320,20 +320,6 @@ static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t
 	return !sb_lime_overdispersed(vc, ac, l->in->nthreads, l->alpha);
 }
 
-/* Block b ends in a call the CFG has no CALL edge for: through a pointer
- * (or into another binary), so its callee is unknown. */
-static bool indirect_call(const struct sb_cfg *g, uint32_t b)
-{
-	bool call = false;
-
-	for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++) {
-		if (g->edges[i].kind == SB_EDGE_CALL)
-			return false;
-		call |= g->edges[i].kind == SB_EDGE_CALL_RETURN;
-	}
-	return call;
-}
-
 /* No CALL edge enters function entry v: the CFG knows none of its callers
  * (a call through a pointer, a wrapper's tail `jmp`, the runtime). */
 static bool no_known_caller(const struct sb_cfg *g, uint32_t v)
@@ -389,7 +375,7 @@ static bool called_unseen(struct sb_lime_leaders *l, uint32_t v)
 	for (size_t k = 0; k < l->nverts; k++) {
 		uint32_t u = l->verts[k];
 
-		if (g->blocks[u].func != f && (indirect_call(g, u) || sb_cfg_ends_in_call(g, u)) &&
+		if (g->blocks[u].func != f && sb_cfg_ends_in_call(g, u) &&
 		    !under(l, v, u))
 			return true;
 	}
