@@ -124,6 +124,35 @@ static int collapse_ties(const struct sb_cfg *g, struct sb_lime_result *const *r
 	return 0;
 }
 
+/*
+ * Tied hardware causes (one hardware cluster: one beta, one score) are
+ * one behaviour seen at several blocks.  A block that ends in a call holds
+ * its callee's samples (a library's, causes_exact.c), a block of its own
+ * work holds its own: the load that misses comes first, then the calls.
+ */
+static bool call_block(const struct sb_cfg *g, uint64_t addr)
+{
+	long b = sb_cfg_block_at(g, addr);
+
+	return b >= 0 && sb_cfg_ends_in_call(g, (uint32_t)b);
+}
+
+static void order_hw_ties(const struct sb_cfg *g, struct sb_lime_result *r)
+{
+	for (size_t i = 1; i < r->ncauses; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
+
+			if (x->kind != SB_CAUSE_HW || y->kind != SB_CAUSE_HW ||
+			    fabs(x->score - y->score) > 1e-9 || !call_block(g, x->addr) ||
+			    call_block(g, y->addr))
+				break;
+			t = *x;
+			*x = *y;
+			*y = t;
+		}
+}
+
 /* Where a profile's vectors come from, most telling first. */
 enum vec_path {
 	PATH_SAMPLES,   /* cpu-clock samples per block: time */
@@ -168,6 +197,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	if (ret)
 		goto out;
 	sb_causes_order_ties(g->merged, comb);
+	order_hw_ties(g->merged, comb);
 	same = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*same));
 	rank = calloc(comb->ncauses ? comb->ncauses : 1, sizeof(*rank));
 	if (!same || !rank || (ret = collapse_ties(g->merged, res, nres, comb, same))) {
@@ -201,6 +231,18 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 			c->score = comb->causes[k].score;
 			/* shown at the decision: the group's shown cause leads */
 			sb_causes_locate(p, g, comb->causes[k].addr, c);
+			/* a branch LIME moved to the guard of its leader block
+			 * (lime_leader.c) that the profile has no line for (an
+			 * unsampled, uncounted block): the leader's own block,
+			 * which has one, rather than a bare address */
+			if (comb->causes[k].own_addr && (c->loc < 0 || !p->locs[c->loc].line)) {
+				struct sb_cause own = *c;
+
+				own.kind = SB_CAUSE_CALL;
+				sb_causes_locate(p, g, comb->causes[k].own_addr, &own);
+				if (own.loc >= 0 && p->locs[own.loc].line)
+					*c = own;
+			}
 		}
 out:
 	for (size_t i = 0; i < nres; i++)

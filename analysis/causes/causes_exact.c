@@ -27,11 +27,13 @@
  * SB_EXACT_MAX_OBS pairs, from the instances that lost the most time
  * (a profile of 100k short instances is analysed on its worst ones).
  *
- * A sampled block that ends in a call is no hardware event: the profile
- * adds each sample to every call site on its stack, so its samples are
- * its callees' time, and an outer frame's (_start, main's call of the
- * thread function: the main thread only) is the whole thread's time in
- * the section, though that code is not the section's.
+ * A sampled block that ends in a call into counted code is no hardware
+ * event: the profile adds each sample to every call site on its stack, so
+ * its samples are its callees' time, and an outer frame's (_start, main's
+ * call of the thread function: the main thread only) is the whole
+ * thread's time in the section, though that code is not the section's.  A
+ * call into uncounted code (a library) is the other way round: its
+ * samples stand for the library's, see hw_event_of().
  */
 #include "causes_priv.h"
 
@@ -51,6 +53,8 @@ struct pool {
 	uint32_t *brow;          /* merged block -> row in bcount, or NONE */
 	uint8_t *known;          /* merged blocks with exact counts */
 	uint8_t *func_on;        /* functions with a counted execution */
+	uint8_t *instr;          /* functions built with counters (any block
+				  * calls the coverage callback) */
 	uint8_t *cut;            /* blocks whose call closes a segment */
 	double *bcount;          /* rows * ncols */
 	size_t nbrows, capb;
@@ -69,6 +73,7 @@ static void pool_free(struct pool *pl)
 	free(pl->brow);
 	free(pl->known);
 	free(pl->func_on);
+	free(pl->instr);
 	free(pl->cut);
 	free(pl->bcount);
 	free(pl->srow);
@@ -209,9 +214,17 @@ static int from_code(const struct sb_cfg *m, struct pool *pl)
 
 	if (!closes)
 		return -ENOMEM;
-	for (uint32_t b = 0; b < m->nblocks; b++)
+	pl->instr = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+	if (!pl->instr) {
+		free(closes);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < m->nblocks; b++) {
 		if (calls_block(m, b, flush) || calls_block(m, b, done))
 			closes[m->blocks[b].func] = 1;
+		if (calls_block(m, b, guard))
+			pl->instr[m->blocks[b].func] = 1;
+	}
 	for (uint32_t b = 0; b < m->nblocks; b++) {
 		if (!pl->func_on[m->blocks[b].func])
 			continue;
@@ -328,16 +341,41 @@ static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t 
 }
 
 /*
- * Samples that are no time of the block's own.  The profile adds a sample
+ * Which sampled blocks become hardware events.  The profile adds a sample
  * to every call site on its stack, so a call site's samples are its
  * callees' time: an outer frame's (see the header comment), the sync's
- * that closes the segment (spinning before it sleeps), or a callee whose
- * blocks have samples of their own, which would count twice and show the
- * callee's time at its caller.
+ * that closes the segment (spinning before it sleeps), or a counted
+ * callee's, whose blocks have samples of their own, which would count
+ * twice and show the callee's time at its caller.  Those are dropped.
+ *
+ * Code without counts (a library: memcpy, qsort, strtod) is the other
+ * way round.  Its blocks have no executions to explain their samples by,
+ * so every difference in how often the program calls it looks like a
+ * hardware cause deep inside it (memmove's loop), at a line in no code of
+ * the section's.  What the program decides is the call: how often and
+ * with what argument, and a slower library call (a larger working set
+ * copied) is slower at that call.  So a library's samples are taken at
+ * the program's call into it (the call site's samples hold them), whose
+ * exact count is their superior: the calls explain what more calls take,
+ * the rest is a hardware cause at the call's line.  Library blocks are
+ * not events of their own.
  */
-static bool not_own(const struct sb_cfg *m, uint32_t b)
+static bool calls_uncounted(const struct sb_cfg *m, const struct pool *pl, uint32_t b)
 {
-	return sb_cfg_ends_in_call(m, b);
+	/* no CALL edge: a PLT stub or a pointer, outside counted code */
+	for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+		if (m->edges[k].kind == SB_EDGE_CALL && pl->instr[m->blocks[m->edges[k].dst].func])
+			return false;   /* a counted callee */
+	return true;
+}
+
+static bool hw_event_of(const struct sb_cfg *m, const struct pool *pl, uint32_t b)
+{
+	if (!pl->instr[m->blocks[b].func])
+		return false;            /* uncounted code: taken at its call */
+	if (!sb_cfg_ends_in_call(m, b))
+		return true;
+	return !pl->cut[b] && calls_uncounted(m, pl, b);
 }
 
 static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
@@ -369,7 +407,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		uint32_t b = pl->sblock[r];
 		const struct sb_event_def *d = &p->events[pl->sevent[r]];
 
-		if (not_own(m, pl->sblock[r]))
+		if (!hw_event_of(m, pl, pl->sblock[r]))
 			continue;
 		if (fl->block_known[b] && count_ev[b] < 0) {
 			memcpy(&li->counts[n * nt], sb_cfg_flow_block(fl, b), nt * sizeof(double));

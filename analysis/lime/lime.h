@@ -71,6 +71,10 @@ struct sb_lime_cause {
 	uint16_t kind;              /* enum sb_cause_kind */
 	uint32_t event;             /* index of the leader/HW event in the instance */
 	uint64_t addr;              /* code address to show (binary vaddr) */
+	uint64_t own_addr;          /* 0, or the leader block's own last
+				     * instruction when addr is its guard's
+				     * branch (lime_leader.c): where to show
+				     * the cause if the guard has no line */
 	double leader_score;        /* eq. 1 (1.0 for hardware events) */
 	double beta;                /* standardized regression coefficient */
 	double score;               /* eq. 2: leader_score * beta, or beta */

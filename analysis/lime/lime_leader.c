@@ -79,6 +79,7 @@ struct sb_lime_leaders {
 	uint32_t *calls;                /* block mode: live call-site events */
 	size_t ncalls;
 	double alpha;                   /* level of "does not vary beyond" */
+	uint32_t *rseen, *rstack, rgen; /* under(): per block stamp, stack */
 };
 
 double sb_lime_eq1(const double *out_r, size_t nout, const double *in_r, size_t nin)
@@ -155,7 +156,7 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 	l->edge_ev = nones(ne);
 	l->block_ev = nones(nb);
 	l->alpha = alpha;
-	l->out_r = malloc((ne + 1) * sizeof(double));
+	l->out_r = malloc((2 * ne + 1) * sizeof(double));
 	l->in_r = malloc((ne + in->nevents + 1) * sizeof(double));
 	l->in_c = calloc(nb + 1, sizeof(uint32_t));
 	l->via_edge = calloc(nb + 1, sizeof(uint32_t));
@@ -163,7 +164,9 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 	l->cond = calloc(nb + 1, sizeof(uint32_t));
 	l->ev = malloc((nb + 1) * sizeof(uint32_t));
 	l->verts = malloc((nb + 1) * sizeof(uint32_t));
-	if (!l->edge_ev || !l->block_ev || !l->out_r || !l->in_r || !l->in_c ||
+	l->rseen = calloc(nb + 1, sizeof(uint32_t));
+	l->rstack = malloc((nb + 1) * sizeof(uint32_t));
+	if (!l->rseen || !l->rstack || !l->edge_ev || !l->block_ev || !l->out_r || !l->in_r || !l->in_c ||
 	    !l->via_edge || !l->loop || !l->cond || !l->ev || !l->verts) {
 		sb_lime_leaders_free(l);
 		return NULL;
@@ -200,12 +203,23 @@ void sb_lime_leaders_free(struct sb_lime_leaders *l)
 	free(l->ev);
 	free(l->verts);
 	free(l->calls);
+	free(l->rseen);
+	free(l->rstack);
 	free(l);
 }
 
 static double event_r(const struct sb_lime_leaders *l, uint32_t e)
 {
 	return e == SB_LIME_NONE ? 0 : l->ecorr[e];
+}
+
+/* No edge out of block b has an event (exact flow left them unknown). */
+static bool unknown_out(const struct sb_lime_leaders *l, uint32_t b)
+{
+	for (uint32_t i = l->cfg->out_start[b]; i < l->cfg->out_start[b + 1]; i++)
+		if (l->edge_ev[i] != SB_LIME_NONE)
+			return false;
+	return true;
 }
 
 /* Marks the cluster's vertices; false for a hardware-only cluster. */
@@ -242,6 +256,24 @@ static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
 			l->cond[v] = g;
 		if (ed->back)
 			l->loop[ed->dst] = g;
+	}
+	/* A loop header whose own edges exact flow could not count (a loop
+	 * entered between two syncs that close segments: a cycle of unknowns
+	 * through "outside") is in the cluster through the back edge into it:
+	 * the loop's repetition.  Without it the nested loop it runs would
+	 * lead, and the trip count that decides would be lost. */
+	for (size_t k = 0; k < nm; k++) {
+		const struct sb_lime_event *x = &l->in->events[members[k]];
+		uint32_t h;
+
+		if (x->kind != SB_LIME_EDGE || !l->cfg->edges[x->id].back)
+			continue;
+		h = l->cfg->edges[x->id].dst;
+		if (l->in_c[h] == g || !unknown_out(l, h))
+			continue;
+		l->in_c[h] = l->via_edge[h] = l->loop[h] = g;
+		l->ev[h] = members[k];
+		l->verts[l->nverts++] = h;
 	}
 	return l->nverts > 0;
 }
@@ -288,7 +320,69 @@ static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t
 	return !sb_lime_overdispersed(vc, ac, l->in->nthreads, l->alpha);
 }
 
-static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
+/* No CALL edge enters function entry v: the CFG knows none of its callers
+ * (a call through a pointer, a wrapper's tail `jmp`, the runtime). */
+static bool no_known_caller(const struct sb_cfg *g, uint32_t v)
+{
+	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++)
+		if (g->edges[g->in_edges[k]].kind == SB_EDGE_CALL)
+			return false;
+	return true;
+}
+
+/* Block u runs under function entry v (forward flow and direct calls from
+ * v reach it): v's own code or its callees'.  Bounded: a merged graph is
+ * large, a callee tree small. */
+static bool under(struct sb_lime_leaders *l, uint32_t v, uint32_t u)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t sp = 0, stamp = ++l->rgen, steps = 0;
+
+	l->rseen[v] = stamp;
+	l->rstack[sp++] = v;
+	while (sp && steps++ < 4096) {
+		uint32_t b = l->rstack[--sp];
+
+		if (b == u)
+			return true;
+		for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++) {
+			uint32_t w = g->edges[i].dst;
+
+			if (l->rseen[w] != stamp) {
+				l->rseen[w] = stamp;
+				l->rstack[sp++] = w;
+			}
+		}
+	}
+	return sp > 0;  /* undecided: counts as under v (keeps v a leader) */
+}
+
+/*
+ * Edge mode: a function's entry v whose callers the CFG cannot see (a call
+ * through a pointer, a tail call through a wrapper) while the cluster holds
+ * a call site outside v's own code and callees.  A function's entry runs
+ * as often as its callers decide: the decision is theirs (the loop or the
+ * branch around the call), never the callee's `{`, so the entry is no
+ * leader while such a caller is in the cluster.
+ */
+static bool called_unseen(struct sb_lime_leaders *l, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t f = g->blocks[v].func;
+
+	if (!l->edge_mode || g->funcs[f].first_block != v || !no_known_caller(g, v))
+		return false;
+	for (size_t k = 0; k < l->nverts; k++) {
+		uint32_t u = l->verts[k];
+
+		if (g->blocks[u].func != f && sb_cfg_ends_in_call(g, u) &&
+		    !under(l, v, u))
+			return true;
+	}
+	return false;
+}
+
+static bool is_leader(struct sb_lime_leaders *l, uint32_t v)
 {
 	const struct sb_cfg *g = l->cfg;
 
@@ -298,6 +392,8 @@ static bool is_leader(const struct sb_lime_leaders *l, uint32_t v)
 		if (!ed->back && l->in_c[ed->src] == l->gen)
 			return false;
 	}
+	if (called_unseen(l, v))
+		return false;
 	for (size_t k = 0; k < l->ncalls; k++)
 		if (l->in_c[l->in->events[l->calls[k]].id] == l->gen &&
 		    sampled_caller(l, l->calls[k], v))
@@ -318,6 +414,12 @@ static double leader_score(const struct sb_lime_leaders *l, uint32_t v)
 	for (uint32_t i = g->out_start[v]; l->edge_mode && i < g->out_start[v + 1]; i++)
 		if (!g->edges[i].back || g->edges[i].dst == v)
 			l->out_r[no++] = event_r(l, l->edge_ev[i]);
+	/* A header with uncounted edges out (see mark()): its flow into the
+	 * loop is the repetition, the back edges into it. */
+	for (uint32_t k = g->in_start[v]; l->edge_mode && unknown_out(l, v) &&
+	     k < g->in_start[v + 1]; k++)
+		if (g->edges[g->in_edges[k]].back)
+			l->out_r[no++] = event_r(l, l->edge_ev[g->in_edges[k]]);
 	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
 		uint32_t i = g->in_edges[k];
 
@@ -343,13 +445,72 @@ static uint16_t leader_kind(const struct sb_lime_leaders *l, uint32_t v)
 	return SB_CAUSE_CALL;
 }
 
+/*
+ * Edge mode: a CALL leader v (straight-line work, no branch or loop of
+ * its own in the cluster) that conditional branches enter, none of whose
+ * edges into v has a varying event (exact flow could not split v's count
+ * among them: a rotated loop's two copies of one test).  v is the then-
+ * path of Figure 3's if-statement; the decision is its guard's, where the
+ * cause is shown, as a BRANCH.  Edges into v whose counts do not vary
+ * (padding that never runs falls through into v) decide nothing; blocks
+ * of one way in and one way out (a lone `jmp`, alignment padding run
+ * through) are looked through to the conditional edge that enters them.  Of
+ * several guards (copies of one test), the one whose out edges vary most
+ * with time.  Returns the guard block or SB_LIME_NONE.
+ */
+static uint32_t unseen_guard(const struct sb_lime_leaders *l, uint32_t v)
+{
+	const struct sb_cfg *g = l->cfg;
+	uint32_t best = SB_LIME_NONE;
+	double best_r = -INFINITY;
+
+	if (!l->edge_mode || leader_kind(l, v) != SB_CAUSE_CALL)
+		return SB_LIME_NONE;
+	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
+		uint32_t i = g->in_edges[k], gd = SB_LIME_NONE;
+		const struct sb_cfg_edge *ed = &g->edges[i];
+		double r = 0;
+
+		if (ed->back)
+			continue;
+		if (l->edge_ev[i] != SB_LIME_NONE && event_r(l, l->edge_ev[i]) != 0)
+			return SB_LIME_NONE;   /* LIME saw this edge vary */
+		/* back through blocks of one way in and one way out (a lone
+		 * `jmp`, alignment padding): they run as their way in decides */
+		for (int steps = 0; steps < 8 && gd == SB_LIME_NONE; steps++) {
+			if (ed->kind == SB_EDGE_TAKEN || ed->kind == SB_EDGE_FALLTHROUGH)
+				gd = ed->src;
+			else if ((ed->kind == SB_EDGE_JUMP || ed->kind == SB_EDGE_SEQUENTIAL) &&
+				 sb_cfg_nin(g, ed->src) == 1 && sb_cfg_nout(g, ed->src) == 1 &&
+				 !g->edges[g->in_edges[g->in_start[ed->src]]].back)
+				ed = &g->edges[g->in_edges[g->in_start[ed->src]]];
+			else
+				break;
+		}
+		if (gd == SB_LIME_NONE) {
+			if (l->edge_ev[i] != SB_LIME_NONE)
+				continue;      /* constant: decides nothing */
+			return SB_LIME_NONE;   /* reached some unknown way */
+		}
+		for (uint32_t o = g->out_start[gd]; o < g->out_start[gd + 1]; o++)
+			r = fmax(r, fabs(event_r(l, l->edge_ev[o])));
+		if (r > best_r) {
+			best_r = r;
+			best = gd;
+		}
+	}
+	return best;
+}
+
 static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score,
 		       double beta, struct sb_lime_causes *out)
 {
+	uint32_t gd = unseen_guard(l, v);
 	struct sb_lime_cause c = {
-		.kind = leader_kind(l, v),
+		.kind = gd != SB_LIME_NONE ? SB_CAUSE_BRANCH : leader_kind(l, v),
 		.event = l->ev[v],
-		.addr = l->cfg->blocks[v].last_insn,
+		.addr = l->cfg->blocks[gd != SB_LIME_NONE ? gd : v].last_insn,
+		.own_addr = gd != SB_LIME_NONE ? l->cfg->blocks[v].last_insn : 0,
 		.leader_score = score,
 		.beta = beta,
 		.score = sb_lime_final_score(score, beta),
