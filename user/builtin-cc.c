@@ -52,6 +52,7 @@ static const char cc_usage[] =
 /* Sync calls whose wrappers flush the calling thread's counts. */
 static const char *const wrapped[] = {
 	"pthread_create", "pthread_exit", "pthread_join", "pthread_barrier_wait",
+	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_broadcast",
 	"__kmpc_fork_call", "__kmpc_barrier",
 };
 

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The broadcast that releases a condvar barrier is made by its last
+ * arriver, which does not wait: its segment ends here (sections/condbar.c
+ * makes it arrive and leave at the broadcast).  pthread_cond_signal is not
+ * wrapped: a barrier never signals (condbar.c takes a signalled condvar for
+ * no barrier; `record` does not even probe it), and in producer/consumer
+ * code it is a per-item fast path, where a flush would cost a batch per
+ * item.
+ */
+#include <pthread.h>
+
+#include "exact_rt.h"
+
+int __real_pthread_cond_broadcast(pthread_cond_t *c);
+
+int __wrap_pthread_cond_broadcast(pthread_cond_t *c)
+{
+	sb_exact_flush(0);
+	return __real_pthread_cond_broadcast(c);
+}
