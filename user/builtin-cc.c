@@ -55,6 +55,7 @@ static const char cc_usage[] =
 static const char *const wrapped[] = {
 	"pthread_create", "pthread_exit", "pthread_join", "pthread_barrier_wait",
 	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_broadcast",
+	"pthread_cond_signal",
 	"__kmpc_fork_call", "__kmpc_barrier",
 };
 

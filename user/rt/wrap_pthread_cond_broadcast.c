@@ -2,11 +2,10 @@
 /*
  * The broadcast that releases a condvar barrier is made by its last
  * arriver, which does not wait: its segment ends here (sections/condbar.c
- * makes it arrive and leave at the broadcast).  pthread_cond_signal is not
- * wrapped: a barrier never signals (condbar.c takes a signalled condvar for
- * no barrier; `record` does not even probe it), and in producer/consumer
- * code it is a per-item fast path, where a flush would cost a batch per
- * item.
+ * makes it arrive and leave at the broadcast).  pthread_cond_signal
+ * flushes nothing: a barrier never signals (condbar.c takes a signalled
+ * condvar for no barrier), and in producer/consumer code it is a per-item
+ * fast path (wrap_pthread_cond_signal.c).
  */
 #include <pthread.h>
 

@@ -11,6 +11,7 @@ int __real_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  const struct timespec *abstime)
 {
-	sb_exact_flush(0);
+	if (!sb_cv_signalled(c))
+		sb_exact_flush(0);
 	return __real_pthread_cond_timedwait(c, m, abstime);
 }
