@@ -403,17 +403,17 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 }
 
 /*
- * Counts flushed while the thread is at a closing sync, arrived and not
- * departed, are the work of the segment that sync closed: a barrier
- * function the recorder probes (--barrier, or found by its name) is
- * entered before the exact runtime's flush, which comes at the
- * pthread_cond_wait or pthread_cond_broadcast inside it.  Dropped with
- * the waiting (seg_restart), they would be lost; kept for the next
- * segment, they would be counted one instance late.
+ * Counts of work done (SB_COUNT_DONE) while the thread is at a closing
+ * sync, arrived and not departed, are the work of the segment that sync
+ * closed: a barrier function the recorder probes (--barrier, or found by
+ * its name) is entered before the exact runtime's flush, which comes at
+ * the pthread_cond_wait or pthread_cond_broadcast inside it.  Dropped
+ * with the waiting (seg_restart), as samples there are, they would be
+ * lost.
  */
 static void count_add(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev)
 {
-	struct sb_sect_inst *in = t->pending;
+	struct sb_sect_inst *in = ev->prim & SB_COUNT_DONE ? t->pending : NULL;
 	struct sb_counts **c = &t->seg_counts;
 
 	for (uint32_t i = 0; in && i < in->n; i++)

@@ -463,6 +463,8 @@ int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct 
 			 &ev[n]);
 		ev[n].obj = r->b.pc[i] | SB_KEY_EXACT;
 		ev[n].dur = r->b.count[i];
+		/* Work done, not a sample: see SB_COUNT_DONE. */
+		ev[n].prim = SB_COUNT_DONE;
 		n++;
 	}
 	return n;
