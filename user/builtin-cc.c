@@ -40,9 +40,10 @@ static const char cc_usage[] =
 "               Expect 10-50x slower runs and ~24 bytes per access.\n"
 "\n"
 "Segments are cut at pthread_barrier_wait, pthread_join, thread exit,\n"
-"condition-variable waits and broadcasts (barriers built from them: the\n"
-"recorder decides which are) and\n"
-"libomp (clang -fopenmp) regions and barriers.  Expect the program to run\n"
+"condition-variable waits and broadcasts (the recorder decides which\n"
+"condvars are barriers), and libomp (clang -fopenmp) regions and barriers.\n"
+"gcc's libgomp builds are not supported: gcc has no trace-pc-guard, and\n"
+"clang compiles OpenMP for libomp only.  Expect the program to run\n"
 "2-10x slower: counts are exact, times are not, so the busy times and\n"
 "imbalance of an exact build are its own.\n"
 "\n"
@@ -114,6 +115,15 @@ int cmd_cc(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* clang compiles OpenMP for libomp only: with -fopenmp=libgomp it
+	 * ignores every pragma and builds a serial program, silently.  (gcc,
+	 * libgomp's compiler, has no trace-pc-guard coverage to count with.) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-fopenmp=libgomp")) {
+			fputs("scalebpf cc: -fopenmp=libgomp: clang would ignore the OpenMP pragmas "
+			      "(it compiles OpenMP for libomp only); use -fopenmp\n", stderr);
+			return 2;
+		}
 	if (!clang || !*clang)
 		clang = "clang";
 	link = links(argc, argv);

@@ -238,6 +238,7 @@ timed_group "sampled vs exact" sampled_vs_exact_group
 expect_fail "cc without arguments prints usage" "usage: scalebpf cc" "$SB" cc
 expect_fail "cc with a missing compiler says so" "cannot run" env SCALEBPF_CLANG=/no/such/clang "$SB" cc -c x.c
 expect_fail "cc with a missing runtime says so" "exact-mode runtime" env SCALEBPF_RT=/no/such.a "$SB" cc x.c
+expect_fail "cc -fopenmp=libgomp says clang would ignore the pragmas" "ignore the OpenMP pragmas" "$SB" cc -fopenmp=libgomp x.c
 
 # `scalebpf cc --trace-mem`: every thread's trace holds exactly its
 # PASSES * LONGS loads inside its own array, PASSES stores to its slot,
