@@ -200,6 +200,10 @@ exact_cv_group() {
 				"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_LOOP\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
 			jqcheck "exact cv $mode: no sb_work count outside the barrier's section, none lost" "$c" \
 				"[.counts[] | select(.section != \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\")] | length == 0"
+			# the barrier function's own branches tell the last arriver (the
+			# slowest thread) from the others: the barrier's, not work
+			[ $mode = func ] && jqcheck "exact cv func: no count of rendezvous() itself" "$c" \
+				'[.counts[] | select(.kind == "block_count" and .function == "rendezvous")] | length == 0'
 			jqcheck "exact cv $mode: no batch lost or unplaced" "$j" \
 				'.meta.exact_counts_unplaced == "0" and .meta.drops_exact == "0" and (.meta.exact_batches | tonumber) > 0'
 			jqcheck "exact cv $mode: the top cause is the ownership test $(site cause lime_cv.c), a branch" "$j" \
