@@ -39,8 +39,11 @@ static const char cc_usage[] =
 "               scalebpf-trace.PID): the input of exact cache analyses.\n"
 "               Expect 10-50x slower runs and ~24 bytes per access.\n"
 "\n"
-"Segments are cut at pthread_barrier_wait, pthread_join, thread exit and\n"
-"libomp (clang -fopenmp) regions and barriers.  Expect the program to run\n"
+"Segments are cut at pthread_barrier_wait, pthread_join, thread exit,\n"
+"condition-variable waits and broadcasts (the recorder decides which\n"
+"condvars are barriers), and libomp (clang -fopenmp) regions and barriers.\n"
+"gcc's libgomp builds are not supported: gcc has no trace-pc-guard, and\n"
+"clang compiles OpenMP for libomp only.  Expect the program to run\n"
 "2-10x slower: counts are exact, times are not, so the busy times and\n"
 "imbalance of an exact build are its own.\n"
 "\n"
@@ -52,6 +55,8 @@ static const char cc_usage[] =
 /* Sync calls whose wrappers flush the calling thread's counts. */
 static const char *const wrapped[] = {
 	"pthread_create", "pthread_exit", "pthread_join", "pthread_barrier_wait",
+	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_broadcast",
+	"pthread_cond_signal",
 	"__kmpc_fork_call", "__kmpc_barrier",
 };
 
@@ -110,6 +115,15 @@ int cmd_cc(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* clang compiles OpenMP for libomp only: with -fopenmp=libgomp it
+	 * ignores every pragma and builds a serial program, silently.  (gcc,
+	 * libgomp's compiler, has no trace-pc-guard coverage to count with.) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-fopenmp=libgomp")) {
+			fputs("scalebpf cc: -fopenmp=libgomp: clang would ignore the OpenMP pragmas "
+			      "(it compiles OpenMP for libomp only); use -fopenmp\n", stderr);
+			return 2;
+		}
 	if (!clang || !*clang)
 		clang = "clang";
 	link = links(argc, argv);

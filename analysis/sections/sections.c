@@ -402,6 +402,29 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 		b->err = SB_ERR_NOMEM;
 }
 
+/*
+ * Counts of work done (SB_COUNT_DONE) while the thread is at a closing
+ * sync, arrived and not departed, are the work of the segment that sync
+ * closed: a barrier function the recorder probes (--barrier, or found by
+ * its name) is entered before the exact runtime's flush, which comes at
+ * the pthread_cond_wait or pthread_cond_broadcast inside it.  Dropped
+ * with the waiting (seg_restart), as samples there are, they would be
+ * lost.
+ */
+static void count_add(struct sb_builder *b, struct sb_sect_thread *t, const struct sb_event *ev)
+{
+	struct sb_sect_inst *in = ev->prim & SB_COUNT_DONE ? t->pending : NULL;
+	struct sb_counts **c = &t->seg_counts;
+
+	for (uint32_t i = 0; in && i < in->n; i++)
+		if (in->a[i].tid == t->tid && in->a[i].life == t->life && !in->a[i].departed) {
+			c = &in->a[i].counts;
+			break;
+		}
+	if (counts_add(c, ev->obj, ev->dur))
+		b->err = SB_ERR_NOMEM;
+}
+
 static void log_event(struct sb_builder *b, const struct sb_event *ev)
 {
 	size_t cap = b->caplog;
@@ -477,8 +500,7 @@ void sb_sect_process(struct sb_builder *b, const struct sb_event *ev)
 		sb_sect_wait_add(b, ev->prim, ev->site, ev->obj, ev->dur);
 		break;
 	case SB_EV_COUNT:
-		if (counts_add(&t->seg_counts, ev->obj, ev->dur))
-			b->err = SB_ERR_NOMEM;
+		count_add(b, t, ev);
 		break;
 	case SB_EV_COUNT_LAST:
 		count_last(b, t, ev);

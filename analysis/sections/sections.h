@@ -37,6 +37,13 @@
  * (a thread seen at attach has no life to compare). */
 #define SB_START_TID_REUSED 1u
 
+/* SB_EV_COUNT's prim: counts of work done up to the event (exact mode's
+ * flushed batches), not samples of what the thread does at that moment.
+ * While the thread is at a closing sync (arrived, not departed) they are
+ * the work of the segment that sync closed; a sample there is of the
+ * waiting and is dropped. */
+#define SB_COUNT_DONE 1u
+
 enum sb_ev_kind {
 	SB_EV_THREAD_START = 1, /* obj: creating thread tid (0 unknown);
 				 * prim: SB_START_* flags */

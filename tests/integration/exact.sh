@@ -171,6 +171,50 @@ exact_helpers_group() {
 }
 timed_group "exact helpers" exact_helpers_group
 
+# Barriers built from a mutex and a condition variable (SPLASH-2, PARSEC):
+# the runtime flushes at pthread_cond_wait and pthread_cond_broadcast, so
+# every count of the planted loop lands in the barrier's section (before,
+# all of them fell into the join section).  `macro`: the inline BARRIER,
+# found by the recorder from the condvar's history; `func`: a barrier
+# function named with --barrier, entered before the flush inside it.
+exact_cv_group() {
+	local mode sec j c args
+	for mode in macro func; do
+		j=$TMP/exact_cv_$mode.json
+		c=$TMP/exact_cv_$mode.counts.json
+		args=()
+		if [ $mode = macro ]; then
+			sec=$(site macro lime_cv.c)
+		else
+			sec=$(site call lime_cv.c)
+			args=(--barrier rendezvous)
+		fi
+		if record_json "$j" -F 999 "${args[@]}" -- "$EX/lime_cv" $mode 4 40 200 &&
+		   "$SB" report -i "${j%.json}.sbp" --counts --format json >"$c"; then
+			jqcheck "exact cv $mode: one condvar barrier section at $sec, 40 instances of 4 threads" "$j" \
+				"[.sections[] | select(.kind == \"user_barrier\")] | map([.location, .instances, .threads]) == [[\"$sec\", 40, 4]]"
+			# thread k owns block rows k and k + 4 of 8: (8 - k) + (4 - k) blocks a pass
+			jqcheck "exact cv $mode: sb_work's calls in that section are 40 x 12,10,8,6 per thread" "$c" \
+				"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_ENTRY\") | [.per_thread | sort_by(.comm)[] | .count]] == [[480, 400, 320, 240]]"
+			jqcheck "exact cv $mode: its sb_work loop runs calls x 200 x 1000 times per thread there" "$c" \
+				"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_LOOP\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
+			jqcheck "exact cv $mode: no sb_work count outside the barrier's section, none lost" "$c" \
+				"[.counts[] | select(.section != \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\")] | length == 0"
+			# the barrier function's own branches tell the last arriver (the
+			# slowest thread) from the others: the barrier's, not work
+			[ $mode = func ] && jqcheck "exact cv func: no count of rendezvous() itself" "$c" \
+				'[.counts[] | select(.kind == "block_count" and .function == "rendezvous")] | length == 0'
+			jqcheck "exact cv $mode: no batch lost or unplaced" "$j" \
+				'.meta.exact_counts_unplaced == "0" and .meta.drops_exact == "0" and (.meta.exact_batches | tonumber) > 0'
+			jqcheck "exact cv $mode: the top cause is the ownership test $(site cause lime_cv.c), a branch" "$j" \
+				"[.causes[] | select(.section == \"$sec\")] | sort_by(.rank)[0] | .location == \"$(site cause lime_cv.c)\" and .kind == \"branch\""
+		else
+			bad "exact cv $mode: lime_cv record"
+		fi
+	done
+}
+timed_group "exact condvar barriers" exact_cv_group
+
 # Software samples of the plain build against the exact build's counts,
 # thread by thread, for the block that carries the imbalance (sb_work's
 # loop: its most sampled and its most executed block): Pearson r >= 0.9.
@@ -198,6 +242,7 @@ timed_group "sampled vs exact" sampled_vs_exact_group
 expect_fail "cc without arguments prints usage" "usage: scalebpf cc" "$SB" cc
 expect_fail "cc with a missing compiler says so" "cannot run" env SCALEBPF_CLANG=/no/such/clang "$SB" cc -c x.c
 expect_fail "cc with a missing runtime says so" "exact-mode runtime" env SCALEBPF_RT=/no/such.a "$SB" cc x.c
+expect_fail "cc -fopenmp=libgomp says clang would ignore the pragmas" "ignore the OpenMP pragmas" "$SB" cc -fopenmp=libgomp x.c
 
 # `scalebpf cc --trace-mem`: every thread's trace holds exactly its
 # PASSES * LONGS loads inside its own array, PASSES stores to its slot,

@@ -90,7 +90,7 @@ $(addprefix $(WL_CLANGDIR)/,$(WL_CXX_PROGS)): $(WL_CLANGDIR)/%: $(WL_SRCDIR)/%.c
 # planted-cause workloads, in $(BUILD)/workloads/exact/.  OpenMP ones use
 # clang's libomp, the runtime exact mode follows.  Their baseline in
 # `make bench` is the plain clang build, $(BUILD)/workloads/clang/<name>.
-WL_EXACT_PTHREAD := lime_owner lime_root lime_cache lime_lu lime_owner_hdr lime_root_tail
+WL_EXACT_PTHREAD := lime_owner lime_root lime_cache lime_lu lime_owner_hdr lime_root_tail lime_cv
 WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri omp_args)
 WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) trace_sum)
 WL_SCALEBPF      ?= $(BUILD)/scalebpf

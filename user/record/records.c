@@ -343,6 +343,32 @@ static int cond_event(struct sb_records *d, const struct sb_rec_probe *r,
 	return 1;
 }
 
+/*
+ * A user barrier function (mutex + condvar) is a sync, like
+ * pthread_barrier_wait, but `scalebpf cc` counts its blocks, and the
+ * exact runtime flushes inside it (at its pthread_cond_wait or
+ * broadcast).  Its branches tell the last arriver from the others: the
+ * slowest thread takes the broadcast branch every instance, a perfect
+ * "cause" of the imbalance it suffers.  Its range is noted at entry,
+ * before any flush of the thread inside it, and its counts are dropped.
+ */
+static void barfn_note(struct sb_records *d, uint64_t start, uint64_t size)
+{
+	for (uint32_t i = 0; i < d->nbarfns; i++)
+		if (d->barfns[i].start == start)
+			return;
+	if (d->nbarfns < SB_MAX_SPIN_RANGES)
+		d->barfns[d->nbarfns++] = (struct sb_ip_range){ start, start + size };
+}
+
+static bool in_barfn(const struct sb_records *d, uint64_t pc)
+{
+	for (uint32_t i = 0; i < d->nbarfns; i++)
+		if (pc >= d->barfns[i].start && pc < d->barfns[i].end)
+			return true;
+	return false;
+}
+
 int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool enter,
 		     struct sb_event *ev)
 {
@@ -356,6 +382,8 @@ int sb_records_probe(struct sb_records *d, const struct sb_rec_probe *r, bool en
 	switch (p->role) {
 	case SB_ROLE_SYNC:
 	case SB_ROLE_JOIN:
+		if (enter && p->prim == SB_PRIM_USER_BARRIER && p->func_size)
+			barfn_note(d, r->ip - (p->site_vaddr - p->func_vaddr), p->func_size);
 		ev->kind = enter ? SB_EV_SYNC_ENTER : SB_EV_SYNC_EXIT;
 		ev->prim = p->prim;
 		ev->obj = p->fixed_obj ? p->func_vaddr : r->arg;
@@ -457,12 +485,15 @@ int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct 
 	for (uint32_t i = 0; i < r->b.n; i++) {
 		/* A block whose callback address never got published, or a
 		 * count of zero, carries nothing. */
-		if (!r->b.pc[i] || r->b.pc[i] >= SB_KEY_EXACT || !r->b.count[i])
+		if (!r->b.pc[i] || r->b.pc[i] >= SB_KEY_EXACT || !r->b.count[i] ||
+		    in_barfn(d, r->b.pc[i]))
 			continue;
 		event_of(&r->hdr, r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT,
 			 &ev[n]);
 		ev[n].obj = r->b.pc[i] | SB_KEY_EXACT;
 		ev[n].dur = r->b.count[i];
+		/* Work done, not a sample: see SB_COUNT_DONE. */
+		ev[n].prim = SB_COUNT_DONE;
 		n++;
 	}
 	return n;

@@ -38,6 +38,11 @@ struct sb_records {
 	struct sb_idmap *sites;     /* (return address, caller, probe) -> call site */
 	struct sb_idmap *condwaits; /* tid in pthread_cond_wait -> the condvar */
 	struct sb_idmap *condsites; /* ... -> its call site */
+	/* Runtime ranges of the user barrier functions entered so far
+	 * (--barrier, *barrier*): exact counts of their blocks are the
+	 * barrier's own, no segment's work (sb_records_exact). */
+	struct sb_ip_range barfns[SB_MAX_SPIN_RANGES];
+	uint32_t nbarfns;
 };
 
 /*

@@ -10,6 +10,7 @@
 #ifndef SB_EXACT_RT_H
 #define SB_EXACT_RT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Flushes the calling thread's counts; flags: 0 or SB_EXACT_LAST. */
@@ -17,6 +18,11 @@ void sb_exact_flush(uint16_t flags);
 
 /* Flushes and frees the calling thread's counters (its work is done). */
 void sb_exact_thread_done(void);
+
+/* cv_signalled.c: condvars pthread_cond_signal was called on (queues
+ * not barriers), whose waits need no flush. */
+void sb_cv_mark_signalled(const void *cv);
+bool sb_cv_signalled(const void *cv);
 
 /* In trace_mem.c, linked only into `scalebpf cc --trace-mem` programs
  * (weak: absent otherwise): a sync record at each segment end, and the

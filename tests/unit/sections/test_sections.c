@@ -402,6 +402,79 @@ static void test_count_last(void)
 }
 
 /*
+ * Counts of work done (SB_COUNT_DONE: exact mode's flushed batches) that
+ * come while the thread is inside a probed barrier function (flushed at
+ * the pthread_cond_wait or broadcast in it) belong to the segment that
+ * barrier closed; a sample there (no flag) is of the waiting: dropped.
+ */
+static void test_count_done(void)
+{
+	struct sb_builder *b = sb_builder_alloc(10);
+	struct sb_profile *p = sb_profile_alloc();
+	const uint16_t ub = SB_PRIM_USER_BARRIER;
+	struct sb_event e[] = {
+		ev(1, 5, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(2, 6, SB_EV_THREAD_START, 0, 0, 0, 0),
+		ev(10, 5, SB_EV_COUNT, SB_COUNT_DONE, 0, 0x10, 0),
+		ev(20, 5, SB_EV_SYNC_ENTER, ub, 0x1, 0x2, 5),
+		ev(21, 5, SB_EV_COUNT, SB_COUNT_DONE, 0, 0x10, 0),  /* the waiter's flush */
+		ev(22, 5, SB_EV_COUNT, 0, 0, 0x20, 0),              /* a sample: dropped */
+		ev(30, 6, SB_EV_SYNC_ENTER, ub, 0x1, 0x2, 7),
+		ev(31, 6, SB_EV_COUNT, SB_COUNT_DONE, 0, 0x20, 0),  /* the broadcaster's */
+		ev(32, 6, SB_EV_SYNC_EXIT, ub, 0, 0, 7),
+		ev(33, 5, SB_EV_SYNC_EXIT, ub, 0, 0, 5),
+		ev(40, 5, SB_EV_COUNT, SB_COUNT_DONE, 0, 0x10, 0),  /* the next segment */
+		ev(50, 5, SB_EV_SYNC_ENTER, ub, 0x1, 0x2, 6),
+		ev(51, 6, SB_EV_SYNC_ENTER, ub, 0x1, 0x2, 9),
+		ev(52, 6, SB_EV_SYNC_EXIT, ub, 0, 0, 9),
+		ev(53, 5, SB_EV_SYNC_EXIT, ub, 0, 0, 6),
+	};
+	struct sb_event_def d = { .kind = SB_EVK_BLOCK_COUNT, .binary = -1, .loc = -1,
+				  .loc2 = -1, .loc_hot = -1 };
+	int seen = 0;
+
+	e[2].dur = 3;
+	e[4].dur = 4;
+	e[5].dur = 1;
+	e[7].dur = 6;
+	e[10].dur = 2;
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		sb_builder_add(b, &e[i]);
+	CHECK(sb_builder_finish(b) == 0, "finish");
+	sb_profile_add_event(p, &d);
+	sb_profile_add_event(p, &d);
+	CHECK(test_emit(b, p, event_of) == 0, "emit");
+	CHECK(p->ninstances == 2, "two instances: %zu", p->ninstances);
+	/* Columns by tid: 5, 6.  Instance 0: 0x10 = {3 + 4, 0}, 0x20 = {0, 6}
+	 * (the sample dropped); instance 1: 0x10 = {2, 0}. */
+	for (size_t i = 0; p->ninstances == 2 && i < p->nvectors; i++) {
+		const struct sb_vector *v = &p->vectors[i];
+		uint64_t c0 = v->counts[0], c1 = v->counts[1];
+
+		CHECK(v->nthreads == 2, "two columns");
+		if (v->instance == 0 && v->event == 0) {
+			seen++;
+			CHECK(c0 == 7 && c1 == 0, "waiter's flush: %llu %llu",
+			      (unsigned long long)c0, (unsigned long long)c1);
+		} else if (v->instance == 0 && v->event == 1) {
+			seen++;
+			CHECK(c0 == 0 && c1 == 6, "broadcaster's flush, no sample: %llu %llu",
+			      (unsigned long long)c0, (unsigned long long)c1);
+		} else if (v->instance == 1 && v->event == 0) {
+			seen++;
+			CHECK(c0 == 2 && c1 == 0, "next segment: %llu %llu",
+			      (unsigned long long)c0, (unsigned long long)c1);
+		} else {
+			CHECK(0, "unexpected vector: instance %u event %u", (unsigned)v->instance,
+			      (unsigned)v->event);
+		}
+	}
+	CHECK(seen == 3, "three vectors: %d", seen);
+	sb_profile_free(p);
+	sb_builder_free(b);
+}
+
+/*
  * The keys phase lists what the caller names, first seen first: the
  * sections' sites, then per stored instance its keys (ascending), then
  * the waits' sites not listed yet (site 0 is none); a key's weight and
@@ -485,6 +558,7 @@ int main(void)
 	test_keys();
 	test_vectors();
 	test_count_last();
+	test_count_done();
 	test_barrier_ratio();
 	test_omp_region();
 	test_join_and_partial();
