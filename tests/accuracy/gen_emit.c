@@ -473,6 +473,13 @@ void emit_cause(struct prog *p, const char *ind)
 			} else {
 				L(p, "%s#pragma omp for schedule(%s%s) nowait", ind, sch, ch);
 			}
+			/* A dynamic schedule deals rows by chunks as threads come:
+			 * how many rows a thread took (the worksharing loop's trip
+			 * count, the runtime's dispatch) decides its work as much as
+			 * the rows' lengths do, so both lines are the cause.  A
+			 * static schedule gives every thread as many rows. */
+			if (p->omp_dyn)
+				accept_here(p);
 			L(p, "%sfor (long i = 0; i < %ld; i++) {", ind, rows);
 		} else {
 			L(p, "%sfor (long i = (long)%s * %ld / nthreads; i < (long)(%s + 1) * %ld / nthreads; i++) {",
