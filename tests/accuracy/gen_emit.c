@@ -467,17 +467,22 @@ void emit_cause(struct prog *p, const char *ind)
 
 			if (p->omp_dyn)
 				snprintf(ch, sizeof(ch), ", %d", tri_chunk);
-			if (p->region_per_iter) {  /* the region ends the section */
-				sync_here(p);
-				L(p, "%s#pragma omp parallel for schedule(%s%s)", ind, sch, ch);
-			} else {
-				L(p, "%s#pragma omp for schedule(%s%s) nowait", ind, sch, ch);
-			}
 			/* A dynamic schedule deals rows by chunks as threads come:
 			 * how many rows a thread took (the worksharing loop's trip
-			 * count, the runtime's dispatch) decides its work as much as
-			 * the rows' lengths do, so both lines are the cause.  A
-			 * static schedule gives every thread as many rows. */
+			 * count, the runtime's dispatch, which compilers place at
+			 * the pragma) decides its work as much as the rows' lengths
+			 * do, so those lines are the cause too.  A static schedule
+			 * gives every thread as many rows. */
+			if (p->region_per_iter) {  /* the region ends the section */
+				sync_here(p);
+				if (p->omp_dyn)
+					accept_here(p);
+				L(p, "%s#pragma omp parallel for schedule(%s%s)", ind, sch, ch);
+			} else {
+				if (p->omp_dyn)
+					accept_here(p);
+				L(p, "%s#pragma omp for schedule(%s%s) nowait", ind, sch, ch);
+			}
 			if (p->omp_dyn)
 				accept_here(p);
 			L(p, "%sfor (long i = 0; i < %ld; i++) {", ind, rows);
