@@ -361,13 +361,143 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 		}
 }
 
+/*
+ * Within-instance covariance of the block-sample counts of merged blocks
+ * a and b over section s's (instance, thread) pairs (each pair centred
+ * on its instance's mean: what LIME compares, whichever thread is the
+ * busy one in which instance); *va is a's within-instance variance.
+ */
+static double pair_cov(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		       const long *evblk, long a, long b, double *va)
+{
+	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
+	double *x = NULL, *y = NULL, cov = 0;
+
+	(void)g;
+	*va = 0;
+	if (!first)
+		return 0;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		first[i] = n;
+		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
+	}
+	x = calloc(n ? n : 1, sizeof(*x));
+	y = calloc(n ? n : 1, sizeof(*y));
+	if (!x || !y)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *vec = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[vec->instance];
+		long blk = evblk[vec->event];
+
+		if (in->section != s || (blk != a && blk != b))
+			continue;
+		for (uint32_t t = 0; t < vec->nthreads && t < in->nthreads; t++)
+			(blk == a ? x : y)[first[vec->instance] + t] += (double)vec->counts[t];
+	}
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		double mx = 0, my = 0;
+
+		if (in->section != s || !in->nthreads)
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			mx += x[first[i] + t] / in->nthreads;
+			my += y[first[i] + t] / in->nthreads;
+		}
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			cov += (x[first[i] + t] - mx) * (y[first[i] + t] - my);
+			*va += (x[first[i] + t] - mx) * (x[first[i] + t] - mx);
+		}
+	}
+out:
+	free(first);
+	free(x);
+	free(y);
+	return cov;
+}
+
+/*
+ * A sampled leader that is a plain call site (no loop repeats it, no
+ * branch guards it: every thread runs it once per pass) decides nothing:
+ * its samples are its callee's, counted at the call because a call site
+ * holds its callees' samples.  LIME's leader is the cluster's dominator,
+ * so the caller leads; the decision is inside the callee, where the
+ * samples that differ were taken.  The callee's block (a direct call's)
+ * whose within-instance covariance with the call site explains most of
+ * the call's variation, and at least half of it, stands in for the call
+ * (and is placed by the same rules, so a callee's own call, loop or guard
+ * is followed in turn).  Returns that block's tagged address, or 0: no
+ * direct callee, or no single block of it carries the variation.
+ */
+#define DESCEND_SHARE 0.5
+static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
+			      uint32_t s, uint32_t blk)
+{
+	const struct sb_cfg *m = g->merged;
+	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk)), a = -1;
+	uint32_t f = UINT32_MAX;
+	uint64_t best = 0;
+	double best_cov = 0, va = 0;
+
+	if (!evblk)
+		return 0;
+	for (uint32_t k = m->out_start[blk]; k < m->out_start[blk + 1]; k++)
+		if (m->edges[k].kind == SB_EDGE_CALL)
+			f = m->blocks[m->edges[k].dst].func;
+	for (size_t e = 0; e < p->nevents; e++) {
+		evblk[e] = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
+			sb_causes_event_block(p, g, &p->events[e]) : -1;
+		a = evblk[e] == (long)blk ? (long)blk : a;
+	}
+	for (size_t e = 0; f != UINT32_MAX && a >= 0 && e < p->nevents; e++) {
+		double cov, v;
+
+		if (evblk[e] < 0 || m->blocks[evblk[e]].func != f || evblk[e] == (long)blk)
+			continue;
+		cov = pair_cov(p, g, s, evblk, a, evblk[e], &v);
+		if (cov > best_cov) {
+			best_cov = cov;
+			va = v;
+			best = SB_CFG_TAG(p->events[e].binary, p->events[e].vaddr);
+		}
+	}
+	free(evblk);
+	return va > 0 && best_cov >= DESCEND_SHARE * va ? best : 0;
+}
+
+static bool plain_call(const struct sb_cfg *g, long b)
+{
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+
+	return b >= 0 && sb_cfg_ends_in_call(g, (uint32_t)b) && sb_cfg_latch(g, (uint32_t)b) < 0 &&
+	       sb_cfg_guards(g, (uint32_t)b, gs, SB_CFG_MAX_GUARDS) <= 0;
+}
+
+static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint64_t tagged, struct sb_cause *c, int depth);
+
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c)
+{
+	locate_at(p, g, tagged, c, 0);
+}
+
+static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint64_t tagged, struct sb_cause *c, int depth)
 {
 	long blk;
 
 	locate(p, tagged, c);
 	blk = sb_cfg_block_at(g->merged, tagged);
+	if (c->kind == SB_CAUSE_UNDETERMINED && depth < 8 && plain_call(g->merged, blk)) {
+		uint64_t in = callee_leader(p, g, c->section, (uint32_t)blk);
+
+		if (in) {
+			locate_at(p, g, in, c, depth + 1);
+			return;
+		}
+	}
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
