@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "causes.h"
+#include "causes_loops.h"
 #include "cfg/cfg.h"
 
 /*
@@ -474,6 +475,41 @@ static bool plain_call(const struct sb_cfg *g, long b)
 	       sb_cfg_guards(g, (uint32_t)b, gs, SB_CFG_MAX_GUARDS) <= 0;
 }
 
+/*
+ * A sampled leader in a loop that only a loop around it repeats (the
+ * blocks of the outer loop call nothing and decide nothing but whether to
+ * go round again): the inner loop is the work, the outer one how often it
+ * is done.  Samples cannot tell more trips of either loop from the other;
+ * the outer loop is the decision that chose how often to run the work,
+ * exactly as a loop around a call to the same work would be shown (at its
+ * latch), so the cause goes there.  An inner loop with an early exit (a
+ * search: two or more blocks leave it) ends where its data says, which no
+ * outer loop decides: it stays.  True when c moved.
+ */
+static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_causes_graph *gr,
+				 uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *g = gr->merged;
+	uint32_t f = g->blocks[blk].func, nb = g->funcs[f].nblocks;
+	uint8_t *inner = malloc(nb ? nb : 1), *outer = malloc(nb ? nb : 1);
+	struct sb_cause at = *c;
+	bool moved = false;
+	long l, e;
+
+	if (inner && outer && (l = sb_causes_loop_of(g, blk, inner)) >= 0 &&
+	    sb_causes_loop_exits(g, f, inner) == 1 &&
+	    (e = sb_causes_loop_around(g, (uint32_t)l, inner, outer)) >= 0 &&
+	    sb_causes_loop_only_repeats(g, f, outer, inner) &&
+	    locate_latch(p, g, (uint32_t)e, &at)) {
+		c->loc = at.loc;
+		c->addr = at.addr;
+		moved = true;
+	}
+	free(inner);
+	free(outer);
+	return moved;
+}
+
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth);
 
@@ -498,6 +534,9 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 			return;
 		}
 	}
+	if (c->kind == SB_CAUSE_UNDETERMINED && blk >= 0 &&
+	    locate_repeated_loop(p, g, (uint32_t)blk, c))
+		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
