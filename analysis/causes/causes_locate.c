@@ -467,24 +467,35 @@ static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes
 	return va > 0 && best_cov >= DESCEND_SHARE * va ? best : 0;
 }
 
+/* Block b is a call every pass runs: it heads no loop, and it is entered
+ * only straight on (after the code before it, a call's return, or as a
+ * function's entry), never by a branch (a guard, one of the copies an
+ * unrolled guarded call becomes). */
 static bool plain_call(const struct sb_cfg *g, long b)
 {
-	uint32_t gs[SB_CFG_MAX_GUARDS];
+	if (b < 0 || !sb_cfg_ends_in_call(g, (uint32_t)b) || sb_cfg_latch(g, (uint32_t)b) >= 0)
+		return false;
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		uint16_t kind = g->edges[g->in_edges[k]].kind;
 
-	return b >= 0 && sb_cfg_ends_in_call(g, (uint32_t)b) && sb_cfg_latch(g, (uint32_t)b) < 0 &&
-	       sb_cfg_guards(g, (uint32_t)b, gs, SB_CFG_MAX_GUARDS) <= 0;
+		if (kind != SB_EDGE_SEQUENTIAL && kind != SB_EDGE_CALL_RETURN && kind != SB_EDGE_CALL)
+			return false;
+	}
+	return true;
 }
 
 /*
- * A sampled leader in a loop that only a loop around it repeats (the
- * blocks of the outer loop call nothing and decide nothing but whether to
- * go round again): the inner loop is the work, the outer one how often it
- * is done.  Samples cannot tell more trips of either loop from the other;
+ * A sampled leader in a loop of pure computation (it calls nothing) that
+ * only a loop around it repeats (the blocks of the outer loop call nothing
+ * and decide nothing but whether to go round again): the inner loop is
+ * the work, the outer one how often it is done.  Samples cannot tell more trips of either loop from the other;
  * the outer loop is the decision that chose how often to run the work,
  * exactly as a loop around a call to the same work would be shown (at its
  * latch), so the cause goes there.  An inner loop with an early exit (a
  * search: two or more blocks leave it) ends where its data says, which no
- * outer loop decides: it stays.  True when c moved.
+ * outer loop decides: it stays.  An inner loop that calls is a loop
+ * around a call, shown at its own latch (the callee is the work).  True
+ * when c moved.
  */
 static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_causes_graph *gr,
 				 uint32_t blk, struct sb_cause *c)
@@ -497,7 +508,7 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
 	long l, e;
 
 	if (inner && outer && (l = sb_causes_loop_of(g, blk, inner)) >= 0 &&
-	    sb_causes_loop_exits(g, f, inner) == 1 &&
+	    sb_causes_loop_exits(g, f, inner) == 1 && !sb_causes_loop_calls(g, f, inner) &&
 	    (e = sb_causes_loop_around(g, (uint32_t)l, inner, outer)) >= 0 &&
 	    sb_causes_loop_only_repeats(g, f, outer, inner) &&
 	    locate_latch(p, g, (uint32_t)e, &at)) {

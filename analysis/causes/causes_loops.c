@@ -141,3 +141,13 @@ bool sb_causes_loop_only_repeats(const struct sb_cfg *g, uint32_t f, const uint8
 	}
 	return true;
 }
+
+bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *body)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+		if (body[b - fn->first_block] && sb_cfg_ends_in_call(g, b))
+			return true;
+	return false;
+}

@@ -27,6 +27,9 @@ long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *in
  * more for one with an early exit (a search's `break`, a `&&` test). */
 uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
 
+/* A block of the loop ends in a call. */
+bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
+
 /* The blocks of outer that are not inner's only repeat it: none ends in a
  * call, none branches to two places inside outer (a decision inside it,
  * such as a guard of the inner loop). */
