@@ -545,9 +545,6 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 			return;
 		}
 	}
-	if (c->kind == SB_CAUSE_UNDETERMINED && blk >= 0 &&
-	    locate_repeated_loop(p, g, (uint32_t)blk, c))
-		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
@@ -556,6 +553,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	 * samples only: with exact counts the leader is the decision itself.) */
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
+	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !locate_call_copies(p, g, (uint32_t)blk, c))
 		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
