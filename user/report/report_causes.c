@@ -2,7 +2,7 @@
 /* The "causes" view: LIME's ranked causes per section, with the source
  * lines around each one when the source may be read (report_source.c:
  * never a file a crafted profile chooses), for the first --top sections in
- * the table's order; JSON "causes" by score.  Each section says what its
+ * the table's order; JSON "causes" by rank, then score.  Each section says what its
  * verdict rests on (causes.h: sb_causes_evidence): samples per thread,
  * and when they are too few for the imbalance seen, how much longer to
  * record instead of "no significant cause"; JSON "evidence".  A cause
@@ -229,12 +229,18 @@ static void evidence_json(const struct sb_profile *p, const struct sb_causes *c,
 
 static const struct sb_causes *sort_causes;
 
-static int by_score(const void *a, const void *b)
+/* By rank, then score: a section's causes in its ranked order (the rank
+ * is the analysis's verdict: a cause of nearly equal score may rank
+ * first for what the code's shape says, causes_locate.c), every
+ * section's first cause before any second one. */
+static int by_rank(const void *a, const void *b)
 {
-	double x = sort_causes->c[*(const size_t *)a].score;
-	double y = sort_causes->c[*(const size_t *)b].score;
+	const struct sb_cause *x = &sort_causes->c[*(const size_t *)a];
+	const struct sb_cause *y = &sort_causes->c[*(const size_t *)b];
 
-	return x < y ? 1 : x > y ? -1 : 0;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
 }
 
 static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
@@ -250,7 +256,7 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 	for (size_t i = 0; i < c->n; i++)
 		order[i] = i;
 	sort_causes = c;
-	qsort(order, c->n, sizeof(*order), by_score);
+	qsort(order, c->n, sizeof(*order), by_rank);
 	sb_json_member(j, "causes");
 	fputc('[', f);
 	for (size_t k = 0; k < c->n; k++) {
