@@ -479,12 +479,15 @@ out:
  * its samples are its callee's, counted at the call because a call site
  * holds its callees' samples.  LIME's leader is the cluster's dominator,
  * so the caller leads; the decision is inside the callee, where the
- * samples that differ were taken.  The callee's block (a direct call's)
- * whose within-instance covariance with the call site explains most of
- * the call's variation, and at least half of it, stands in for the call
- * (and is placed by the same rules, so a callee's own call, loop or guard
- * is followed in turn).  Returns that block's tagged address, or 0: no
- * direct callee, or no single block of it carries the variation.
+ * samples that differ were taken.  The block that stands in for the call
+ * is one where samples are taken (it calls nothing), in another function
+ * of the same binary (a library's code is no place a reader acts on),
+ * whose within-instance covariance with the call explains most of the
+ * call's variation, and at least half of it: the callee's own leader,
+ * found by its samples rather than by call edges, which a tail call (a
+ * jump) or a function pointer does not leave in the CFG.  It is then
+ * placed by the same rules (its loop, its guard).  Returns its tagged
+ * address, or 0: no single block carries the variation.
  */
 #define DESCEND_SHARE 0.5
 static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
@@ -492,24 +495,23 @@ static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes
 {
 	const struct sb_cfg *m = g->merged;
 	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk)), a = -1;
-	uint32_t f = UINT32_MAX;
+	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
 	uint64_t best = 0;
 	double best_cov = 0, va = 0;
 
 	if (!evblk)
 		return 0;
-	for (uint32_t k = m->out_start[blk]; k < m->out_start[blk + 1]; k++)
-		if (m->edges[k].kind == SB_EDGE_CALL)
-			f = m->blocks[m->edges[k].dst].func;
 	for (size_t e = 0; e < p->nevents; e++) {
 		evblk[e] = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
 			sb_causes_event_block(p, g, &p->events[e]) : -1;
 		a = evblk[e] == (long)blk ? (long)blk : a;
 	}
-	for (size_t e = 0; f != UINT32_MAX && a >= 0 && e < p->nevents; e++) {
+	for (size_t e = 0; a >= 0 && e < p->nevents; e++) {
 		double cov, v;
 
-		if (evblk[e] < 0 || m->blocks[evblk[e]].func != f || evblk[e] == (long)blk)
+		if (evblk[e] < 0 || m->blocks[evblk[e]].func == m->blocks[blk].func ||
+		    SB_CFG_SLOT(m->blocks[evblk[e]].start) != slot ||
+		    sb_cfg_ends_in_call(m, (uint32_t)evblk[e]))
 			continue;
 		cov = pair_cov(p, g, s, evblk, a, evblk[e], &v);
 		if (cov > best_cov) {
