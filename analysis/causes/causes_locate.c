@@ -127,11 +127,41 @@ static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes
  * copy that ran most (the one whose path the threads took).  Guards on
  * different lines are different decisions: the cause stays at the block.
  */
+/*
+ * sb_cfg_guards() with one more case: a path into b from a block nothing
+ * reaches (the alignment padding a compiler leaves after a `jmp`, a `nop`
+ * the CFG keeps as a block falling through into b) is no path.  When every
+ * other way into b is a conditional branch's edge, those branches guard it.
+ */
+static long guards_of(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
+{
+	long n = sb_cfg_guards(g, b, gs, SB_CFG_MAX_GUARDS);
+
+	if (n >= 0)
+		return n;
+	n = 0;
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+		uint32_t src = e->src;
+
+		if (e->back)
+			continue;
+		if (!sb_cfg_nin(g, src) && g->funcs[g->blocks[src].func].first_block != src &&
+		    e->kind == SB_EDGE_SEQUENTIAL)
+			continue;       /* unreachable padding */
+		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
+		    n >= SB_CFG_MAX_GUARDS)
+			return -1;
+		gs[n++] = src;
+	}
+	return n ? n : -1;
+}
+
 static void locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = sb_cfg_guards(g->merged, blk, gs, SB_CFG_MAX_GUARDS);
+	long n = guards_of(g->merged, blk, gs);
 	const struct sb_loc *first = NULL;
 	struct sb_cause best = *c;
 	uint64_t best_n = 0;
