@@ -448,62 +448,6 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 }
 
 /*
- * Within-instance covariance of the block-sample counts of merged blocks
- * a and b over section s's (instance, thread) pairs (each pair centred
- * on its instance's mean: what LIME compares, whichever thread is the
- * busy one in which instance); *va is a's within-instance variance.
- */
-static double pair_cov(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
-		       const long *evblk, long a, long b, double *va)
-{
-	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
-	double *x = NULL, *y = NULL, cov = 0;
-
-	(void)g;
-	*va = 0;
-	if (!first)
-		return 0;
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		first[i] = n;
-		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
-	}
-	x = calloc(n ? n : 1, sizeof(*x));
-	y = calloc(n ? n : 1, sizeof(*y));
-	if (!x || !y)
-		goto out;
-	for (size_t v = 0; v < p->nvectors; v++) {
-		const struct sb_vector *vec = &p->vectors[v];
-		const struct sb_instance *in = &p->instances[vec->instance];
-		long blk = evblk[vec->event];
-
-		if (in->section != s || (blk != a && blk != b))
-			continue;
-		for (uint32_t t = 0; t < vec->nthreads && t < in->nthreads; t++)
-			(blk == a ? x : y)[first[vec->instance] + t] += (double)vec->counts[t];
-	}
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-		double mx = 0, my = 0;
-
-		if (in->section != s || !in->nthreads)
-			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++) {
-			mx += x[first[i] + t] / in->nthreads;
-			my += y[first[i] + t] / in->nthreads;
-		}
-		for (uint32_t t = 0; t < in->nthreads; t++) {
-			cov += (x[first[i] + t] - mx) * (y[first[i] + t] - my);
-			*va += (x[first[i] + t] - mx) * (x[first[i] + t] - mx);
-		}
-	}
-out:
-	free(first);
-	free(x);
-	free(y);
-	return cov;
-}
-
-/*
  * A sampled leader that is a plain call site (no loop repeats it, no
  * branch guards it: every thread runs it once per pass) decides nothing:
  * its samples are its callee's, counted at the call because a call site
@@ -518,40 +462,83 @@ out:
  * jump) or a function pointer does not leave in the CFG.  It is then
  * placed by the same rules (its loop, its guard).  Returns its tagged
  * address, or 0: no single block carries the variation.
+ *
+ * Covariances are over section s's (instance, thread) pairs, each pair
+ * centred on its instance's mean (what LIME compares, whichever thread
+ * is the busy one in which instance).  With dx the call's centred counts,
+ * cov(x, y) = sum dx * y (dx sums to 0 per instance), so one pass over
+ * the vectors gives every candidate's: O(vectors x threads).
  */
 #define DESCEND_SHARE 0.5
 static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
 			      uint32_t s, uint32_t blk)
 {
 	const struct sb_cfg *m = g->merged;
-	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk)), a = -1;
 	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
+	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk));
+	double *cov = calloc(p->nevents ? p->nevents : 1, sizeof(*cov)), *dx = NULL, va = 0;
+	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
 	uint64_t best = 0;
-	double best_cov = 0, va = 0;
+	long top = -1;
 
-	if (!evblk)
-		return 0;
-	for (size_t e = 0; e < p->nevents; e++) {
-		evblk[e] = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
-			sb_causes_event_block(p, g, &p->events[e]) : -1;
-		a = evblk[e] == (long)blk ? (long)blk : a;
+	if (!evblk || !cov || !first)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		first[i] = n;
+		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
 	}
-	for (size_t e = 0; a >= 0 && e < p->nevents; e++) {
-		double cov, v;
+	if (!(dx = calloc(n ? n : 1, sizeof(*dx))))
+		goto out;
+	for (size_t e = 0; e < p->nevents; e++) {
+		long b = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
+			sb_causes_event_block(p, g, &p->events[e]) : -1;
 
-		if (evblk[e] < 0 || m->blocks[evblk[e]].func == m->blocks[blk].func ||
-		    SB_CFG_SLOT(m->blocks[evblk[e]].start) != slot ||
-		    sb_cfg_ends_in_call(m, (uint32_t)evblk[e]))
+		/* the call's own events: -2; candidates: their block */
+		evblk[e] = b == (long)blk ? -2 : b < 0 || m->blocks[b].func == m->blocks[blk].func ||
+			SB_CFG_SLOT(m->blocks[b].start) != slot || sb_cfg_ends_in_call(m, (uint32_t)b) ?
+			-1 : b;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section == s && evblk[x->event] == -2)
+			for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+				dx[first[x->instance] + t] += (double)x->counts[t];
+	}
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		double mx = 0;
+
+		if (in->section != s || !in->nthreads)
 			continue;
-		cov = pair_cov(p, g, s, evblk, a, evblk[e], &v);
-		if (cov > best_cov) {
-			best_cov = cov;
-			va = v;
-			best = SB_CFG_TAG(p->events[e].binary, p->events[e].vaddr);
+		for (uint32_t t = 0; t < in->nthreads; t++)
+			mx += dx[first[i] + t] / in->nthreads;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			dx[first[i] + t] -= mx;
+			va += dx[first[i] + t] * dx[first[i] + t];
 		}
 	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section != s || evblk[x->event] < 0)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+			cov[x->event] += dx[first[x->instance] + t] * (double)x->counts[t];
+	}
+	for (size_t e = 0; e < p->nevents; e++)
+		if (evblk[e] >= 0 && cov[e] > 0 && (top < 0 || cov[e] > cov[top]))
+			top = (long)e;
+	if (top >= 0 && va > 0 && cov[top] >= DESCEND_SHARE * va)
+		best = SB_CFG_TAG(p->events[top].binary, p->events[top].vaddr);
+out:
 	free(evblk);
-	return va > 0 && best_cov >= DESCEND_SHARE * va ? best : 0;
+	free(cov);
+	free(dx);
+	free(first);
+	return best;
 }
 
 /* Block b is a call every pass runs: it heads no loop, and it is entered
