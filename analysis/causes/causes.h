@@ -34,6 +34,11 @@ enum sb_causes_verdict {
 	SB_VERDICT_NONE,         /* evidence enough, no event explains it */
 	SB_VERDICT_FEW_SAMPLES,  /* too few samples for the imbalance seen */
 	SB_VERDICT_FEW_THREADS,  /* fewer than 3 threads */
+	SB_VERDICT_CAUSES_LOW,   /* causes listed, but the samples are fewer
+				  * than the imbalance seen needs (the power
+				  * rule of causes_evidence.c): the top cause
+				  * may be wrong; more_seconds says how much
+				  * longer to record */
 };
 
 struct sb_causes_evidence {
@@ -42,7 +47,7 @@ struct sb_causes_evidence {
 	uint32_t nthreads;
 	uint32_t ninstances;       /* instances with vectors */
 	double samples_per_thread; /* block samples per thread (0: exact counts) */
-	double more_seconds;       /* FEW_SAMPLES: record about this much longer
+	double more_seconds;       /* FEW_SAMPLES, CAUSES_LOW: record about this much longer
 				    * at the same -F */
 	uint8_t more_at_least;     /* more_seconds is a lower bound: no instance
 				    * yet counted how many samples fell */

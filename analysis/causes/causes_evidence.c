@@ -56,6 +56,12 @@
  * gives a lower bound, said as such.  A section without a
  * cause and S_w >= S* is NONE: samples enough, no event explains it.  CV = 0 (every
  * column equally busy) needs no cause: NONE.
+ *
+ * A section with causes and S_w < S* is CAUSES_LOW: its top cause passed
+ * the tests, but at a power below P a wrong leader (a tie of the noise,
+ * a block that follows the busy thread by chance) passes about as often,
+ * so the causes are shown marked as low evidence, with the time to add,
+ * never as a confident answer.
  */
 #include "causes_priv.h"
 
@@ -299,14 +305,12 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 			e.samples_per_thread = nt ? samples / nt : 0;
 		/* the samples the test's power rests on (see above) */
 		eff = nt ? whole / nt : 0;
+		need = out->block_samples ? sb_causes_samples_needed(time, nt, nev, alpha) : INFINITY;
 		if (nt < 3)
 			e.verdict = SB_VERDICT_FEW_THREADS;
-		else if (has_cause(out, s))
-			e.verdict = SB_VERDICT_CAUSES;
-		else if (!out->block_samples ||
-			 !isfinite(need = sb_causes_samples_needed(time, nt, nev, alpha)) ||
-			 eff >= need)
-			e.verdict = SB_VERDICT_NONE;
+		else if (!isfinite(need) || eff >= need)
+			/* exact counts, equal columns, or power enough */
+			e.verdict = has_cause(out, s) ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
 		else {
 			double rate = hz * (dur > 0 ? tbar / dur : 0);
 
@@ -319,7 +323,11 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 				rate *= whole / samples;
 			else
 				e.more_at_least = 1;
-			e.verdict = SB_VERDICT_FEW_SAMPLES;
+			/* a cause found below the power rule is shown, but
+			 * marked: its test passed, yet with this few samples
+			 * a wrong leader passes it about as often */
+			e.verdict = has_cause(out, s) ? SB_VERDICT_CAUSES_LOW
+						      : SB_VERDICT_FEW_SAMPLES;
 			e.more_seconds = rate > 0 ? (need - eff) / rate : INFINITY;
 		}
 		arr = realloc(out->ev, (out->nev + 1) * sizeof(*arr));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "causes.h"
+#include "causes_loops.h"
 #include "cfg/cfg.h"
 
 /*
@@ -126,11 +127,41 @@ static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes
  * copy that ran most (the one whose path the threads took).  Guards on
  * different lines are different decisions: the cause stays at the block.
  */
+/*
+ * sb_cfg_guards() with one more case: a path into b from a block nothing
+ * reaches (the alignment padding a compiler leaves after a `jmp`, a `nop`
+ * the CFG keeps as a block falling through into b) is no path.  When every
+ * other way into b is a conditional branch's edge, those branches guard it.
+ */
+static long guards_of(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
+{
+	long n = sb_cfg_guards(g, b, gs, SB_CFG_MAX_GUARDS);
+
+	if (n >= 0)
+		return n;
+	n = 0;
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+		uint32_t src = e->src;
+
+		if (e->back)
+			continue;
+		if (!sb_cfg_nin(g, src) && g->funcs[g->blocks[src].func].first_block != src &&
+		    e->kind == SB_EDGE_SEQUENTIAL)
+			continue;       /* unreachable padding */
+		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
+		    n >= SB_CFG_MAX_GUARDS)
+			return -1;
+		gs[n++] = src;
+	}
+	return n ? n : -1;
+}
+
 static void locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = sb_cfg_guards(g->merged, blk, gs, SB_CFG_MAX_GUARDS);
+	long n = guards_of(g->merged, blk, gs);
 	const struct sb_loc *first = NULL;
 	struct sb_cause best = *c;
 	uint64_t best_n = 0;
@@ -341,12 +372,45 @@ static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tag
 	return false;
 }
 
+/* Block b (merged) lies in a loop with an early exit: two or more of the
+ * loop's blocks leave it (a search's `&&` test or `break`), so its trip
+ * count is its data's by construction. */
+static bool in_early_exit_loop(const struct sb_cfg *g, long b)
+{
+	uint32_t f, nb;
+	uint8_t *body;
+	bool yes = false;
+
+	if (b < 0)
+		return false;
+	f = g->blocks[b].func;
+	nb = g->funcs[f].nblocks;
+	if (!(body = malloc(nb ? nb : 1)))
+		return false;
+	yes = sb_causes_loop_of(g, (uint32_t)b, body) >= 0 && sb_causes_loop_exits(g, f, body) >= 2;
+	free(body);
+	return yes;
+}
+
 /*
  * Causes of about equal score (one cluster, several leaders, whose eq. 1
  * estimates from block samples differ in the noise: within 1%): a leader
  * inside a function that another leader's block calls ranks after it,
  * since the caller's decision is what multiplies the callee's work.
+ *
+ * One exception, from what a loop's shape says.  A sampled leader that
+ * is a loop repeating a call, and another of nearly its score (within
+ * EARLY_EXIT_TOL: the two vary alike, the callee's samples are the call's)
+ * in another function, in a loop with an early exit: samples cannot tell
+ * more calls from longer ones, but the callee's loop ends where its data
+ * says (a search stops at its key) while the caller's may well repeat a
+ * fixed number of times; the early-exit loop is the decision that
+ * differs, and ranks first.  (Through a function pointer the CFG has no
+ * call edge, so the callee is known by its score and shape only.)  Only
+ * within one binary: a library's loops (strtod's, strlen's) are no place
+ * a reader acts on; the program's call to them stays.
  */
+#define EARLY_EXIT_TOL 0.10
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 {
 	for (size_t i = 1; i < r->ncauses; i++)
@@ -359,15 +423,202 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 			*x = *y;
 			*y = t;
 		}
+	for (size_t i = 0; i < r->ncauses; i++) {
+		const struct sb_lime_cause *x = &r->causes[i];
+		long bx = sb_cfg_block_at(g, x->addr);
+
+		if (x->kind != SB_CAUSE_UNDETERMINED || !repeats_call(g, bx))
+			continue;
+		for (size_t j = i + 1; j < r->ncauses; j++) {
+			struct sb_lime_cause y = r->causes[j];
+			long by = sb_cfg_block_at(g, y.addr);
+
+			if (r->causes[i].score - y.score > EARLY_EXIT_TOL * r->causes[i].score)
+				break;
+			if (y.kind != SB_CAUSE_UNDETERMINED || by < 0 ||
+			    SB_CFG_SLOT(y.addr) != SB_CFG_SLOT(x->addr) ||
+			    g->blocks[by].func == g->blocks[bx].func || !in_early_exit_loop(g, by))
+				continue;
+			memmove(&r->causes[i + 1], &r->causes[i], (j - i) * sizeof(y));
+			r->causes[i] = y;
+			i++;    /* x moved to i + 1: past it */
+			break;
+		}
+	}
 }
+
+/*
+ * A sampled leader that is a plain call site (no loop repeats it, no
+ * branch guards it: every thread runs it once per pass) decides nothing:
+ * its samples are its callee's, counted at the call because a call site
+ * holds its callees' samples.  LIME's leader is the cluster's dominator,
+ * so the caller leads; the decision is inside the callee, where the
+ * samples that differ were taken.  The block that stands in for the call
+ * is one where samples are taken (it calls nothing), in another function
+ * of the same binary (a library's code is no place a reader acts on),
+ * whose within-instance covariance with the call explains most of the
+ * call's variation, and at least half of it: the callee's own leader,
+ * found by its samples rather than by call edges, which a tail call (a
+ * jump) or a function pointer does not leave in the CFG.  It is then
+ * placed by the same rules (its loop, its guard).  Returns its tagged
+ * address, or 0: no single block carries the variation.
+ *
+ * Covariances are over section s's (instance, thread) pairs, each pair
+ * centred on its instance's mean (what LIME compares, whichever thread
+ * is the busy one in which instance).  With dx the call's centred counts,
+ * cov(x, y) = sum dx * y (dx sums to 0 per instance), so one pass over
+ * the vectors gives every candidate's: O(vectors x threads).
+ */
+#define DESCEND_SHARE 0.5
+static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
+			      uint32_t s, uint32_t blk)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
+	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk));
+	double *cov = calloc(p->nevents ? p->nevents : 1, sizeof(*cov)), *dx = NULL, va = 0;
+	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
+	uint64_t best = 0;
+	long top = -1;
+
+	if (!evblk || !cov || !first)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		first[i] = n;
+		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
+	}
+	if (!(dx = calloc(n ? n : 1, sizeof(*dx))))
+		goto out;
+	for (size_t e = 0; e < p->nevents; e++) {
+		long b = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
+			sb_causes_event_block(p, g, &p->events[e]) : -1;
+
+		/* the call's own events: -2; candidates: their block */
+		evblk[e] = b == (long)blk ? -2 : b < 0 || m->blocks[b].func == m->blocks[blk].func ||
+			SB_CFG_SLOT(m->blocks[b].start) != slot || sb_cfg_ends_in_call(m, (uint32_t)b) ?
+			-1 : b;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section == s && evblk[x->event] == -2)
+			for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+				dx[first[x->instance] + t] += (double)x->counts[t];
+	}
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		double mx = 0;
+
+		if (in->section != s || !in->nthreads)
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++)
+			mx += dx[first[i] + t] / in->nthreads;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			dx[first[i] + t] -= mx;
+			va += dx[first[i] + t] * dx[first[i] + t];
+		}
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section != s || evblk[x->event] < 0)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+			cov[x->event] += dx[first[x->instance] + t] * (double)x->counts[t];
+	}
+	for (size_t e = 0; e < p->nevents; e++)
+		if (evblk[e] >= 0 && cov[e] > 0 && (top < 0 || cov[e] > cov[top]))
+			top = (long)e;
+	if (top >= 0 && va > 0 && cov[top] >= DESCEND_SHARE * va)
+		best = SB_CFG_TAG(p->events[top].binary, p->events[top].vaddr);
+out:
+	free(evblk);
+	free(cov);
+	free(dx);
+	free(first);
+	return best;
+}
+
+/* Block b is a call every pass runs: it heads no loop, and it is entered
+ * only straight on (after the code before it, a call's return, or as a
+ * function's entry), never by a branch (a guard, one of the copies an
+ * unrolled guarded call becomes). */
+static bool plain_call(const struct sb_cfg *g, long b)
+{
+	if (b < 0 || !sb_cfg_ends_in_call(g, (uint32_t)b) || sb_cfg_latch(g, (uint32_t)b) >= 0)
+		return false;
+	for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+		uint16_t kind = g->edges[g->in_edges[k]].kind;
+
+		if (kind != SB_EDGE_SEQUENTIAL && kind != SB_EDGE_CALL_RETURN && kind != SB_EDGE_CALL)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A sampled leader in a loop of pure computation (it calls nothing) that
+ * only a loop around it repeats (the blocks of the outer loop call nothing
+ * and decide nothing but whether to go round again): the inner loop is
+ * the work, the outer one how often it is done.  Samples cannot tell more trips of either loop from the other;
+ * the outer loop is the decision that chose how often to run the work,
+ * exactly as a loop around a call to the same work would be shown (at its
+ * latch), so the cause goes there.  An inner loop with an early exit (a
+ * search: two or more blocks leave it) ends where its data says, which no
+ * outer loop decides: it stays.  An inner loop that calls is a loop
+ * around a call, shown at its own latch (the callee is the work).  True
+ * when c moved.
+ */
+static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_causes_graph *gr,
+				 uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *g = gr->merged;
+	uint32_t f = g->blocks[blk].func, nb = g->funcs[f].nblocks;
+	uint8_t *inner = malloc(nb ? nb : 1), *outer = malloc(nb ? nb : 1);
+	struct sb_cause at = *c;
+	bool moved = false;
+	long l, e;
+
+	if (inner && outer && (l = sb_causes_loop_of(g, blk, inner)) >= 0 &&
+	    sb_causes_loop_exits(g, f, inner) == 1 && !sb_causes_loop_calls(g, f, inner) &&
+	    (e = sb_causes_loop_around(g, (uint32_t)l, inner, outer)) >= 0 &&
+	    sb_causes_loop_only_repeats(g, f, outer, inner) &&
+	    locate_latch(p, g, (uint32_t)e, &at)) {
+		c->loc = at.loc;
+		c->addr = at.addr;
+		moved = true;
+	}
+	free(inner);
+	free(outer);
+	return moved;
+}
+
+static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint64_t tagged, struct sb_cause *c, int depth);
 
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c)
+{
+	locate_at(p, g, tagged, c, 0);
+}
+
+static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
+		      uint64_t tagged, struct sb_cause *c, int depth)
 {
 	long blk;
 
 	locate(p, tagged, c);
 	blk = sb_cfg_block_at(g->merged, tagged);
+	if (c->kind == SB_CAUSE_UNDETERMINED && depth < 8 && plain_call(g->merged, blk)) {
+		uint64_t in = callee_leader(p, g, c->section, (uint32_t)blk);
+
+		if (in) {
+			locate_at(p, g, in, c, depth + 1);
+			return;
+		}
+	}
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
@@ -376,6 +627,7 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 	 * samples only: with exact counts the leader is the decision itself.) */
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
+	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !locate_call_copies(p, g, (uint32_t)blk, c))
 		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block

@@ -2,7 +2,7 @@
 /* The "causes" view: LIME's ranked causes per section, with the source
  * lines around each one when the source may be read (report_source.c:
  * never a file a crafted profile chooses), for the first --top sections in
- * the table's order; JSON "causes" by score.  Each section says what its
+ * the table's order; JSON "causes" by rank, then score.  Each section says what its
  * verdict rests on (causes.h: sb_causes_evidence): samples per thread,
  * and when they are too few for the imbalance seen, how much longer to
  * record instead of "no significant cause"; JSON "evidence".  A cause
@@ -54,23 +54,29 @@ static void evidence_line(const struct sb_profile *p, const struct sb_causes *c,
 			e->ninstances == 1 ? "" : "s", e->nthreads);
 }
 
+/* "record ≈ N s longer or raise -F (now H Hz)" and a newline. */
+static void more_time(const struct sb_profile *p, const struct sb_causes_evidence *e, FILE *f)
+{
+	unsigned hz = sample_hz(p);
+
+	if (isfinite(e->more_seconds))
+		fprintf(f, "record %s %.*f s longer or raise -F", e->more_at_least ? "at least" : "\u2248",
+			e->more_seconds < 10 ? 1 : 0, e->more_seconds);
+	else
+		fputs("record longer or raise -F", f);
+	if (hz)
+		fprintf(f, " (now %u Hz)", hz);
+	fputc('\n', f);
+}
+
 /* The line of a section without causes: why there are none. */
 static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint32_t s, FILE *f)
 {
 	const struct sb_causes_evidence *e = evidence_of(c, s);
 
 	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
-		unsigned hz = sample_hz(p);
-
-		if (isfinite(e->more_seconds))
-			fprintf(f, "  not enough samples: record %s %.*f s longer or raise -F",
-				e->more_at_least ? "at least" : "\u2248",
-				e->more_seconds < 10 ? 1 : 0, e->more_seconds);
-		else
-			fputs("  not enough samples: record longer or raise -F", f);
-		if (hz)
-			fprintf(f, " (now %u Hz)", hz);
-		fputc('\n', f);
+		fputs("  not enough samples: ", f);
+		more_time(p, e, f);
 	} else if (e && e->verdict == SB_VERDICT_FEW_THREADS) {
 		fputs("  no cause: fewer than 3 threads leave the tests no degrees of freedom\n", f);
 	} else if (e && c->block_samples) {
@@ -128,20 +134,30 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 		return -1;
 	for (size_t k = 0; k < p->nsections && k < r->o->top; k++) {
 		uint32_t s = (uint32_t)r->order[k];
+		const struct sb_causes_evidence *e;
 		size_t shown = 0;
+		bool low;
 
 		sb_loc_format_section(p, s, loc, sizeof(loc));
 		fprintf(f, "section #%zu (%s at %s):\n", k + 1,
 			sb_section_kind_name(p->sections[s].kind), loc);
 		evidence_line(p, c, s, f);
+		low = (e = evidence_of(c, s)) && e->verdict == SB_VERDICT_CAUSES_LOW;
+		if (low) {
+			/* shown, never as a confident answer */
+			fputs("  low evidence: fewer samples than the imbalance seen needs, the "
+			      "causes below may be wrong;\n  to confirm, ", f);
+			more_time(p, e, f);
+		}
 		for (size_t i = 0; i < c->n; i++) {
 			const struct sb_cause *x = &c->c[i];
 
 			if (x->section != s || x->same_cluster)
 				continue;
 			sb_loc_format(p, x->loc, loc, sizeof(loc));
-			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]\n", x->rank, x->score,
-				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr);
+			fprintf(f, "  %2u. score %.3f  %-13s %s  [0x%llx]%s\n", x->rank, x->score,
+				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr,
+				low ? "  (low evidence)" : "");
 			same_cluster(p, c, x, f);
 			sb_source_lines(src, x->loc, f);
 			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;
@@ -168,46 +184,63 @@ static const char *verdict_name(uint16_t v)
 	case SB_VERDICT_NONE: return "none";
 	case SB_VERDICT_FEW_SAMPLES: return "few_samples";
 	case SB_VERDICT_FEW_THREADS: return "few_threads";
+	case SB_VERDICT_CAUSES_LOW: return "causes_low_evidence";
 	default: return "unknown";
 	}
 }
 
-/* "evidence": one entry per section analysed; a number JSON cannot hold
- * (no rate known: infinite) is null. */
+/* "evidence": one entry per section analysed, in the "sections" list's
+ * order; a number JSON cannot hold (no rate known: infinite) is null.
+ * Two sections may close at one line (a barrier function reached from a
+ * setup call and from the step loop): "section" alone is ambiguous, so
+ * each entry, like each cause and each "sections" entry, carries
+ * "section_index" (the profile's section number). */
 static void evidence_json(const struct sb_profile *p, const struct sb_causes *c,
 			  struct sb_json *j)
 {
+	size_t *order = sb_summary_sections_ranked(p), n = 0;
 	FILE *f = j->f;
 	char sec[512];
 
 	sb_json_member(j, "evidence");
 	fputc('[', f);
-	for (size_t i = 0; i < c->nev; i++) {
-		const struct sb_causes_evidence *e = &c->ev[i];
+	for (size_t k = 0; k < p->nsections; k++) {
+		const struct sb_causes_evidence *e = evidence_of(c, order ? (uint32_t)order[k]
+								      : (uint32_t)k);
 
+		if (!e)
+			continue;
 		sb_loc_short(p, (int32_t)p->sections[e->section].loc, sec, sizeof(sec));
-		fprintf(f, "%s\n    {\"section\": ", i ? "," : "");
+		fprintf(f, "%s\n    {\"section\": ", n++ ? "," : "");
 		sb_json_str(f, sec);
-		fprintf(f, ", \"verdict\": \"%s\", \"threads\": %u, \"instances\": %u, "
-			"\"samples_per_thread\": %.2f, \"more_seconds\": ", verdict_name(e->verdict),
-			e->nthreads, e->ninstances, e->samples_per_thread);
+		fprintf(f, ", \"section_index\": %u, \"verdict\": \"%s\", \"threads\": %u, "
+			"\"instances\": %u, \"samples_per_thread\": %.2f, \"more_seconds\": ",
+			e->section, verdict_name(e->verdict), e->nthreads, e->ninstances,
+			e->samples_per_thread);
 		if (isfinite(e->more_seconds))
 			fprintf(f, "%.2f", e->more_seconds);
 		else
 			fputs("null", f);
 		fprintf(f, ", \"more_at_least\": %s}", e->more_at_least ? "true" : "false");
 	}
-	fputs(c->nev ? "\n  ]" : "]", f);
+	fputs(n ? "\n  ]" : "]", f);
+	free(order);
 }
 
 static const struct sb_causes *sort_causes;
 
-static int by_score(const void *a, const void *b)
+/* By rank, then score: a section's causes in its ranked order (the rank
+ * is the analysis's verdict: a cause of nearly equal score may rank
+ * first for what the code's shape says, causes_locate.c), every
+ * section's first cause before any second one. */
+static int by_rank(const void *a, const void *b)
 {
-	double x = sort_causes->c[*(const size_t *)a].score;
-	double y = sort_causes->c[*(const size_t *)b].score;
+	const struct sb_cause *x = &sort_causes->c[*(const size_t *)a];
+	const struct sb_cause *y = &sort_causes->c[*(const size_t *)b];
 
-	return x < y ? 1 : x > y ? -1 : 0;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
 }
 
 static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
@@ -223,7 +256,7 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 	for (size_t i = 0; i < c->n; i++)
 		order[i] = i;
 	sort_causes = c;
-	qsort(order, c->n, sizeof(*order), by_score);
+	qsort(order, c->n, sizeof(*order), by_rank);
 	sb_json_member(j, "causes");
 	fputc('[', f);
 	for (size_t k = 0; k < c->n; k++) {
@@ -232,8 +265,9 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 		sb_loc_short(p, (int32_t)p->sections[x->section].loc, sec, sizeof(sec));
 		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
 		sb_json_str(f, sec);
-		fprintf(f, ", \"score\": %.4f, \"kind\": \"%s\", \"same_cluster\": %u, ",
-			x->score, sb_cause_kind_name(x->kind), x->same_cluster);
+		fprintf(f, ", \"section_index\": %u, \"score\": %.4f, \"kind\": \"%s\", "
+			"\"same_cluster\": %u, ", x->section, x->score, sb_cause_kind_name(x->kind),
+			x->same_cluster);
 		sb_json_loc_fields(f, p, x->loc);
 		fputc('}', f);
 	}

@@ -250,9 +250,11 @@ static int sections_json(const struct sb_report_ctx *r, struct sb_json *j)
 
 		fprintf(f, "%s\n    {", k ? "," : "");
 		sb_json_loc_fields(f, p, (int32_t)s->loc);
-		fprintf(f, ", \"kind\": \"%s\", \"instances\": %llu, \"threads\": %u, "
-			"\"imbalance_pct\": %.3f, \"lost_ns\": %llu, \"per_thread\": [",
-			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
+		/* section_index: the key of the causes' "section_index"
+		 * (two sections may close at one line) */
+		fprintf(f, ", \"section_index\": %zu, \"kind\": \"%s\", \"instances\": %llu, "
+			"\"threads\": %u, \"imbalance_pct\": %.3f, \"lost_ns\": %llu, "
+			"\"per_thread\": [", order[k], sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
 			s->nthreads, sb_summary_imbalance_pct(s), (unsigned long long)s->lost_ns);
 		for (uint32_t t = 0; t < s->nthreads; t++)
 			fprintf(f, "%s{\"tid\": %u, \"busy_ns\": %llu, \"wait_ns\": %llu}",

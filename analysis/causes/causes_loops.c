@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Natural loops (causes_loops.h): the body of a loop is its header and
+ * every block that reaches one of its latches (sources of back edges into
+ * the header) without passing the header, within the function.  Found on
+ * demand for the few leaders a section reports, so nothing is cached.
+ */
+#include "causes_loops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The body of the loop headed by h (0 when h heads none). */
+static uint32_t body_of(const struct sb_cfg *g, uint32_t h, uint8_t *body, uint32_t *stack)
+{
+	const struct sb_cfg_func *fn = &g->funcs[g->blocks[h].func];
+	uint32_t n = 0, sp = 0, lo = fn->first_block;
+
+	if (sb_cfg_latch(g, h) < 0)
+		return 0;       /* heads no loop: most blocks, skipped cheaply */
+	memset(body, 0, fn->nblocks);
+	for (uint32_t k = g->in_start[h]; k < g->in_start[h + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (!e->back || g->blocks[e->src].func != g->blocks[h].func)
+			continue;
+		if (!n) {
+			body[h - lo] = 1;
+			n = 1;
+		}
+		if (!body[e->src - lo]) {
+			body[e->src - lo] = 1;
+			n++;
+			stack[sp++] = e->src;
+		}
+	}
+	while (sp) {
+		uint32_t u = stack[--sp];
+
+		for (uint32_t k = g->in_start[u]; k < g->in_start[u + 1]; k++) {
+			const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+			if (e->kind == SB_EDGE_CALL || g->blocks[e->src].func != g->blocks[u].func ||
+			    body[e->src - lo])
+				continue;
+			body[e->src - lo] = 1;
+			n++;
+			stack[sp++] = e->src;
+		}
+	}
+	return n;
+}
+
+/* The innermost loop of b's function whose body holds block `in` and,
+ * when strict, is larger than min blocks: its header, body in best. */
+static long innermost(const struct sb_cfg *g, uint32_t in, uint32_t min, uint8_t *best)
+{
+	const struct sb_cfg_func *fn = &g->funcs[g->blocks[in].func];
+	uint8_t *body = malloc(fn->nblocks ? fn->nblocks : 1);
+	uint32_t *stack = malloc((fn->nblocks ? fn->nblocks : 1) * sizeof(*stack));
+	uint32_t best_n = UINT32_MAX;
+	long hdr = -1;
+
+	if (!body || !stack)
+		goto out;
+	for (uint32_t h = fn->first_block; h < fn->first_block + fn->nblocks; h++) {
+		uint32_t n = body_of(g, h, body, stack);
+
+		if (n > min && n < best_n && body[in - fn->first_block]) {
+			best_n = n;
+			hdr = h;
+			memcpy(best, body, fn->nblocks);
+		}
+	}
+out:
+	free(body);
+	free(stack);
+	return hdr;
+}
+
+long sb_causes_loop_of(const struct sb_cfg *g, uint32_t b, uint8_t *body)
+{
+	return innermost(g, b, 0, body);
+}
+
+long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *inner,
+			   uint8_t *outer)
+{
+	const struct sb_cfg_func *fn = &g->funcs[g->blocks[h].func];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < fn->nblocks; i++)
+		n += inner[i] != 0;
+	return innermost(g, h, n, outer);
+}
+
+uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+	uint32_t n = 0;
+
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
+		if (!body[b - fn->first_block])
+			continue;
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+			uint32_t d = g->edges[k].dst;
+
+			if (g->edges[k].kind != SB_EDGE_CALL && g->blocks[d].func == f &&
+			    !body[d - fn->first_block]) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+bool sb_causes_loop_only_repeats(const struct sb_cfg *g, uint32_t f, const uint8_t *outer,
+				 const uint8_t *inner)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
+		uint32_t cond = 0, stay = 0;
+
+		if (!outer[b - fn->first_block] || inner[b - fn->first_block])
+			continue;
+		if (sb_cfg_ends_in_call(g, b))
+			return false;
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+			uint32_t d = g->edges[k].dst;
+
+			if (g->edges[k].kind != SB_EDGE_TAKEN && g->edges[k].kind != SB_EDGE_FALLTHROUGH)
+				continue;
+			cond++;
+			stay += g->blocks[d].func == f && outer[d - fn->first_block];
+		}
+		/* a branch that stays in the loop either way decides inside it */
+		if (cond >= 2 && stay >= 2)
+			return false;
+	}
+	return true;
+}
+
+bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *body)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+		if (body[b - fn->first_block] && sb_cfg_ends_in_call(g, b))
+			return true;
+	return false;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Natural loops of one function of a CFG, for placing sampled causes
+ * (causes_locate.c): which loop holds a block, which loop encloses that
+ * one, and how a loop ends.  Bodies are byte maps over the function's
+ * blocks (index b - first_block).
+ */
+#ifndef SB_CAUSES_LOOPS_H
+#define SB_CAUSES_LOOPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+
+/* The header of the innermost loop of block b's function that holds b
+ * (body filled, its function's nblocks bytes), or -1 (none, or no memory). */
+long sb_causes_loop_of(const struct sb_cfg *g, uint32_t b, uint8_t *body);
+
+/* The innermost loop strictly enclosing the loop of header h (body inner):
+ * its header, body filled in outer; or -1. */
+long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *inner,
+			   uint8_t *outer);
+
+/* How many blocks of the loop leave it (an edge to a block of the
+ * function outside it): 1 for a loop that ends only at its test, 2 or
+ * more for one with an early exit (a search's `break`, a `&&` test). */
+uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
+
+/* A block of the loop ends in a call. */
+bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
+
+/* The blocks of outer that are not inner's only repeat it: none ends in a
+ * call, none branches to two places inside outer (a decision inside it,
+ * such as a guard of the inner loop). */
+bool sb_causes_loop_only_repeats(const struct sb_cfg *g, uint32_t f, const uint8_t *outer,
+				 const uint8_t *inner);
+
+#endif
