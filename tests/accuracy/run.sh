@@ -88,10 +88,17 @@ score() {
 		if $sec == null then ["0","0","0","0","0","0","-","-","0","-",
 			([.sections[:3][] | "\(.location)(\(.kind))"] | join(";") | if . == "" then "no sections" else "sections: " + . end)]
 		else
-		($sec.location) as $s |
-		[.causes[] | select(.section == $s and ((.same_cluster // 0) == 0))] as $cs |
-		([$c[0].counts[]? | select(.section == $s and .kind == "block_samples") | .per_thread[].count] | add // 0) as $n |
-		([(.evidence // [])[] | select(.section == $s)][0].verdict // "-") as $v |
+		($sec.location) as $s | ($sec.section_index // null) as $si |
+		# two sections can close at one line: by index where the report has one
+		def ofsec: if $si != null and has("section_index") then .section_index == $si
+			else .section == $s end;
+		[.causes[] | select(ofsec and ((.same_cluster // 0) == 0))] as $cs |
+		([(.evidence // [])[] | select(ofsec)][0]) as $ev |
+		(if $mode == "sampled" and ($ev.samples_per_thread // 0) > 0
+		 then ($ev.samples_per_thread * $ev.threads | round)
+		 else ([$c[0].counts[]? | select(.section == $s and .kind == "block_samples") | .per_thread[].count] | add // 0)
+		 end) as $n |
+		($ev.verdict // "-") as $v |
 		(if $v != "-" then $v != "causes" elif $mode == "sampled" then $n < 2000 else false end) as $low |
 		(($cs[0].location // "") as $l | $ac | index([$l]) != null) as $t1 |
 		([$cs[:3][] | .location as $l | $ac | index([$l]) != null] | any) as $t3 |
