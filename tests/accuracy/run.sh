@@ -189,7 +189,7 @@ for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$mode" "$cause" "$place" "$rt" \
 			"$cc" "$opt" "$pie" "$sched" "$launch" "$threads" "$secs" "$hz" "$row" >>"$RES"
 		printf '%s %-7s %-6s %-6s %-7s %-5s %s %-5s %2s thr %4ss rec %5.1fs: %s\n' "$name" "$mode" "$cause" "$place" "$rt" \
-			"$cc" "$opt" "$pie" "$threads" "$secs" "$(echo "$s1 - $s0" | bc)" \
+			"$cc" "$opt" "$pie" "$threads" "$secs" "$(awk -v a="$s0" -v b="$s1" 'BEGIN { print b - a }')" \
 			"$(echo "$row" | awk -F'\t' '{ print ($1 == 0 ? "NO SECTION" : $2 == 1 ? "top1" : $3 == 1 ? "top3" : "miss") " samples=" $6 " top=" $11 }')"
 	done
 done
@@ -199,13 +199,16 @@ awk -f "$TOP/tests/accuracy/tables.awk" -v seed="$SEED" "$RES"
 
 fail=0
 [ $INFRA -eq 0 ] || { echo "accuracy: $INFRA build/record/report failures"; fail=1; }
-pct() {  # MODE COLUMN [FILTER-COLUMN MIN]: percentage of rows with COLUMN == 1
+pct() {  # MODE COLUMN [FILTER-COLUMN MIN]: percentage of rows with COLUMN == 1,
+	# or "none" when no row qualifies (a threshold then fails: nothing was measured)
 	awk -F'\t' -v m="$1" -v c="$2" -v f="${3:-0}" -v min="${4:-0}" 'NR > 1 && $2 == m && (f == 0 || $f >= min) { n++; k += $c }
-		END { printf "%d", n ? 100 * k / n : 100 }' "$RES"
+		END { if (n) printf "%d", 100 * k / n; else printf "none" }' "$RES"
 }
 col() { awk -F'\t' -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) print i }' "$RES"; }
 need() {  # DESC VALUE OP LIMIT
-	if [ -n "$4" ] && ! [ "$2" "$3" "$4" ]; then echo "accuracy: $1 = $2% (limit $4%)"; fail=1; fi
+	[ -n "$4" ] || return 0
+	if [ "$2" = none ]; then echo "accuracy: $1: no program qualified (limit $4%)"; fail=1
+	elif ! [ "$2" "$3" "$4" ]; then echo "accuracy: $1 = $2% (limit $4%)"; fail=1; fi
 }
 for m in $MODES; do
 	need "$m: planted section present" "$(pct $m "$(col present)")" -ge "$MIN_PRESENT"
