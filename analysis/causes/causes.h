@@ -2,9 +2,10 @@
 /*
  * The causes of load imbalance in a profile: LIME (lime.h) run on each
  * section's stored instances from the profile's vectors and CFGs, and
- * mapped back to profile locations.  Sampled vectors of one instance are
- * too sparse for correlations, so a section's instances are pooled (per
- * thread sums) before the analysis; see causes_samples.c.
+ * mapped back to profile locations.  Observations are (instance, thread)
+ * pairs: exact counts centred on their instance (causes_exact.c), sampled
+ * ones, too sparse alone, pooled into columns per thread or by busy rank
+ * within each instance (causes_samples.c).
  */
 #ifndef SB_CAUSES_H
 #define SB_CAUSES_H

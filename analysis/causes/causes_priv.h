@@ -9,6 +9,7 @@
 #ifndef SB_CAUSES_PRIV_H
 #define SB_CAUSES_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -124,8 +125,14 @@ struct sb_lime_result;
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
 
+/* A sampled leader that heads a loop and ends in a call: the loop repeats
+ * the callee's work (block b merged, -1 for none). */
+bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
+
+/* ---- causes_ties.c ---- */
+
 /* Among causes of about equal score, a leader inside a function another
- * leader calls ranks after that caller. */
+ * leader calls ranks after that caller (and the exception there). */
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
 
 /* ---- causes_evidence.c ---- */

@@ -17,7 +17,8 @@
  * busy time in instance i minus the instance's mean; Dbar_t: thread t's
  * mean d), decides: R >= 1/2, the imbalance stays with its threads and
  * pairs are pooled per thread as before (a column is a tid whatever the
- * samples); R < 1/2, it rotates (or there is none), and each instance
+ * samples; with I < 8 instances R must reach 4/I, four times what chance
+ * gives a rotation); below, it rotates, and each instance
  * deals its pairs to columns by busy rank: the busiest thread's pair to
  * the first column, and so on (k < nt threads spread as quantiles; exact
  * ties share their columns).  Every column then holds one pair's worth of
@@ -172,9 +173,10 @@ static uint32_t section_tids(const struct sb_profile *p, uint32_t s, uint32_t *t
 }
 
 /* The share of the within-instance variance of busy time that thread
- * identity explains (1: the same threads are busy in every instance). */
+ * identity explains (1: the same threads are busy in every instance),
+ * and in *ninst the instances it rests on. */
 static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_t *tids,
-			   uint32_t ntid)
+			   uint32_t ntid, uint32_t *ninst)
 {
 	double dev[SB_CAUSES_MAX_THREADS] = { 0 }, within = 0, between = 0;
 	size_t cnt[SB_CAUSES_MAX_THREADS] = { 0 };
@@ -186,6 +188,7 @@ static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_
 
 		if (in->section != s || k < 2)
 			continue;
+		++*ninst;
 		columns(in, tids, ntid, col);
 		for (uint32_t t = 0; t < k; t++)
 			mb += (double)in->per_thread[t].busy_ns / k;
@@ -207,7 +210,7 @@ static double thread_share(const struct sb_profile *p, uint32_t s, const uint32_
 
 int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r)
 {
-	uint32_t tids[SB_CAUSES_MAX_THREADS], ntid = 0;
+	uint32_t tids[SB_CAUSES_MAX_THREADS], ntid = 0, ninst = 0;
 	double *smp;
 	size_t *pf = NULL, n = 0;
 
@@ -226,8 +229,13 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 	if (!r->lo || !r->hi || !r->whole)
 		goto nomem;
 	ntid = section_tids(p, s, tids);
-	r->share = thread_share(p, s, tids, ntid);
-	r->ranked = r->share < 0.5;
+	r->share = thread_share(p, s, tids, ntid, &ninst);
+	/* Thread means over I instances keep 1/I of a rotating imbalance's
+	 * variance by chance (E[R] ~ 1/I without any thread effect), so with
+	 * few instances R alone would often read a rotation as persistent:
+	 * per-thread pooling wants R well above that, 4/I.  (One instance:
+	 * R = 1, and ranks and tids are the same columns.) */
+	r->ranked = ninst >= 2 ? r->share < fmax(0.5, 4.0 / ninst) : r->share < 0.5;
 	r->nt = r->ranked ? sb_causes_rank_width(p, s) : ntid;
 	for (uint32_t i = 0; i < p->ninstances; i++) {
 		const struct sb_instance *in = &p->instances[i];
