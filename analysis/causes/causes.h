@@ -48,6 +48,9 @@ struct sb_causes_evidence {
 	uint32_t nthreads;
 	uint32_t ninstances;       /* instances with vectors */
 	double samples_per_thread; /* block samples per thread (0: exact counts) */
+	double counted_per_thread; /* of which the verdict's power rests on:
+				    * instances that count how many samples
+				    * fell (causes_evidence.c) */
 	double more_seconds;       /* FEW_SAMPLES, CAUSES_LOW: record about this much longer
 				    * at the same -F */
 	uint8_t more_at_least;     /* more_seconds is a lower bound: no instance

@@ -305,6 +305,8 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 			e.samples_per_thread = nt ? samples / nt : 0;
 		/* the samples the test's power rests on (see above) */
 		eff = nt ? whole / nt : 0;
+		if (out->block_samples)
+			e.counted_per_thread = eff;
 		need = out->block_samples ? sb_causes_samples_needed(time, nt, nev, alpha) : INFINITY;
 		if (nt < 3)
 			e.verdict = SB_VERDICT_FEW_THREADS;

@@ -44,7 +44,14 @@ static void evidence_line(const struct sb_profile *p, const struct sb_causes *c,
 	(void)p;
 	if (!e)
 		return;
-	if (c->block_samples)
+	if (c->block_samples && e->counted_per_thread + 0.5 < e->samples_per_thread)
+		/* ranked instances say where samples fell, not how many: the
+		 * power rests on the others (causes_evidence.c) */
+		fprintf(f, "  %.0f samples per thread over %u instance%s (%u threads); "
+			"the verdict's power rests on %.0f of them\n",
+			e->samples_per_thread, e->ninstances, e->ninstances == 1 ? "" : "s",
+			e->nthreads, e->counted_per_thread);
+	else if (c->block_samples)
 		fprintf(f, "  %.0f samples per thread over %u instance%s (%u threads)\n",
 			e->samples_per_thread, e->ninstances, e->ninstances == 1 ? "" : "s",
 			e->nthreads);
@@ -214,9 +221,10 @@ static void evidence_json(const struct sb_profile *p, const struct sb_causes *c,
 		fprintf(f, "%s\n    {\"section\": ", n++ ? "," : "");
 		sb_json_str(f, sec);
 		fprintf(f, ", \"section_index\": %u, \"verdict\": \"%s\", \"threads\": %u, "
-			"\"instances\": %u, \"samples_per_thread\": %.2f, \"more_seconds\": ",
+			"\"instances\": %u, \"samples_per_thread\": %.2f, "
+			"\"counted_per_thread\": %.2f, \"more_seconds\": ",
 			e->section, verdict_name(e->verdict), e->nthreads, e->ninstances,
-			e->samples_per_thread);
+			e->samples_per_thread, e->counted_per_thread);
 		if (isfinite(e->more_seconds))
 			fprintf(f, "%.2f", e->more_seconds);
 		else
