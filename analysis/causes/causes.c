@@ -303,7 +303,7 @@ int sb_causes_compute(const struct sb_profile *p, const struct sb_lime_opts *o,
 	for (uint32_t s = 0; s < p->nsections; s++)
 		if ((ret = section_causes(p, &g, o, s, by_inst, nvec, path, out)))
 			goto out;
-	ret = sb_causes_evidence_fill(p, out);
+	ret = sb_causes_evidence_fill(p, &g, o, out);
 out:
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory while computing causes");

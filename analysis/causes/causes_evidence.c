@@ -270,19 +270,13 @@ static uint32_t section_columns(const struct sb_profile *p, const struct sb_caus
 	return nt;
 }
 
-int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
+int sb_causes_evidence_fill(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    const struct sb_lime_opts *o, struct sb_causes *out)
 {
-	double dur = 0, hz = sb_causes_sample_hz(p), alpha;
+	double dur = 0, hz = sb_causes_sample_hz(p), alpha = o->f_alpha;
 	const char *d = sb_profile_meta_get(p, "duration_ns");
-	struct sb_lime_opts o;
 	int ret = -ENOMEM;
 
-	struct sb_causes_graph g;
-	char why[256];
-	bool have_g = sb_causes_graph_load(p, &g, why, sizeof(why)) == 0;
-
-	sb_lime_opts_default(&o);
-	alpha = o.f_alpha;
 	if (d)
 		dur = strtod(d, NULL) / 1e9;
 	free(out->ev);
@@ -292,7 +286,7 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 		double time[SB_CAUSES_MAX_THREADS], samples, whole, tbar = 0, need, eff;
 		struct sb_causes_evidence e = { .section = s }, *arr;
 		size_t nev;
-		uint32_t ninst, nt = section_columns(p, have_g ? &g : NULL, s, time, &samples,
+		uint32_t ninst, nt = section_columns(p, g, s, time, &samples,
 					       &whole, &nev, &ninst);
 
 		if (!ninst)
@@ -340,6 +334,5 @@ int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out)
 	}
 	ret = 0;
 out:
-	sb_causes_graph_free(&g, p->nbinaries);
 	return ret;
 }

@@ -137,10 +137,12 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
 
 /* ---- causes_evidence.c ---- */
 
-/* Fills out->ev, one entry per section with instances, from the profile
- * and the causes already in out.  0 or -ENOMEM. */
+/* Fills out->ev, one entry per section with instances, from the profile,
+ * its loaded graph g, the options LIME ran with and the causes already in
+ * out.  0 or -ENOMEM. */
 struct sb_causes;
-int sb_causes_evidence_fill(const struct sb_profile *p, struct sb_causes *out);
+int sb_causes_evidence_fill(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    const struct sb_lime_opts *o, struct sb_causes *out);
 
 /* The derivation is in causes_evidence.c.  Pr[noncentral chi-square (k
  * degrees of freedom, noncentrality delta) > x]; the delta at which the
