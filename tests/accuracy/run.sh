@@ -4,7 +4,7 @@
 #   run.sh [-n COUNT] [-s SEED] [--mode exact|sampled|both] [-k] [-o DIR]
 #          [--first INDEX] [--set VAR=VALUE]... [--min-present P]
 #          [--min-exact-top1 P] [--min-sampled-top1 P] [--min-sampled-top3 P]
-#          [--max-wrong P]
+#          [--max-wrong P] [--rescore FROM]
 #
 # Generates COUNT programs from SEED (default: a new seed from /dev/urandom,
 # printed, so a run can be repeated with -s), each with one planted cause
@@ -20,15 +20,21 @@
 # or a --min/--max threshold is not met; accuracy alone never fails a run.
 # Needs root (BPF), bash, jq, awk, gcc, clang.  --set fixes a generator
 # variable for every program (e.g. --set rt=pbar).
+#
+# --rescore FROM: nothing is generated, built or recorded; the recordings
+# kept in FROM (a -k run's directory) are reported again by this build and
+# scored into OUT, with FROM's seed and programs: an analysis change is
+# measured on the very same recordings in a minute, not a new run's.
+# -n/--first still choose the indexes (default: all of FROM's).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SB=${SCALEBPF:-$TOP/build/scalebpf}
 case $SB in /*) ;; *) SB=$PWD/$SB ;; esac
-COUNT=60 SEED= MODE=both KEEP=0 OUT= FIRST=0
+COUNT=60 SEED= MODE=both KEEP=0 OUT= FIRST=0 FROM= COUNT_SET=0
 SETS=() MIN_PRESENT= MIN_ET1= MIN_ST1= MIN_ST3= MAX_WRONG=
 while [ $# -gt 0 ]; do
 	case $1 in
-	-n) COUNT=$2; shift ;;
+	-n) COUNT=$2; COUNT_SET=1; shift ;;
 	-s) SEED=$2; shift ;;
 	--mode) MODE=$2; shift ;;
 	-k) KEEP=1 ;;
@@ -40,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--min-sampled-top1) MIN_ST1=$2; shift ;;
 	--min-sampled-top3) MIN_ST3=$2; shift ;;
 	--max-wrong) MAX_WRONG=$2; shift ;;
+	--rescore) FROM=$2; shift ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
 	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -47,10 +54,20 @@ while [ $# -gt 0 ]; do
 done
 case $MODE in exact) MODES="exact" ;; sampled) MODES="sampled" ;; both) MODES="exact sampled" ;;
 *) echo "run.sh: --mode is exact, sampled or both" >&2; exit 2 ;; esac
+if [ -n "$FROM" ]; then
+	[ -d "$FROM" ] && ls "$FROM"/p[0-9][0-9][0-9].meta >/dev/null 2>&1 ||
+		{ echo "run.sh: --rescore $FROM: no kept programs (pNNN.meta) there" >&2; exit 2; }
+	FROM=$(cd "$FROM" && pwd)
+	SEED=$(sed -n 's/^seed=//p' "$(ls "$FROM"/p[0-9][0-9][0-9].meta | head -1)")
+	if [ $COUNT_SET = 0 ]; then
+		last=$(ls "$FROM"/p[0-9][0-9][0-9].meta | sed 's/.*p0*\([0-9][0-9]*\)\.meta/\1/' | sort -n | tail -1)
+		COUNT=$((last + 1 - FIRST))
+	fi
+fi
 [ -n "$SEED" ] || SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 echo "accuracy: seed $SEED, $COUNT programs (indexes $FIRST..$((FIRST + COUNT - 1))), modes: $MODES"
 echo "accuracy: repeat with: tests/accuracy/run.sh -s $SEED -n $COUNT --mode $MODE"
-[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (BPF)" >&2; exit 1; }
+[ -n "$FROM" ] || [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (BPF)" >&2; exit 1; }
 for t in jq awk gcc clang; do
 	command -v $t >/dev/null || { echo "run.sh: $t is not installed" >&2; exit 1; }
 done
@@ -148,8 +165,14 @@ record_one() {
 
 T0=$(date +%s)
 for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
-	"$GEN" "$SEED" "$i" "$OUT" "${SETS[@]}" || { echo "run.sh: generator failed ($SEED $i)" >&2; INFRA=$((INFRA + 1)); continue; }
 	name=$(printf 'p%03d' "$i")
+	if [ -n "$FROM" ]; then
+		[ -e "$FROM/$name.meta" ] || continue
+		cp "$FROM/$name.meta" "$FROM/$name.c" "$OUT/" 2>/dev/null
+	else
+		"$GEN" "$SEED" "$i" "$OUT" "${SETS[@]}" ||
+			{ echo "run.sh: generator failed ($SEED $i)" >&2; INFRA=$((INFRA + 1)); continue; }
+	fi
 	# shellcheck disable=SC1090
 	. "$OUT/$name.meta"
 	pieflags=$([ "$pie" = pie ] && echo "-fPIE -pie" || echo "-fno-pie -no-pie")
@@ -160,8 +183,12 @@ for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
 	esac
 	for mode in $MODES; do
 		bin=$OUT/$name.$mode
+		s0=$(date +%s.%N)
+		if [ -n "$FROM" ]; then
+			[ -s "$FROM/$name.$mode.sbp" ] || continue   # not recorded there
+			ln -sf "$FROM/$name.$mode.sbp" "$OUT/$name.$mode.sbp"
 		# shellcheck disable=SC2086
-		if [ "$mode" = exact ]; then
+		elif [ "$mode" = exact ]; then
 			# exact mode follows libomp only: OpenMP programs use it there
 			exf=$([ -n "$ompf" ] && echo "-fopenmp=libomp $LIBOMP_LINK")
 			# the plain build compiles (its runtime archive is beside it), even
@@ -174,8 +201,7 @@ for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
 			echo "INFRA $name $mode: build failed:"; head -5 "$bin.build.err"
 			INFRA=$((INFRA + 1)); continue
 		fi
-		s0=$(date +%s.%N)
-		if ! record_one "$mode" "$bin" >"$bin.out" 2>"$bin.rec.err" || [ ! -s "$OUT/$name.$mode.sbp" ]; then
+		if [ -z "$FROM" ] && ! record_one "$mode" "$bin" >"$bin.out" 2>"$bin.rec.err" || [ ! -s "$OUT/$name.$mode.sbp" ]; then
 			echo "INFRA $name $mode: record failed:"; tail -5 "$bin.rec.err"
 			INFRA=$((INFRA + 1)); continue
 		fi
