@@ -23,6 +23,8 @@ struct bincfg {
 	bool used;
 	uint8_t *exact_funcs;     /* per function: holds an exact-counted block */
 	uint64_t exact_base;      /* runtime address - vaddr */
+	uint8_t *sampled_funcs;   /* per function: holds a sampled block */
+	uint64_t sampled_base;
 };
 
 /*
@@ -95,6 +97,7 @@ static void bincfg_free(void *v)
 
 	sb_cfg_free(bc->cfg);
 	free(bc->exact_funcs);
+	free(bc->sampled_funcs);
 	free(bc);
 }
 
@@ -389,6 +392,13 @@ static long block_event(struct sb_eventmap *em, const struct keycode *kc)
 		return -1;
 	}
 	idx = event_of_block(em, bin, bc, blk, base, SB_EVK_BLOCK_SAMPLES);
+	if (idx >= 0 && !bc->sampled_funcs &&
+	    !(bc->sampled_funcs = calloc(bc->cfg->nfuncs + 1, 1)))
+		return -1;
+	if (idx >= 0) {
+		bc->sampled_funcs[bc->cfg->blocks[blk].func] = 1;
+		bc->sampled_base = base;
+	}
 	/* A block guarded by conditional branches: the causes view shows
 	 * the branch (one test, if the compiler duplicated it), so name them
 	 * too, even without samples of their own (no vector then). */
@@ -452,6 +462,41 @@ static int name_exact_functions(struct sb_eventmap *em)
 	return 0;
 }
 
+/*
+ * The blocks of a sampled function, named though no sample hit them: the
+ * causes view shows a cause at the branch that decides it (a guard above a
+ * loop's preheader, an outer loop's latch, the copy of a test a compiler
+ * duplicated), and a 3-instruction `cmp; jne` is rarely sampled even when
+ * the loop it closes holds all the time.  Without its line the cause
+ * could only be shown where the time went.  Best effort: a block that
+ * cannot be named is left out (it was not needed for the samples), and a
+ * function of more than SAMPLED_FUNC_MAX_BLOCKS blocks (a library's
+ * strtod) is left as sampled.
+ */
+#define SAMPLED_FUNC_MAX_BLOCKS 4096
+static void name_sampled_functions(struct sb_eventmap *em)
+{
+	size_t it = 0;
+	uint64_t bin;
+	void *v;
+
+	while (sb_idmap_next(em->cfgs, &it, &bin, NULL, &v)) {
+		struct bincfg *bc = v;
+
+		for (size_t f = 0; bc->sampled_funcs && f < bc->cfg->nfuncs; f++) {
+			const struct sb_cfg_func *fn = &bc->cfg->funcs[f];
+
+			/* (an exact-counted function's blocks are named already) */
+			if (!bc->sampled_funcs[f] || fn->nblocks > SAMPLED_FUNC_MAX_BLOCKS ||
+			    (bc->exact_funcs && bc->exact_funcs[f]))
+				continue;
+			for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+				(void)event_of_block(em, (int)bin, bc, b, bc->sampled_base,
+						     SB_EVK_BLOCK_SAMPLES);
+		}
+	}
+}
+
 /* Each block's most sampled instruction: where its time goes, shown for
  * causes that are about time rather than control flow. */
 static int name_hot(struct sb_eventmap *em)
@@ -502,6 +547,7 @@ int sb_eventmap_finish(struct sb_eventmap *em)
 
 	if (name_hot(em) || name_exact_functions(em))
 		return -ENOMEM;
+	name_sampled_functions(em);
 
 	while (sb_idmap_next(em->cfgs, &it, NULL, NULL, &v)) {
 		struct bincfg *bc = v;
