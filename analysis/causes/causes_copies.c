@@ -254,9 +254,13 @@ static int work_init(const struct sb_profile *p, const struct sb_causes_graph *g
 		long b = d->kind == SB_EVK_BLOCK_COUNT ? sb_causes_event_block(p, g, d) : -1;
 
 		w->pr.evblk[e] = b;
-		if (b >= 0)
-			w->counted[b] = 1;
 	}
+	/* counted: with vectors (the profile names every block of a counted
+	 * function, those without counts of their own without a vector) */
+	for (size_t k = 0; k < p->nvectors; k++)
+		if (p->instances[p->vectors[k].instance].section == s &&
+		    w->pr.evblk[p->vectors[k].event] >= 0)
+			w->counted[w->pr.evblk[p->vectors[k].event]] = 1;
 	return 0;
 }
 
