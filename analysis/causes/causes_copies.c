@@ -282,28 +282,51 @@ static double entry_series(struct work *w, uint32_t f)
 
 /* Groups the count events of unmarked functions by source line and sums
  * each group's covariance with w->x (cov(x, y) = sum x * y: x is centred). */
+static int by_line(const void *a, const void *b, void *ctx)
+{
+	const struct sb_profile *p = ctx;
+	long ea = *(const long *)a, eb = *(const long *)b;
+	const struct sb_loc *x = &p->locs[p->events[ea].loc], *y = &p->locs[p->events[eb].loc];
+	int c;
+
+	if (x->binary != y->binary)
+		return x->binary < y->binary ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (!x->file != !y->file)
+		return !x->file ? -1 : 1;
+	if (x->file && (c = strcmp(x->file, y->file)))
+		return c;
+	return ea < eb ? -1 : ea > eb;
+}
+
 static void group_lines(struct work *w)
 {
 	const struct sb_profile *p = w->pr.p;
+	size_t n = 0;
 
-	w->ngroups = 0;
+	/* the counted blocks of other functions, sorted by line: O(E log E) */
 	for (size_t e = 0; e < p->nevents; e++) {
 		long b = w->pr.evblk[e];
-		const struct sb_loc *l = p->events[e].loc >= 0 ? &p->locs[p->events[e].loc] : NULL;
-		size_t k = 0;
+		int32_t l = p->events[e].loc;
 
 		w->group[e] = -1;
 		w->cov[e] = 0;
-		if (b < 0 || w->fmark[w->m->blocks[b].func] || !l || !l->line)
-			continue;
-		while (k < w->ngroups && !same_line(&p->locs[p->events[w->rep[k]].loc], l))
-			k++;
-		if (k == w->ngroups) {
-			w->rep[k] = (long)e;
-			w->gcov[k] = 0;
-			w->ngroups++;
+		if (b >= 0 && w->counted[b] && !w->fmark[w->m->blocks[b].func] && l >= 0 &&
+		    p->locs[l].line)
+			w->rep[n++] = (long)e;
+	}
+	qsort_r(w->rep, n, sizeof(*w->rep), by_line, (void *)p);
+	w->ngroups = 0;
+	for (size_t k = 0; k < n; k++) {
+		long e = w->rep[k];
+
+		if (!w->ngroups || !same_line(&p->locs[p->events[w->rep[w->ngroups - 1]].loc],
+					      &p->locs[p->events[e].loc])) {
+			w->rep[w->ngroups] = e;   /* k >= ngroups: not yet read */
+			w->gcov[w->ngroups++] = 0;
 		}
-		w->group[e] = (long)k;
+		w->group[e] = (long)w->ngroups - 1;
 	}
 	for (size_t k = 0; k < p->nvectors; k++) {
 		const struct sb_vector *x = &p->vectors[k];
