@@ -373,7 +373,9 @@ static long caller_copy(struct work *w, uint32_t f, double var)
 		int rank = 0;
 		double d;
 
-		if (fabs(w->gcov[k] - var) > MATCH_TOL * var)
+		/* necessary for a match: |cov - var| = |<x, y - x>| <=
+		 * sqrt(var * MATCH_TOL * var) (Cauchy-Schwarz) */
+		if (fabs(w->gcov[k] - var) > sqrt(MATCH_TOL) * var)
 			continue;
 		for (size_t e = 0; e < p->nevents; e++)
 			if (w->group[e] == (long)k) {

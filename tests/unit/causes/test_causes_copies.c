@@ -14,6 +14,8 @@
  *  - with the pointer going to `wrap`, which always calls work directly,
  *    the search from work's entry goes past wrap (its entry runs exactly
  *    as often as its call: no decision) to the copies in worker;
+ *  - with the copies calling wrap directly and wrap ending in a tail
+ *    `jmp work` (no edge: a block that leaves its function), the same;
  *  - with the copies' calls on two lines (42 and 44: two decisions, each
  *    a part of the variation), no line matches: no caller, the cause
  *    stays at the entry.
@@ -33,7 +35,7 @@
 #define NC 7
 #define MAXB 64
 
-enum { PLAIN, WRAP, TWO_LINES };
+enum { PLAIN, WRAP, TWO_LINES, TAIL };
 
 struct blk {
 	int func;      /* 0 worker, 1 wrap, 2 work, 3 helper, 4 cov */
@@ -95,10 +97,11 @@ static void build(struct prog *g, int mode)
 	/* the last copy's ways on end at the return block */
 	add(g, 0, 46, NONE_, 0);
 	g->wrap_entry = -1;
-	if (mode == WRAP) {
+	if (mode == WRAP || mode == TAIL) {
 		g->wrap_entry = add(g, 1, 50, CALLS, 0);
 		x1 = add(g, 1, 51, NONE_, 0);
-		add(g, 1, 52, NONE_, 0);
+		if (mode == WRAP)
+			add(g, 1, 52, NONE_, 0);
 	}
 	g->work_entry = add(g, 2, 16, CALLS_ALL, 0);
 	w1 = add(g, 2, 18, NONE_, 0);
@@ -110,6 +113,12 @@ static void build(struct prog *g, int mode)
 	for (int i = 0; i < g->nb; i++)
 		if (g->b[i].counted != NONE_)
 			edge(g, i, cov, SB_EDGE_CALL);
+	if (mode == TAIL) {   /* wrap ends in `jmp work`: no edge */
+		edge(g, g->wrap_entry, x1, SB_EDGE_CALL_RETURN);
+		for (int i = 0; i < g->nb; i++)   /* the copies call wrap directly */
+			if (g->b[i].func == 0 && g->b[i].counted == OWN)
+				edge(g, i + 1, g->wrap_entry, SB_EDGE_CALL);
+	}
 	if (mode == WRAP) {
 		edge(g, g->wrap_entry, x1, SB_EDGE_CALL_RETURN);
 		edge(g, x1, g->work_entry, SB_EDGE_CALL);
@@ -268,6 +277,9 @@ static void test_found(void)
 	      g.first_copy, caller(WRAP, 0));
 	CHECK(caller(WRAP, 1) == g.first_copy, "wrap's entry: the copies %d (got %ld)",
 	      g.first_copy, caller(WRAP, 1));
+	build(&g, TAIL);
+	CHECK(caller(TAIL, 0) == g.first_copy, "past a tail call to the copies %d (got %ld)",
+	      g.first_copy, caller(TAIL, 0));
 	CHECK(caller(TWO_LINES, 0) == -1, "two lines: no caller (got %ld)", caller(TWO_LINES, 0));
 }
 
@@ -305,5 +317,6 @@ int main(void)
 	test_shown(PLAIN, 41, SB_CAUSE_BRANCH);
 	test_shown(WRAP, 41, SB_CAUSE_BRANCH);
 	test_shown(TWO_LINES, 16, SB_CAUSE_CALL);
+	test_shown(TAIL, 41, SB_CAUSE_BRANCH);
 	return CHECK_DONE("test_causes_copies");
 }
