@@ -518,10 +518,19 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth)
 {
-	long blk;
+	uint64_t at;
+	long blk, cb;
 
 	locate(p, tagged, c);
 	blk = sb_cfg_block_at(g->merged, tagged);
+	/* a callee's entry: shown at its callers' decision (causes_copies.c) */
+	if (c->kind == SB_CAUSE_CALL && (cb = sb_causes_copies_caller(p, g, c->section, blk)) >= 0) {
+		locate(p, g->merged->blocks[cb].last_insn, c);
+		at = c->addr;
+		locate_guard(p, g, (uint32_t)cb, c);
+		c->kind = c->addr != at ? SB_CAUSE_BRANCH : SB_CAUSE_CALL;
+		blk = cb;
+	}
 	if (c->kind == SB_CAUSE_UNDETERMINED && depth < 8 && plain_call(g->merged, blk)) {
 		uint64_t in = callee_leader(p, g, c->section, (uint32_t)blk);
 

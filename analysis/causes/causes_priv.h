@@ -129,6 +129,16 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
  * the callee's work (block b merged, -1 for none). */
 bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
 
+/* ---- causes_copies.c ---- */
+
+/* Exact mode: block blk (merged) is a function's entry named as a CALL
+ * cause; the counted block of its callers' decision, the most executed
+ * copy on the one source line whose summed counts match the entry's
+ * (copies of one guarded call, a call through a pointer or a tail jump),
+ * or -1.  See causes_copies.c. */
+long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t s, long blk);
+
 /* ---- causes_ties.c ---- */
 
 /* Among causes of about equal score, a leader inside a function another
