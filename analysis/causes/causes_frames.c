@@ -66,14 +66,18 @@
 #define CALLBACK_SHARE 0.75
 
 /* Binary bin is a library: not the profile's executable (when the
- * profile names none, a shared object by its name, lib*.so[.N]). */
+ * profile names none, or none of its binaries is the one named, a shared
+ * object by its name, lib*.so[.N]). */
 static bool library_bin(const struct sb_profile *p, int32_t bin)
 {
 	const char *exe = sb_profile_meta_get(p, "executable"), *path, *base, *so;
+	bool known = false;
 
 	if (bin < 0 || (size_t)bin >= p->nbinaries || !(path = p->binaries[bin].path))
 		return false;
-	if (exe && *exe)
+	for (size_t b = 0; exe && *exe && b < p->nbinaries && !known; b++)
+		known = p->binaries[b].path && !strcmp(exe, p->binaries[b].path);
+	if (known)
 		return strcmp(exe, path) != 0;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;

@@ -351,7 +351,9 @@ void sb_causes_rank_free(struct sb_causes_ranks *r)
  * would line up with the busiest column though it follows the imbalance
  * rather than causing it: such blocks, and the blocks of the probed
  * synchronization functions themselves (libc's barrier, its futex
- * calls), are no LIME events.
+ * calls), are no LIME events.  Nor are the blocks causes_frames.c names
+ * (a library's code, the main thread's enclosing frames, callbacks run
+ * under a library call): their samples are already the program's calls'.
  */
 /* Function name f is one of the recorder's probed synchronizations in a
  * library, "lib.so:name+off,..." in the profile's "probes", leading

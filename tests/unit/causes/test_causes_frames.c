@@ -12,9 +12,9 @@
  * (w.c:5), whose samples follow "is the main thread", not a decision.
  * The sort calls back the program's comparator (no call edge enters it),
  * whose samples are a third of the call's: no cause at it (w.c:38)
- * either, the call's loop is the decision that runs it.  Twice: with the
- * profile's executable named, and without (a library then known by its
- * name, lib*.so*).
+ * either, the call's loop is the decision that runs it.  Three times:
+ * with the profile's executable named, without, and named as none of its
+ * binaries (a library then known by its name, lib*.so*).
  *
  *   binary 0 /bin/w:  _start: S0 (call __libc_start_main) -> S1.
  *                     worker: W0 (call qsort@plt; loop header) -> W1
@@ -111,8 +111,10 @@ static struct sb_profile *profile(int named, int fptr)
 
 	sb_profile_add_binary(p, "/bin/w", "ab");
 	sb_profile_add_binary(p, "/lib/x86_64-linux-gnu/libc.so.6", "cd");
+	/* 2: an executable none of the binaries is (a path the maps spell
+	 * otherwise): the names decide */
 	if (named)
-		sb_profile_meta_set(p, "executable", "/bin/w");
+		sb_profile_meta_set(p, "executable", named == 2 ? "/usr/bin/w" : "/bin/w");
 	sb_profile_meta_set(p, "pid", "100");
 	sec.loc = (uint32_t)loc(p, 0, 0x1128, 23);
 	graphs(p);
@@ -171,7 +173,8 @@ static void check(int named)
 	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.block_samples && c.nsections_analyzed == 1, "block samples, one section");
-	CHECK(c.n >= 1, "a cause found (executable %s)", named ? "named" : "unnamed");
+	CHECK(c.n >= 1, "a cause found (executable %s)",
+	      named == 1 ? "named" : named ? "not among the binaries" : "unnamed");
 	if (c.n >= 1) {
 		const struct sb_loc *l = c.c[0].loc >= 0 ? &p->locs[c.c[0].loc] : NULL;
 
@@ -220,6 +223,7 @@ int main(void)
 {
 	check(1);
 	check(0);
+	check(2);
 	skips(0);
 	skips(1);
 	return CHECK_DONE("test_causes_frames");
