@@ -218,6 +218,12 @@ static uint32_t section_columns(const struct sb_profile *p, const struct sb_caus
 	uint32_t nt;
 	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
 
+	/* the events no LIME event stands for (causes_frames.c: library
+	 * blocks, enclosing frames, callbacks) are not tested: seen already */
+	if (seen && g && sb_causes_sample_skips(p, g, s, seen)) {
+		free(seen);
+		return 0;
+	}
 	*samples = 0;
 	*whole = 0;
 	*nev = 0;
@@ -256,7 +262,8 @@ static uint32_t section_columns(const struct sb_profile *p, const struct sb_caus
 				*whole += n;
 		}
 		/* m: the events LIME tests (a sampled one; never sampled
-		 * here, it is constant and not tested) */
+		 * here, it is constant and not tested; a skipped one is no
+		 * LIME event) */
 		if (n > 0 && !seen[x->event]) {
 			seen[x->event] = 1;
 			(*nev)++;

@@ -69,6 +69,12 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			   struct sb_causes_pooled *li);
 
+/* Marks skip[e] for the block-sample events of section s that are no
+ * LIME events (causes_frames.c: library code, enclosing frames): their
+ * samples are already the program's calls'.  0 or -ENOMEM. */
+int sb_causes_sample_skips(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t s, uint8_t *skip);
+
 /* Block-sample columns are busy-time ranks within each instance (see
  * causes_samples.c).  The width of section s's rank columns: its widest
  * stored instance, at most SB_CAUSES_MAX_THREADS. */

@@ -351,7 +351,9 @@ void sb_causes_rank_free(struct sb_causes_ranks *r)
  * would line up with the busiest column though it follows the imbalance
  * rather than causing it: such blocks, and the blocks of the probed
  * synchronization functions themselves (libc's barrier, its futex
- * calls), are no LIME events.
+ * calls), are no LIME events.  Nor are the blocks causes_frames.c names
+ * (a library's code, the main thread's enclosing frames, callbacks run
+ * under a library call): their samples are already the program's calls'.
  */
 /* Function name f is one of the recorder's probed synchronizations in a
  * library, "lib.so:name+off,..." in the profile's "probes", leading
@@ -415,15 +417,20 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 {
 	struct sb_causes_ranks rk;
 	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
+	uint8_t *skip = calloc(p->nevents ? p->nevents : 1, 1);
 	size_t nrows = 0, total = 0;
 	uint32_t nt;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
-	if (!row)
+	if (!row || !skip || sb_causes_sample_skips(p, g, s, skip)) {
+		free(row);
+		free(skip);
 		return -ENOMEM;
+	}
 	if (sb_causes_rank_plan(p, s, &rk)) {
 		free(row);
+		free(skip);
 		return -ENOMEM;
 	}
 	nt = rk.nt;
@@ -439,7 +446,7 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 
 			if (row[ev] == -1 && d->kind == SB_EVK_BLOCK_SAMPLES &&
 			    sb_causes_event_block(p, g, d) >= 0)
-				row[ev] = at_sync(p, g, sb_causes_event_block(p, g, d)) ? -2
+				row[ev] = skip[ev] || at_sync(p, g, sb_causes_event_block(p, g, d)) ? -2
 											: (long)nrows++;
 		}
 		total++;
@@ -488,5 +495,6 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 out:
 	sb_causes_rank_free(&rk);
 	free(row);
+	free(skip);
 	return ret;
 }
