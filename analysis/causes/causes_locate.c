@@ -358,100 +358,6 @@ static bool locate_call_copies(const struct sb_profile *p, const struct sb_cause
 	return true;
 }
 
-/*
- * A sampled leader that is a plain call site (no loop repeats it, no
- * branch guards it: every thread runs it once per pass) decides nothing:
- * its samples are its callee's, counted at the call because a call site
- * holds its callees' samples.  LIME's leader is the cluster's dominator,
- * so the caller leads; the decision is inside the callee, where the
- * samples that differ were taken.  The block that stands in for the call
- * is one where samples are taken (it calls nothing), in another function
- * of the same binary (a library's code is no place a reader acts on),
- * whose within-instance covariance with the call explains most of the
- * call's variation, and at least half of it: the callee's own leader,
- * found by its samples rather than by call edges, which a tail call (a
- * jump) or a function pointer does not leave in the CFG.  It is then
- * placed by the same rules (its loop, its guard).  Returns its tagged
- * address, or 0: no single block carries the variation.
- *
- * Covariances are over section s's (instance, thread) pairs, each pair
- * centred on its instance's mean (what LIME compares, whichever thread
- * is the busy one in which instance).  With dx the call's centred counts,
- * cov(x, y) = sum dx * y (dx sums to 0 per instance), so one pass over
- * the vectors gives every candidate's: O(vectors x threads).
- */
-#define DESCEND_SHARE 0.5
-static uint64_t callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
-			      uint32_t s, uint32_t blk)
-{
-	const struct sb_cfg *m = g->merged;
-	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
-	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk));
-	double *cov = calloc(p->nevents ? p->nevents : 1, sizeof(*cov)), *dx = NULL, va = 0;
-	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
-	uint64_t best = 0;
-	long top = -1;
-
-	if (!evblk || !cov || !first)
-		goto out;
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		first[i] = n;
-		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
-	}
-	if (!(dx = calloc(n ? n : 1, sizeof(*dx))))
-		goto out;
-	for (size_t e = 0; e < p->nevents; e++) {
-		long b = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
-			sb_causes_event_block(p, g, &p->events[e]) : -1;
-
-		/* the call's own events: -2; candidates: their block */
-		evblk[e] = b == (long)blk ? -2 : b < 0 || m->blocks[b].func == m->blocks[blk].func ||
-			SB_CFG_SLOT(m->blocks[b].start) != slot || sb_cfg_ends_in_call(m, (uint32_t)b) ?
-			-1 : b;
-	}
-	for (size_t v = 0; v < p->nvectors; v++) {
-		const struct sb_vector *x = &p->vectors[v];
-		const struct sb_instance *in = &p->instances[x->instance];
-
-		if (in->section == s && evblk[x->event] == -2)
-			for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
-				dx[first[x->instance] + t] += (double)x->counts[t];
-	}
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-		double mx = 0;
-
-		if (in->section != s || !in->nthreads)
-			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++)
-			mx += dx[first[i] + t] / in->nthreads;
-		for (uint32_t t = 0; t < in->nthreads; t++) {
-			dx[first[i] + t] -= mx;
-			va += dx[first[i] + t] * dx[first[i] + t];
-		}
-	}
-	for (size_t v = 0; v < p->nvectors; v++) {
-		const struct sb_vector *x = &p->vectors[v];
-		const struct sb_instance *in = &p->instances[x->instance];
-
-		if (in->section != s || evblk[x->event] < 0)
-			continue;
-		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
-			cov[x->event] += dx[first[x->instance] + t] * (double)x->counts[t];
-	}
-	for (size_t e = 0; e < p->nevents; e++)
-		if (evblk[e] >= 0 && cov[e] > 0 && (top < 0 || cov[e] > cov[top]))
-			top = (long)e;
-	if (top >= 0 && va > 0 && cov[top] >= DESCEND_SHARE * va)
-		best = SB_CFG_TAG(p->events[top].binary, p->events[top].vaddr);
-out:
-	free(evblk);
-	free(cov);
-	free(dx);
-	free(first);
-	return best;
-}
-
 /* Block b is a call every pass runs: it heads no loop, and it is entered
  * only straight on (after the code before it, a call's return, or as a
  * function's entry), never by a branch (a guard, one of the copies an
@@ -520,6 +426,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 {
 	uint64_t at;
 	long blk, cb;
+	bool per_inst;
 
 	locate(p, tagged, c);
 	blk = sb_cfg_block_at(g->merged, tagged);
@@ -531,8 +438,14 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		c->kind = c->addr != at ? SB_CAUSE_BRANCH : SB_CAUSE_CALL;
 		blk = cb;
 	}
-	if (c->kind == SB_CAUSE_UNDETERMINED && depth < 8 && plain_call(g->merged, blk)) {
-		uint64_t in = callee_leader(p, g, c->section, (uint32_t)blk);
+	/* a call repeated by the loop around a section's sync runs once per
+	 * instance: a plain call of the section (causes_callee.c) */
+	per_inst = c->kind == SB_CAUSE_UNDETERMINED && blk >= 0 &&
+		   sb_cfg_ends_in_call(g->merged, (uint32_t)blk) &&
+		   sb_causes_repeats_sections(p, g, blk);
+	if (c->kind == SB_CAUSE_UNDETERMINED && depth < 8 &&
+	    (plain_call(g->merged, blk) || per_inst)) {
+		uint64_t in = sb_causes_callee_leader(p, g, c->section, (uint32_t)blk);
 
 		if (in) {
 			locate_at(p, g, in, c, depth + 1);
@@ -540,7 +453,8 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		}
 	}
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
-	     (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk))) &&
+	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
+	      sb_causes_repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
 		return;
 	/* The decision that sends threads into the leader's work.  (Block

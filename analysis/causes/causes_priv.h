@@ -131,6 +131,17 @@ struct sb_lime_result;
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
 
+/* ---- causes_callee.c ---- */
+
+/* The block standing in for plain call site blk's samples inside its
+ * callee (tagged address), or 0: see causes_callee.c. */
+uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
+				 uint32_t s, uint32_t blk);
+/* Block blk heads a loop that holds a section's closing sync: the loop
+ * repeats instances, not work within one. */
+bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_causes_graph *g,
+				long blk);
+
 /* A sampled leader that heads a loop and ends in a call: the loop repeats
  * the callee's work (block b merged, -1 for none). */
 bool sb_causes_repeats_call(const struct sb_cfg *g, long b);

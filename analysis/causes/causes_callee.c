@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Descending from a sampled call site into its callee (causes_priv.h): a
+ * call site's samples are its callees' time, so where a call site leads
+ * and the call itself decides nothing, the decision is inside the callee.
+ */
+#include "causes_priv.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "causes_loops.h"
+
+/*
+ * A sampled leader that is a plain call site (no loop repeats it, no
+ * branch guards it: every thread runs it once per pass) decides nothing:
+ * its samples are its callee's, counted at the call because a call site
+ * holds its callees' samples.  LIME's leader is the cluster's dominator,
+ * so the caller leads; the decision is inside the callee, where the
+ * samples that differ were taken.  The block that stands in for the call
+ * is one where samples are taken (it calls nothing), in another function
+ * of the same binary (a library's code is no place a reader acts on),
+ * whose within-instance covariance with the call explains most of the
+ * call's variation, and at least half of it: the callee's own leader,
+ * found by its samples rather than by call edges, which a tail call (a
+ * jump) or a function pointer does not leave in the CFG.  It is then
+ * placed by the same rules (its loop, its guard).  Returns its tagged
+ * address, or 0: no single block carries the variation.
+ *
+ * Covariances are over section s's (instance, thread) pairs, each pair
+ * centred on its instance's mean (what LIME compares, whichever thread
+ * is the busy one in which instance).  With dx the call's centred counts,
+ * cov(x, y) = sum dx * y (dx sums to 0 per instance), so one pass over
+ * the vectors gives every candidate's: O(vectors x threads).
+ */
+#define DESCEND_SHARE 0.5
+uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
+				uint32_t s, uint32_t blk)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
+	long *evblk = malloc((p->nevents ? p->nevents : 1) * sizeof(*evblk));
+	double *cov = calloc(p->nevents ? p->nevents : 1, sizeof(*cov)), *dx = NULL, va = 0;
+	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
+	uint64_t best = 0;
+	long top = -1;
+
+	if (!evblk || !cov || !first)
+		goto out;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		first[i] = n;
+		n += p->instances[i].section == s ? p->instances[i].nthreads : 0;
+	}
+	if (!(dx = calloc(n ? n : 1, sizeof(*dx))))
+		goto out;
+	for (size_t e = 0; e < p->nevents; e++) {
+		long b = p->events[e].kind == SB_EVK_BLOCK_SAMPLES ?
+			sb_causes_event_block(p, g, &p->events[e]) : -1;
+
+		/* the call's own events: -2; candidates: their block */
+		evblk[e] = b == (long)blk ? -2 : b < 0 || m->blocks[b].func == m->blocks[blk].func ||
+			SB_CFG_SLOT(m->blocks[b].start) != slot || sb_cfg_ends_in_call(m, (uint32_t)b) ?
+			-1 : b;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section == s && evblk[x->event] == -2)
+			for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+				dx[first[x->instance] + t] += (double)x->counts[t];
+	}
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+		double mx = 0;
+
+		if (in->section != s || !in->nthreads)
+			continue;
+		for (uint32_t t = 0; t < in->nthreads; t++)
+			mx += dx[first[i] + t] / in->nthreads;
+		for (uint32_t t = 0; t < in->nthreads; t++) {
+			dx[first[i] + t] -= mx;
+			va += dx[first[i] + t] * dx[first[i] + t];
+		}
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+
+		if (in->section != s || evblk[x->event] < 0)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+			cov[x->event] += dx[first[x->instance] + t] * (double)x->counts[t];
+	}
+	for (size_t e = 0; e < p->nevents; e++)
+		if (evblk[e] >= 0 && cov[e] > 0 && (top < 0 || cov[e] > cov[top]))
+			top = (long)e;
+	if (top >= 0 && va > 0 && cov[top] >= DESCEND_SHARE * va)
+		best = SB_CFG_TAG(p->events[top].binary, p->events[top].vaddr);
+out:
+	free(evblk);
+	free(cov);
+	free(dx);
+	free(first);
+	return best;
+}
+
+/*
+ * A loop that holds a section's closing synchronization repeats the
+ * section: one trip per instance, for every thread alike.  Its trip count
+ * is no decision inside the section, and a call it repeats runs once per
+ * instance, a plain call of the section (whose decision is in the
+ * callee).  True when block blk heads such a loop.
+ */
+bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_causes_graph *g,
+				long blk)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t f, first, nb;
+	uint8_t *body;
+	bool r = false;
+
+	if (blk < 0)
+		return false;
+	f = m->blocks[blk].func;
+	first = m->funcs[f].first_block;
+	nb = m->funcs[f].nblocks;
+	body = malloc(nb ? nb : 1);
+	if (body && sb_causes_loop_of(m, (uint32_t)blk, body) == blk)
+		for (size_t s = 0; s < p->nsections && !r; s++) {
+			const struct sb_loc *l = p->sections[s].loc < p->nlocs ?
+				&p->locs[p->sections[s].loc] : NULL;
+			long b;
+
+			if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
+			    !g->per_bin[l->binary])
+				continue;
+			b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
+			if (b < 0)
+				continue;
+			b += (long)g->offset[l->binary];
+			r = (uint32_t)b >= first && (uint32_t)b < first + nb && body[b - first];
+		}
+	free(body);
+	return r;
+}
