@@ -198,6 +198,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 		goto out;
 	sb_causes_order_ties(g->merged, comb);
 	order_hw_ties(g->merged, comb);
+	sb_causes_sink_sync(p, g, s, comb);
 	same = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*same));
 	rank = calloc(comb->ncauses ? comb->ncauses : 1, sizeof(*rank));
 	if (!same || !rank || (ret = collapse_ties(g->merged, res, nres, comb, same))) {

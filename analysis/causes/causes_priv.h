@@ -131,6 +131,14 @@ struct sb_lime_result;
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
 
+/* ---- causes_unswitch.c ---- */
+
+/* Exact mode: the hoisted test choosing the copy of the loop that holds
+ * leader block blk, when line (a profile location: the leader's) sums to
+ * the same count on every thread over the loop's copies; else -1. */
+long sb_causes_copy_selector(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t s, uint32_t blk, int32_t line);
+
 /* ---- causes_callee.c ---- */
 
 /* The block standing in for plain call site blk's samples inside its
@@ -161,6 +169,11 @@ long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_
 /* Among causes of about equal score, a leader inside a function another
  * leader calls ranks after that caller (and the exception there). */
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
+
+/* Causes in the code of the sync that closes section s (a condvar
+ * barrier's release path: the effect of imbalance) rank after the rest. */
+void sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			 struct sb_lime_result *r);
 
 /* ---- causes_evidence.c ---- */
 

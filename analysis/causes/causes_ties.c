@@ -13,17 +13,24 @@
 #include "causes_loops.h"
 #include "cfg/cfg.h"
 
-/* True when block a calls (a CALL edge) the function that holds b. */
+/* True when the function that holds block a calls (a CALL edge from any
+ * of its blocks) the other function that holds b.  The function, not the
+ * block: a leader of the caller is often a decision beside the call (a
+ * loop copy chosen by a hoisted test, a branch whose then-path calls), not
+ * the call's own block. */
 static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
 {
 	long a = sb_cfg_block_at(g, a_tagged), b = sb_cfg_block_at(g, b_tagged);
+	const struct sb_cfg_func *fa;
 
-	if (a < 0 || b < 0)
+	if (a < 0 || b < 0 || g->blocks[a].func == g->blocks[b].func)
 		return false;
-	for (uint32_t k = g->out_start[a]; k < g->out_start[a + 1]; k++)
-		if (g->edges[k].kind == SB_EDGE_CALL &&
-		    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
-			return true;
+	fa = &g->funcs[g->blocks[a].func];
+	for (uint32_t x = fa->first_block; x < fa->first_block + fa->nblocks; x++)
+		for (uint32_t k = g->out_start[x]; k < g->out_start[x + 1]; k++)
+			if (g->edges[k].kind == SB_EDGE_CALL &&
+			    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
+				return true;
 	return false;
 }
 
@@ -100,4 +107,91 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 			break;
 		}
 	}
+}
+
+/*
+ * The code of the synchronization that closes a section is no cause.  In
+ * a barrier written with a mutex and a condition variable (a function the
+ * section closes in, or a macro expanded at the section's line), the
+ * thread that arrives last takes the release path (`if (++count == n)
+ * broadcast`), the others the wait: which one is last is what imbalance
+ * is, so that branch follows busy time as closely as the decision that
+ * caused it, and may even lead it.  It is the effect: such causes rank
+ * after every other cause of the section (kept, not hidden: a reader who
+ * wrote the barrier sees it).  In the sync's function for a user barrier
+ * function (the section's location is inside it, a function the program
+ * calls); at the section's own line for any section (an inline barrier's
+ * code has the line of its use).
+ */
+/* The section's location lies in a function the program calls directly
+ * (a barrier function) or one the compiler inlined into its caller (the
+ * source's function is not the machine code's), not in one started
+ * through a pointer (a thread's start routine, an OpenMP outlined body,
+ * where an inline barrier macro's code sits beside the work). */
+static bool in_called_function(const struct sb_profile *p, const struct sb_causes_graph *g,
+			       const struct sb_loc *l)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t entry, f;
+	long b;
+
+	if (l->binary < 0 || (size_t)l->binary >= p->nbinaries || !g->per_bin[l->binary] ||
+	    (b = sb_cfg_block_at(g->per_bin[l->binary], l->offset)) < 0)
+		return false;
+	f = m->blocks[b + g->offset[l->binary]].func;
+	/* inlined into its caller: the source's function is another's */
+	if (l->function && m->funcs[f].name && strcmp(l->function, m->funcs[f].name))
+		return true;
+	entry = m->funcs[f].first_block;
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
+			return true;
+	return false;
+}
+
+static bool in_sync_code(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			 const struct sb_cause *c)
+{
+	const struct sb_section *sec = &p->sections[s];
+	const struct sb_loc *a, *b;
+
+	if (c->loc < 0 || (size_t)c->loc >= p->nlocs || sec->loc >= p->nlocs)
+		return false;
+	a = &p->locs[c->loc];
+	b = &p->locs[sec->loc];
+	if (a->binary != b->binary || !a->file != !b->file || (a->file && strcmp(a->file, b->file)))
+		return false;
+	if (a->line && a->line == b->line)
+		return true;
+	return sec->kind == SB_SECT_USER_BARRIER && a->function && b->function &&
+	       !strcmp(a->function, b->function) && in_called_function(p, g, b);
+}
+
+void sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			 struct sb_lime_result *r)
+{
+	struct sb_lime_cause *tmp;
+	uint8_t *sync;
+	size_t n = 0;
+
+	if (!r->ncauses || s >= p->nsections)
+		return;
+	tmp = malloc(r->ncauses * sizeof(*tmp));
+	sync = calloc(r->ncauses, 1);
+	if (!tmp || !sync)
+		goto out;   /* the order stays LIME's: nothing lost */
+	for (size_t k = 0; k < r->ncauses; k++) {
+		struct sb_cause c = { .section = s, .kind = r->causes[k].kind };
+
+		sb_causes_locate(p, g, r->causes[k].addr, &c);
+		sync[k] = in_sync_code(p, g, s, &c);
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < r->ncauses; k++)
+			if (sync[k] == pass)
+				tmp[n++] = r->causes[k];
+	memcpy(r->causes, tmp, r->ncauses * sizeof(*tmp));
+out:
+	free(tmp);
+	free(sync);
 }
