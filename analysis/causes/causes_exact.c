@@ -448,23 +448,29 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 {
 	size_t n = 0, cap = pl->nsampled * 2, nt = pl->ncols;
 	long *count_ev = malloc((m->nblocks ? m->nblocks : 1) * sizeof(long));
+	uint8_t *skip = calloc(m->nedges ? m->nedges : 1, 1);
 
 	for (size_t e = 0; e < m->nedges; e++)
 		cap += fl->edge_known[e];
 	li->ev = calloc(cap ? cap : 1, sizeof(*li->ev));
 	li->counts = calloc((cap ? cap : 1) * (nt ? nt : 1), sizeof(double));
-	if (!li->ev || !count_ev || !li->counts) {
+	if (!li->ev || !count_ev || !li->counts || !skip ||
+	    sb_causes_sync_edges(m, pl->cut, func_entry(m, "__sanitizer_cov_trace_pc_guard"),
+				 skip)) {
 		free(count_ev);
+		free(skip);
 		return -ENOMEM;
 	}
 	for (size_t e = 0; e < m->nedges; e++) {
-		if (!fl->edge_known[e])
+		/* how a thread leaves at the sync: who arrived last */
+		if (!fl->edge_known[e] || skip[e])
 			continue;
 		memcpy(&li->counts[n * nt], sb_cfg_flow_edge(fl, (uint32_t)e), nt * sizeof(double));
 		li->ev[n] = (struct sb_lime_event){ .kind = SB_LIME_EDGE, .id = (uint32_t)e,
 						    .superior = -1 };
 		n++;
 	}
+	free(skip);
 	for (size_t b = 0; b < m->nblocks; b++)
 		count_ev[b] = -1;
 	for (size_t r = 0; r < pl->nsampled; r++) {
