@@ -525,6 +525,11 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 
 	if (lt != SB_LIME_NONE)
 		c.addr = l->cfg->blocks[lt].last_insn;
+	else if (c.kind == SB_CAUSE_LOOP &&
+		 (lt = sb_lime_copy_choice(l->cfg, v, l->edge_ev)) != SB_LIME_NONE) {
+		c.kind = SB_CAUSE_BRANCH;   /* an unswitched loop's copy */
+		c.addr = l->cfg->blocks[lt].last_insn;
+	}
 	return sb_lime_causes_push(out, &c);
 }
 
