@@ -572,6 +572,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 	li->in.time = li->time;
 	li->in.events = li->ev;
 	li->in.ngroups = pl.ninst;
+	li->in.counted_edges = 1;
 	li->in.imbalance = imb / pl.ninst;
 	ret = 0;
 out:

@@ -33,7 +33,8 @@
  * count does not vary at all (one iteration an instance, or none).  What
  * decided is the test that chose the copy, before the first instance.
  * So when the header's one way in from outside the loop has no count in
- * the section (exact flow found none: it ran before, in another segment)
+ * the section (exact counts only: exact flow found none, it ran before,
+ * in another segment; LBR leaves every fall-through edge without one)
  * and leads up from a conditional branch through blocks of one way in
  * that call nothing, that branch is the cause (a BRANCH, at its line).  A
  * loop the section enters keeps its leader: its entry edge has a count.

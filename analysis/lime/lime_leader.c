@@ -525,7 +525,7 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 
 	if (lt != SB_LIME_NONE)
 		c.addr = l->cfg->blocks[lt].last_insn;
-	else if (c.kind == SB_CAUSE_LOOP &&
+	else if (c.kind == SB_CAUSE_LOOP && l->in->counted_edges &&
 		 (lt = sb_lime_copy_choice(l->cfg, v, l->edge_ev)) != SB_LIME_NONE) {
 		c.kind = SB_CAUSE_BRANCH;   /* an unswitched loop's copy */
 		c.addr = l->cfg->blocks[lt].last_insn;
