@@ -113,6 +113,13 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			 struct sb_causes_pooled *li);
 
+/* Exact mode (causes_sync.c): sets skip[e] on the edges by which a thread
+ * leaves a section at closing calls (cut[b]: b's call closes a segment)
+ * and comes back, which follow who arrived last; guard is the coverage
+ * callback's entry block.  0 or -ENOMEM. */
+int sb_causes_sync_edges(const struct sb_cfg *m, const uint8_t *cut, uint32_t guard,
+			 uint8_t *skip);
+
 /*
  * Hardware path (SB_EVK_EDGE vectors: LBR): sampled edge executions and
  * latency-weighted PEBS loads, see causes_hw.c.  0, -ENOENT, -ENOMEM.

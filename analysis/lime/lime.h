@@ -51,6 +51,10 @@ struct sb_lime_instance {
 			      * back ngroups - 1 degrees of freedom */
 	size_t nevents;
 	const struct sb_lime_event *events;
+	uint8_t counted_edges;  /* EDGE events are exact counts (exact mode):
+				 * an edge without one is one exact flow found
+				 * no count for here, not one left unsampled
+				 * (LBR sees taken branches only) */
 };
 
 struct sb_lime_opts {

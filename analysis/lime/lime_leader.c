@@ -72,6 +72,7 @@ struct sb_lime_leaders {
 	double *out_r, *in_r;           /* eq. 1 scratch, nedges + 1 */
 	/* Per block, valid when stamped with the current cluster's gen. */
 	uint32_t *in_c, *via_edge, *loop, *cond;
+	uint32_t *ein;                  /* per edge: in the cluster (gen) */
 	uint32_t *ev;                   /* the event that names the vertex */
 	uint32_t *verts;                /* the cluster's vertices */
 	size_t nverts;
@@ -162,12 +163,13 @@ struct sb_lime_leaders *sb_lime_leaders_new(const struct sb_cfg *cfg,
 	l->via_edge = calloc(nb + 1, sizeof(uint32_t));
 	l->loop = calloc(nb + 1, sizeof(uint32_t));
 	l->cond = calloc(nb + 1, sizeof(uint32_t));
+	l->ein = calloc(ne + 1, sizeof(uint32_t));
 	l->ev = malloc((nb + 1) * sizeof(uint32_t));
 	l->verts = malloc((nb + 1) * sizeof(uint32_t));
 	l->rseen = calloc(nb + 1, sizeof(uint32_t));
 	l->rstack = malloc((nb + 1) * sizeof(uint32_t));
 	if (!l->rseen || !l->rstack || !l->edge_ev || !l->block_ev || !l->out_r || !l->in_r || !l->in_c ||
-	    !l->via_edge || !l->loop || !l->cond || !l->ev || !l->verts) {
+	    !l->via_edge || !l->loop || !l->cond || !l->ein || !l->ev || !l->verts) {
 		sb_lime_leaders_free(l);
 		return NULL;
 	}
@@ -200,6 +202,7 @@ void sb_lime_leaders_free(struct sb_lime_leaders *l)
 	free(l->via_edge);
 	free(l->loop);
 	free(l->cond);
+	free(l->ein);
 	free(l->ev);
 	free(l->verts);
 	free(l->calls);
@@ -248,6 +251,7 @@ static bool mark(struct sb_lime_leaders *l, const uint32_t *members, size_t nm)
 		}
 		if (!ed)
 			continue;
+		l->ein[x->id] = g;
 		/* Name a vertex by its cluster edge most correlated with time. */
 		if (l->via_edge[v] != g || l->ecorr[e] > l->ecorr[l->ev[v]])
 			l->ev[v] = e;
@@ -506,6 +510,9 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 		       double beta, struct sb_lime_causes *out)
 {
 	uint32_t gd = unseen_guard(l, v);
+	/* a header of several loops: the latch whose loop varies decides */
+	uint32_t lt = l->edge_mode && leader_kind(l, v) == SB_CAUSE_LOOP
+		? sb_lime_varying_latch(l->cfg, v, l->ein, l->gen) : SB_LIME_NONE;
 	struct sb_lime_cause c = {
 		.kind = gd != SB_LIME_NONE ? SB_CAUSE_BRANCH : leader_kind(l, v),
 		.event = l->ev[v],
@@ -516,6 +523,13 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 		.score = sb_lime_final_score(score, beta),
 	};
 
+	if (lt != SB_LIME_NONE)
+		c.addr = l->cfg->blocks[lt].last_insn;
+	else if (c.kind == SB_CAUSE_LOOP && l->in->counted_edges &&
+		 (lt = sb_lime_copy_choice(l->cfg, v, l->edge_ev)) != SB_LIME_NONE) {
+		c.kind = SB_CAUSE_BRANCH;   /* an unswitched loop's copy */
+		c.addr = l->cfg->blocks[lt].last_insn;
+	}
 	return sb_lime_causes_push(out, &c);
 }
 

@@ -158,4 +158,19 @@ void sb_lime_leaders_free(struct sb_lime_leaders *l);
 int sb_lime_cluster_causes(struct sb_lime_leaders *l, const uint32_t *members, size_t nm,
 			   double beta, struct sb_lime_causes *out);
 
+/* ---- lime_latch.c ---- */
+
+/* Loop header h heads several loops (back edges from two latches or more
+ * in the cluster: ein[e] == gen for its edges e): the conditional block
+ * of the one latch whose exit leaves the cluster (that loop's trip count
+ * varies), or SB_LIME_NONE (see lime_latch.c). */
+uint32_t sb_lime_varying_latch(const struct sb_cfg *g, uint32_t h, const uint32_t *ein,
+			       uint32_t gen);
+
+/* Loop header h that the section never enters (its one way in from
+ * outside the loop has no count here: edge_ev[] NONE), only repeats: the
+ * conditional block that chose this copy of the loop before the section,
+ * or SB_LIME_NONE (see lime_latch.c). */
+uint32_t sb_lime_copy_choice(const struct sb_cfg *g, uint32_t h, const uint32_t *edge_ev);
+
 #endif

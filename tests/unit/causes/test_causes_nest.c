@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exact mode, a loop nest whose inner loop the compiler rotated into the
+ * outer one (lime_latch.c): `for (j = 0; j < J_t; j++) for (r = 0; r <
+ * K; r++) work();`, the outer latch jumping straight into the inner body,
+ * so both loops share the header B3.  Thread t runs J_t = t outer
+ * iterations (a triangular split), K = 5 inner ones each.  Known answer:
+ * the outer loop's test B5 decides (its exit leaves the cluster); the
+ * inner test B4 exits once per entry whatever J_t is, so the shared
+ * header's loop cause is shown at B5's branch, not at the header.
+ *
+ *   B0 -> B1 (J > 0?) -(taken)-> B8 return;  B1 -(fall)-> B2 -> B3 H
+ *   B3 -> B4 inner test -(taken)-> B7 -> B3 (back);  B4 -(fall)-> B5
+ *   B5 outer test -(fall)-> B6 -> B3 (back);  B5 -(taken)-> B8
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "causes/causes.h"
+#include "cfg/cfg.h"
+#include "cfg/cfg_io.h"
+#include "check.h"
+
+#define NT 8
+#define NI 12
+#define NB 9
+#define K 5
+
+static struct sb_cfg *graph(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+
+	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
+	for (uint64_t b = 0; b < NB; b++)
+		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 1, 8, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 2, 3, SB_EDGE_JUMP);
+	sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 4, 7, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 5, 6, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 5, 8, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 6, 3, SB_EDGE_JUMP);
+	sb_cfg_add_edge(g, 7, 3, SB_EDGE_JUMP);
+	sb_cfg_finalize(g);
+	return g;
+}
+
+static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
+{
+	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
+			    .function = "worker", .file = "w.c" };
+
+	return sb_profile_add_loc(p, &l);
+}
+
+/* Block b's executions on a thread of J outer iterations. */
+static uint64_t runs(int b, uint64_t j)
+{
+	switch (b) {
+	case 0: case 1: case 8: return 1;
+	case 2: return j > 0;
+	case 3: case 4: return j * K;
+	case 7: return j * (K - 1);
+	case 5: return j;
+	default: return j ? j - 1 : 0;   /* 6 */
+	}
+}
+
+static struct sb_profile *profile(void)
+{
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_cfg *g = graph();
+	struct sb_thread_time pt[NT];
+	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	unsigned char *blob;
+	size_t len;
+
+	sb_profile_add_binary(p, "/bin/w", "ab");
+	sec.loc = (uint32_t)loc(p, 0x1100, 50);
+	sb_cfg_serialize(g, &blob, &len);
+	sb_profile_add_cfg(p, 0, blob, len);
+	free(blob);
+	sb_cfg_free(g);
+	for (int b = 0; b < NB; b++) {
+		struct sb_event_def d = {
+			.kind = SB_EVK_BLOCK_COUNT, .binary = 0,
+			.vaddr = 0x1000 + 0x10 * (uint64_t)b, .vaddr2 = 0x100c + 0x10 * (uint64_t)b,
+			.loc_hot = -1,
+		};
+
+		d.loc = (int32_t)loc(p, d.vaddr, 10 + 2 * (unsigned)b);
+		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
+		sb_profile_add_event(p, &d);
+	}
+	for (uint32_t t = 0; t < NT; t++)
+		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
+	sb_profile_add_section(p, &sec);
+	for (int i = 0; i < NI; i++) {
+		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
+					  .per_thread = pt };
+
+		/* 20 us an inner iteration, a little jitter */
+		for (uint32_t t = 0; t < NT; t++)
+			pt[t].busy_ns = 20000 * t * K + 1000 + 300 * ((t * 7 + (uint32_t)i * 3) % 5);
+		sb_profile_add_instance(p, &in);
+		for (uint32_t e = 0; e < NB; e++) {
+			uint64_t c[NT];
+			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
+					       .counts = c };
+
+			for (uint32_t t = 0; t < NT; t++)
+				c[t] = runs((int)e, t);
+			sb_profile_add_vector(p, &v);
+		}
+	}
+	return p;
+}
+
+int main(void)
+{
+	struct sb_profile *p = profile();
+	struct sb_lime_opts o;
+	struct sb_causes c;
+	char err[256] = "";
+	int ret;
+
+	sb_lime_opts_default(&o);
+	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	CHECK(ret == 0, "compute: %d %s", ret, err);
+	CHECK(c.exact_counts && c.nsections_analyzed == 1, "exact counts, one section");
+	CHECK(c.n >= 1, "a cause found");
+	if (c.n >= 1) {
+		const struct sb_cause *top = &c.c[0];
+
+		CHECK(top->kind == SB_CAUSE_LOOP, "a loop (%u)", top->kind);
+		CHECK(top->addr == 0x105c, "at the outer test's branch: %#llx",
+		      (unsigned long long)top->addr);
+	}
+	for (size_t i = 0; i < c.n; i++)
+		CHECK(c.c[i].addr != 0x103c && c.c[i].addr != 0x104c,
+		      "not at the shared header or the inner test: %#llx",
+		      (unsigned long long)c.c[i].addr);
+	sb_causes_free(&c);
+	sb_profile_free(p);
+	return CHECK_DONE("test_causes_nest");
+}
