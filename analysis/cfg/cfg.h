@@ -132,6 +132,19 @@ long sb_cfg_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs, size_t max)
  * sb_cfg_guards() finds it, or -1 (needs finalize). */
 long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
 
+/*
+ * The block through which the loop b heads (or, b being a latch, the loop
+ * its back edge closes) is entered by a branch: the header itself when a
+ * conditional edge leads straight into it, or the block a conditional
+ * edge (or a lone `jmp`, see sb_cfg_guards) enters before it, looking
+ * back through up to 4 straight blocks of one edge in and one out that
+ * call nothing (a preheader: loop setup).  sb_cfg_guards() of that block
+ * are the branches deciding whether the loop runs at all.  -1: b is in no
+ * loop's header or latch, or the loop is entered some other way (two ways
+ * in, code that does other things, a call's return) (needs finalize).
+ */
+long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b);
+
 /* The source of a back edge into b (a latch of the loop b heads), or -1;
  * whether b ends in a call (needs finalize). */
 long sb_cfg_latch(const struct sb_cfg *g, uint32_t b);
