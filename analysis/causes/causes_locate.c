@@ -507,6 +507,17 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
 	return moved;
 }
 
+/* Threads that never entered the leader's loop (causes_entered.c): the
+ * branch that enters it decides, before the latch a loop around a call
+ * is otherwise shown at.  True when c moved. */
+static bool locate_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t blk, struct sb_cause *c)
+{
+	long in = sb_causes_entered(p, g, c->section, blk);
+
+	return in >= 0 && locate_guard(p, g, (uint32_t)in, c);
+}
+
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth);
 
@@ -531,6 +542,9 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 			return;
 		}
 	}
+	if (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk) &&
+	    locate_entered(p, g, (uint32_t)blk, c))
+		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk))) &&
 	    locate_latch(p, g->merged, (uint32_t)blk, c))
@@ -540,14 +554,8 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !locate_call_copies(p, g, (uint32_t)blk, c)) {
-		/* threads that never entered the leader's loop: the branch
-		 * that enters it decides (causes_entered.c) */
-		long in = sb_causes_entered(p, g, c->section, (uint32_t)blk);
-
-		if (in < 0 || !locate_guard(p, g, (uint32_t)in, c))
-			locate_guard(p, g, (uint32_t)blk, c);
-	}
+	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_entered(p, g, (uint32_t)blk, c))
+		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
 	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {

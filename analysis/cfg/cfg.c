@@ -444,7 +444,7 @@ bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
  * is a (block, out edge) pair; a branch reaching b by both of its edges
  * decides nothing, and a path into b that is no branch (a call's return,
  * straight-line code, a function's entry, a back edge on the way) means b
- * runs unguarded.
+ * runs unguarded.  A block nothing reaches (padding) is no path.
  */
 #define GUARD_DEPTH 8
 
@@ -465,6 +465,12 @@ static int collect_guards(const struct sb_cfg *g, uint32_t b, unsigned depth,
 				return -1;
 			continue;
 		}
+		/* Alignment padding a compiler leaves after a `jmp` (a `nop`
+		 * the CFG keeps as a block falling through into b): nothing
+		 * reaches it, so it is no path into b. */
+		if (e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
+		    g->funcs[g->blocks[e->src].func].first_block != e->src)
+			continue;
 		any = true;
 		if (e->kind == SB_EDGE_JUMP) {
 			if (depth >= GUARD_DEPTH || sb_cfg_nout(g, e->src) != 1 ||

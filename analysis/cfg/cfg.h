@@ -120,6 +120,8 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
  * loop's preheader, are not decisions and are not looked through).  Several guards are several decisions, or one the compiler
  * duplicated (clang's 32/64-bit division fast path copies the test after
  * a `%`): which, only the source lines can tell, so callers compare them.
+ * Blocks nothing reaches (the alignment padding after a `jmp`, falling
+ * through into b) are no way into b.
  * Returns how many were stored in gs (at most max, <= SB_CFG_MAX_GUARDS),
  * or -1: b is reached some other way too (a call's return, straight-line
  * code, a function's entry, a branch both of whose edges lead to it), or more guards than
