@@ -13,7 +13,12 @@
  * and the decision is the branch that enters it: the guard above the
  * loop's preheader (`if (rank == 0) { ...; for (...) }`), which the
  * guard walk of sb_cfg_guards() does not pass, since a preheader has code
- * of its own (loop setup) and, in general, is no decision.
+ * of its own (loop setup) and, in general, is no decision.  The entering
+ * edge is sb_cfg_loop_entry()'s.  A loop around a call (a library's
+ * memcpy) is judged the same way: a call site holds its callee's samples.
+ * A thread that reached the loop with zero trips passed its zero-trip
+ * test, which is then the entering branch found: the loop's own line,
+ * the trip count, as before.
  *
  * The test.  Thread t appears in n_t of the section's stored instances
  * and has S_t samples in the loop's blocks over them.  Of the threads
@@ -31,7 +36,9 @@
  * cause) never passes: there is no thread without samples.  Threads are
  * matched across instances by tid, so a decision that picks a different
  * thread in each instance (a rotating owner) sums to samples in every
- * thread and is left to the existing placements.
+ * thread and is left to the existing placements.  A stray sample (skid
+ * into the loop) in a thread that skipped it lowers r to nearly nothing:
+ * the test then fails, and the cause stays where it was, never worse.
  */
 #include "causes_priv.h"
 
