@@ -157,7 +157,7 @@ static long guards_of(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 	return n ? n : -1;
 }
 
-static void locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+static bool locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
@@ -174,11 +174,11 @@ static void locate_guard(const struct sb_profile *p, const struct sb_causes_grap
 		at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
 		locate(p, g->merged->blocks[gs[i]].last_insn, &at);
 		if (at.loc < 0 || !p->locs[at.loc].line)
-			return;
+			return false;
 		l = &p->locs[at.loc];
 		if (first && (l->line != first->line || l->binary != first->binary ||
 			      !l->file != !first->file || (l->file && strcmp(l->file, first->file))))
-			return;
+			return false;
 		first = first ? first : l;
 		ns = n > 1 ? block_samples(p, g, gs[i]) : 0;
 		if (!i || ns > best_n || (ns == best_n && at.addr < best.addr)) {
@@ -190,6 +190,7 @@ static void locate_guard(const struct sb_profile *p, const struct sb_causes_grap
 		c->loc = best.loc;
 		c->addr = best.addr;
 	}
+	return first != NULL;
 }
 
 /*
@@ -412,6 +413,17 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
 	return moved;
 }
 
+/* Threads that never entered the leader's loop (causes_entered.c): the
+ * branch that enters it decides, before the latch a loop around a call
+ * is otherwise shown at.  True when c moved. */
+static bool locate_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t blk, struct sb_cause *c)
+{
+	long in = sb_causes_entered(p, g, c->section, blk);
+
+	return in >= 0 && locate_guard(p, g, (uint32_t)in, c);
+}
+
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth);
 
@@ -467,6 +479,9 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 			return;
 		}
 	}
+	if (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk) &&
+	    locate_entered(p, g, (uint32_t)blk, c))
+		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	      sb_causes_repeats_call(g->merged, blk))) &&
@@ -477,7 +492,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !locate_call_copies(p, g, (uint32_t)blk, c))
+	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_entered(p, g, (uint32_t)blk, c))
 		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */

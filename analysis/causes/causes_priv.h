@@ -171,6 +171,16 @@ bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
 long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_graph *g,
 			     uint32_t s, long blk);
 
+/* ---- causes_entered.c ---- */
+
+/* Sampled leader block blk (merged) in a loop that some of section s's
+ * threads never sampled while the others sampled it too much for that to
+ * be chance: they did not enter it.  The block whose conditional in-edge
+ * enters the loop (its header, or the preheader before it), whose guard
+ * is the decision; -1 when the test does not hold. */
+long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
+		       uint32_t s, uint32_t blk);
+
 /* ---- causes_ties.c ---- */
 
 /* Among causes of about equal score, a leader inside a function another

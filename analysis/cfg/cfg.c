@@ -380,6 +380,51 @@ long sb_cfg_latch(const struct sb_cfg *g, uint32_t b)
 	return -1;
 }
 
+/* Straight blocks walked back from a loop's header to its entering branch. */
+#define ENTRY_STEPS 4
+
+long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
+{
+	uint32_t h = b;
+
+	if (sb_cfg_latch(g, b) < 0) {
+		long hh = -1;
+
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+			if (g->edges[k].back)
+				hh = g->edges[k].dst;
+		if (hh < 0)
+			return -1;
+		h = b = (uint32_t)hh;
+	}
+	for (int steps = 0; steps <= ENTRY_STEPS; steps++) {
+		const struct sb_cfg_edge *in = NULL;
+		uint32_t src;
+
+		for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
+			const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+			if (e->kind == SB_EDGE_CALL || (b == h && e->back))
+				continue;
+			if (in)
+				return -1;        /* two ways in */
+			in = e;
+		}
+		if (!in)
+			return -1;                /* a function's entry */
+		if (in->kind == SB_EDGE_TAKEN || in->kind == SB_EDGE_FALLTHROUGH ||
+		    in->kind == SB_EDGE_JUMP)
+			return b;
+		if (in->kind != SB_EDGE_SEQUENTIAL)
+			return -1;                /* a call's return */
+		src = in->src;
+		if (sb_cfg_nout(g, src) != 1 || src == h)
+			return -1;
+		b = src;
+	}
+	return -1;
+}
+
 bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
 {
 	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
@@ -399,7 +444,7 @@ bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
  * is a (block, out edge) pair; a branch reaching b by both of its edges
  * decides nothing, and a path into b that is no branch (a call's return,
  * straight-line code, a function's entry, a back edge on the way) means b
- * runs unguarded.
+ * runs unguarded.  A block nothing reaches (padding) is no path.
  */
 #define GUARD_DEPTH 8
 
@@ -420,6 +465,12 @@ static int collect_guards(const struct sb_cfg *g, uint32_t b, unsigned depth,
 				return -1;
 			continue;
 		}
+		/* Alignment padding a compiler leaves after a `jmp` (a `nop`
+		 * the CFG keeps as a block falling through into b): nothing
+		 * reaches it, so it is no path into b. */
+		if (e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
+		    g->funcs[g->blocks[e->src].func].first_block != e->src)
+			continue;
 		any = true;
 		if (e->kind == SB_EDGE_JUMP) {
 			if (depth >= GUARD_DEPTH || sb_cfg_nout(g, e->src) != 1 ||

@@ -120,6 +120,8 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
  * loop's preheader, are not decisions and are not looked through).  Several guards are several decisions, or one the compiler
  * duplicated (clang's 32/64-bit division fast path copies the test after
  * a `%`): which, only the source lines can tell, so callers compare them.
+ * Blocks nothing reaches (the alignment padding after a `jmp`, falling
+ * through into b) are no way into b.
  * Returns how many were stored in gs (at most max, <= SB_CFG_MAX_GUARDS),
  * or -1: b is reached some other way too (a call's return, straight-line
  * code, a function's entry, a branch both of whose edges lead to it), or more guards than
@@ -131,6 +133,19 @@ long sb_cfg_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs, size_t max)
 /* The one block whose conditional branch alone decides block b, as
  * sb_cfg_guards() finds it, or -1 (needs finalize). */
 long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
+
+/*
+ * The block through which the loop b heads (or, b being a latch, the loop
+ * its back edge closes) is entered by a branch: the header itself when a
+ * conditional edge leads straight into it, or the block a conditional
+ * edge (or a lone `jmp`, see sb_cfg_guards) enters before it, looking
+ * back through up to 4 straight blocks of one edge in and one out that
+ * call nothing (a preheader: loop setup).  sb_cfg_guards() of that block
+ * are the branches deciding whether the loop runs at all.  -1: b is in no
+ * loop's header or latch, or the loop is entered some other way (two ways
+ * in, code that does other things, a call's return) (needs finalize).
+ */
+long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b);
 
 /* The source of a back edge into b (a latch of the loop b heads), or -1;
  * whether b ends in a call (needs finalize). */

@@ -410,6 +410,14 @@ static long block_event(struct sb_eventmap *em, const struct keycode *kc)
 	pred = idx >= 0 ? sb_cfg_latch(bc->cfg, (uint32_t)blk) : -1;
 	if (pred >= 0 && event_of_block(em, bin, bc, pred, base, SB_EVK_BLOCK_SAMPLES) < 0)
 		return -1;
+	/* And the branches that enter the loop of a header or latch past
+	 * its preheader: where a cause is shown when some threads never
+	 * entered the loop (analysis/causes/causes_entered.c). */
+	pred = idx >= 0 ? sb_cfg_loop_entry(bc->cfg, (uint32_t)blk) : -1;
+	ng = pred >= 0 ? sb_cfg_guards(bc->cfg, (uint32_t)pred, gs, SB_CFG_MAX_GUARDS) : -1;
+	for (long i = 0; i < ng; i++)
+		if (event_of_block(em, bin, bc, gs[i], base, SB_EVK_BLOCK_SAMPLES) < 0)
+			return -1;
 	return idx;
 }
 

@@ -52,7 +52,10 @@ static struct sb_cfg *build(void)
  *   3 `if` -> 4 J -> 5 J -> 6;  3 -> 7: 3 alone decides 6;
  *   8 `if` -> 9 code; jmp -> 10;  8 -> 11: 9 is code, not looked through;
  *   12 `if` -> 13 preheader code -(straight line)-> 14 loop <-> 14: the
- *   loop is no decision of 12's (a loop body is its own cause).
+ *   loop is no decision of 12's (a loop body is its own cause), but 12
+ *   is the branch that enters the loop past its preheader (loop_entry);
+ *   15 `if` -> 17;  15 -> 18;  16 is padding nothing reaches, falling
+ *   through into 17: no way in, so 15 alone guards 17.
  */
 static void guards(void)
 {
@@ -67,11 +70,12 @@ static void guards(void)
 		{ 10, 11, SB_EDGE_SEQUENTIAL }, { 11, 12, SB_EDGE_SEQUENTIAL },
 		{ 12, 13, SB_EDGE_FALLTHROUGH }, { 12, 15, SB_EDGE_TAKEN },
 		{ 13, 14, SB_EDGE_SEQUENTIAL }, { 14, 14, SB_EDGE_TAKEN },
-		{ 14, 15, SB_EDGE_FALLTHROUGH },
+		{ 14, 15, SB_EDGE_FALLTHROUGH }, { 15, 17, SB_EDGE_TAKEN },
+		{ 15, 18, SB_EDGE_FALLTHROUGH }, { 16, 17, SB_EDGE_SEQUENTIAL },
 	};
 
-	sb_cfg_add_func(g, "h", 0x3000, 0x3100);
-	for (uint64_t i = 0; i < 16; i++) {
+	sb_cfg_add_func(g, "h", 0x3000, 0x3130);
+	for (uint64_t i = 0; i < 19; i++) {
 		bool jmp_only = i == 1 || i == 4 || i == 5;
 		uint64_t a = 0x3000 + 0x10 * i;
 
@@ -88,6 +92,12 @@ static void guards(void)
 	CHECK(sb_cfg_guards(g, 10, gs, SB_CFG_MAX_GUARDS) == -1, "a block with code is no jmp");
 	CHECK(sb_cfg_guards(g, 14, gs, SB_CFG_MAX_GUARDS) == -1 &&
 	      sb_cfg_conditional_pred(g, 13) == 12, "a loop entered from its preheader: unguarded");
+	CHECK(sb_cfg_loop_entry(g, 14) == 13 && sb_cfg_guards(g, 13, gs, SB_CFG_MAX_GUARDS) == 1 &&
+	      gs[0] == 12, "the loop is entered by 12's edge into its preheader");
+	CHECK(sb_cfg_loop_entry(g, 13) == -1 && sb_cfg_loop_entry(g, 7) == -1,
+	      "no loop entry for blocks that neither head nor close a loop");
+	CHECK(sb_cfg_guards(g, 17, gs, SB_CFG_MAX_GUARDS) == 1 && gs[0] == 15,
+	      "padding nothing reaches is no way in");
 	CHECK(sb_cfg_guards(g, 3, gs, SB_CFG_MAX_GUARDS) == -1, "entered by a call's return");
 	CHECK(sb_cfg_guards(g, 0, gs, SB_CFG_MAX_GUARDS) == -1, "function entry: no guard");
 	sb_cfg_free(g);
