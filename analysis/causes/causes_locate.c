@@ -450,21 +450,6 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		c->kind = c->addr != at ? SB_CAUSE_BRANCH : SB_CAUSE_CALL;
 		blk = cb;
 	}
-	/* a loop's copy the compiler chose by a hoisted test (causes_unswitch.c) */
-	if ((c->kind == SB_CAUSE_LOOP || c->kind == SB_CAUSE_BRANCH) && blk >= 0) {
-		struct sb_cause ln = *c;
-
-		if (c->kind == SB_CAUSE_LOOP)
-			locate_latch(p, g->merged, (uint32_t)blk, &ln);
-		cb = ln.loc >= 0 ? sb_causes_copy_selector(p, g, c->section, (uint32_t)blk, ln.loc)
-				 : -1;
-		if (cb >= 0) {
-			c->kind = SB_CAUSE_BRANCH;
-			locate(p, g->merged->blocks[cb].last_insn, c);
-			blk = cb;
-			goto line;
-		}
-	}
 	/* a call repeated by the loop around a section's sync runs once per
 	 * instance: a plain call of the section (causes_callee.c) */
 	per_inst = c->kind == SB_CAUSE_UNDETERMINED && blk >= 0 &&
@@ -496,7 +481,6 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		locate_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
-line:
 	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {
 		int32_t l = block_line(p, g, (uint32_t)blk);
 

@@ -138,14 +138,6 @@ struct sb_lime_result;
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
 
-/* ---- causes_unswitch.c ---- */
-
-/* Exact mode: the hoisted test choosing the copy of the loop that holds
- * leader block blk, when line (a profile location: the leader's) sums to
- * the same count on every thread over the loop's copies; else -1. */
-long sb_causes_copy_selector(const struct sb_profile *p, const struct sb_causes_graph *g,
-			     uint32_t s, uint32_t blk, int32_t line);
-
 /* ---- causes_callee.c ---- */
 
 /* The block standing in for plain call site blk's samples inside its
