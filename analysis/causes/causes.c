@@ -169,6 +169,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	struct sb_lime_result *comb = NULL;
 	size_t nres = 0, *same = NULL;
 	uint32_t *rank = NULL, nrank = 0;
+	struct sb_cause *at = NULL;
 	int ret = -ENOMEM;
 
 	if (!res || !w)
@@ -198,10 +199,11 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 		goto out;
 	sb_causes_order_ties(g->merged, comb);
 	order_hw_ties(g->merged, comb);
-	sb_causes_sink_sync(p, g, s, comb);
 	same = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*same));
 	rank = calloc(comb->ncauses ? comb->ncauses : 1, sizeof(*rank));
-	if (!same || !rank || (ret = collapse_ties(g->merged, res, nres, comb, same))) {
+	at = malloc((comb->ncauses ? comb->ncauses : 1) * sizeof(*at));
+	if (!same || !rank || !at || sb_causes_sink_sync(p, g, s, comb, at) ||
+	    (ret = collapse_ties(g->merged, res, nres, comb, same))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -228,10 +230,12 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 				rank[k] = c->rank;
 			else
 				c->same_cluster = rank[same[k]];
-			c->kind = comb->causes[k].kind;
 			c->score = comb->causes[k].score;
-			/* shown at the decision: the group's shown cause leads */
-			sb_causes_locate(p, g, comb->causes[k].addr, c);
+			/* shown at the decision, placed once (sb_causes_sink_sync) */
+			c->kind = at[k].kind;
+			c->loc = at[k].loc;
+			c->addr = at[k].addr;
+			c->binary = at[k].binary;
 			/* a branch LIME moved to the guard of its leader block
 			 * (lime_leader.c) that the profile has no line for (an
 			 * unsampled, uncounted block): the leader's own block,
@@ -253,6 +257,7 @@ out:
 	free(w);
 	free(same);
 	free(rank);
+	free(at);
 	return ret;
 }
 

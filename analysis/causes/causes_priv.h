@@ -180,9 +180,12 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r);
 
 /* Causes in the code of the sync that closes section s (a condvar
- * barrier's release path: the effect of imbalance) rank after the rest. */
-void sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
-			 struct sb_lime_result *r);
+ * barrier's release path: the effect of imbalance) rank after the rest.
+ * at[r->ncauses] receives each cause placed (sb_causes_locate), in the new
+ * order; causes of no positive score are left unplaced (loc -1).  0 or
+ * -ENOMEM (r unchanged). */
+int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			struct sb_lime_result *r, struct sb_cause *at);
 
 /* ---- causes_evidence.c ---- */
 

@@ -5,6 +5,7 @@
  */
 #include "causes_priv.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,10 +119,13 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
  * is, so that branch follows busy time as closely as the decision that
  * caused it, and may even lead it.  It is the effect: such causes rank
  * after every other cause of the section (kept, not hidden: a reader who
- * wrote the barrier sees it).  In the sync's function for a user barrier
- * function (the section's location is inside it, a function the program
- * calls); at the section's own line for any section (an inline barrier's
- * code has the line of its use).
+ * wrote the barrier sees it).  Only for barriers written as code (user
+ * barrier sections: a library's barrier, pthread's or OpenMP's, runs no
+ * counted code, and an OpenMP worksharing loop's implicit barrier has the
+ * loop's own line, whose schedule may well be the cause): causes in the
+ * barrier's function (the section's location is inside it, a function the
+ * program calls or the compiler inlined), or at the section's own line (an
+ * inline barrier macro's code has the line of its use).
  */
 /* The section's location lies in a function the program calls directly
  * (a barrier function) or one the compiler inlined into its caller (the
@@ -163,35 +167,45 @@ static bool in_sync_code(const struct sb_profile *p, const struct sb_causes_grap
 		return false;
 	if (a->line && a->line == b->line)
 		return true;
-	return sec->kind == SB_SECT_USER_BARRIER && a->function && b->function &&
+	return a->function && b->function &&
 	       !strcmp(a->function, b->function) && in_called_function(p, g, b);
 }
 
-void sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
-			 struct sb_lime_result *r)
+int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			struct sb_lime_result *r, struct sb_cause *at)
 {
-	struct sb_lime_cause *tmp;
-	uint8_t *sync;
+	struct sb_lime_cause *tmp = malloc((r->ncauses ? r->ncauses : 1) * sizeof(*tmp));
+	struct sb_cause *tat = malloc((r->ncauses ? r->ncauses : 1) * sizeof(*tat));
+	uint8_t *sync = calloc(r->ncauses ? r->ncauses : 1, 1);
 	size_t n = 0;
+	int ret = -ENOMEM;
 
-	if (!r->ncauses || s >= p->nsections)
-		return;
-	tmp = malloc(r->ncauses * sizeof(*tmp));
-	sync = calloc(r->ncauses, 1);
-	if (!tmp || !sync)
-		goto out;   /* the order stays LIME's: nothing lost */
+	if (!tmp || !tat || !sync)
+		goto out;
 	for (size_t k = 0; k < r->ncauses; k++) {
-		struct sb_cause c = { .section = s, .kind = r->causes[k].kind };
-
-		sb_causes_locate(p, g, r->causes[k].addr, &c);
-		sync[k] = in_sync_code(p, g, s, &c);
+		memset(&at[k], 0, sizeof(at[k]));
+		at[k].section = s;
+		at[k].kind = r->causes[k].kind;
+		at[k].loc = -1;
+		/* causes of no positive score are never shown: not placed */
+		if (!(r->causes[k].score > 0))
+			continue;
+		sb_causes_locate(p, g, r->causes[k].addr, &at[k]);
+		sync[k] = s < p->nsections && p->sections[s].kind == SB_SECT_USER_BARRIER &&
+			  in_sync_code(p, g, s, &at[k]);
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < r->ncauses; k++)
-			if (sync[k] == pass)
+			if (sync[k] == pass) {
+				tat[n] = at[k];
 				tmp[n++] = r->causes[k];
+			}
 	memcpy(r->causes, tmp, r->ncauses * sizeof(*tmp));
+	memcpy(at, tat, r->ncauses * sizeof(*tat));
+	ret = 0;
 out:
 	free(tmp);
+	free(tat);
 	free(sync);
+	return ret;
 }
