@@ -511,7 +511,7 @@ static int push_leader(const struct sb_lime_leaders *l, uint32_t v, double score
 {
 	uint32_t gd = unseen_guard(l, v);
 	/* a header of several loops: the latch whose loop varies decides */
-	uint32_t lt = l->edge_mode && leader_kind(l, v) == SB_CAUSE_LOOP
+	uint32_t lt = gd == SB_LIME_NONE && l->edge_mode && leader_kind(l, v) == SB_CAUSE_LOOP
 		? sb_lime_varying_latch(l->cfg, v, l->ein, l->gen) : SB_LIME_NONE;
 	struct sb_lime_cause c = {
 		.kind = gd != SB_LIME_NONE ? SB_CAUSE_BRANCH : leader_kind(l, v),
