@@ -201,6 +201,68 @@ static bool has_cause(const struct sb_causes *out, uint32_t s)
 	return false;
 }
 
+/* A cause exact counts decide (branch, loop, call): not sampled time. */
+static bool has_flow_cause(const struct sb_causes *out, uint32_t s)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->c[i].section == s && out->c[i].kind != SB_CAUSE_HW)
+			return true;
+	return false;
+}
+
+/* Exact mode's S* (see the header): the hardware test's delta* over
+ * n CV^2 of the threads' busy times; INFINITY when they are equal. */
+static double exact_needed(const struct sb_causes_exact_hw *hw)
+{
+	double mean = 0, ss = 0, n = hw->nthreads;
+
+	for (uint32_t t = 0; t < hw->nthreads; t++)
+		mean += hw->time[t] / n;
+	for (uint32_t t = 0; t < hw->nthreads; t++)
+		ss += (hw->time[t] - mean) * (hw->time[t] - mean);
+	if (hw->nthreads < 3 || !(mean > 0) || !(ss / (n * mean * mean) > 1e-12))
+		return INFINITY;
+	return delta_f(hw->nthreads, hw->level, POWER) / (ss / (mean * mean));
+}
+
+/* Exact mode's verdict for section s (see the header).  0 or -ENOMEM. */
+static int exact_verdict(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			 double dur, double hz, const struct sb_causes *out,
+			 struct sb_causes_evidence *e)
+{
+	struct sb_causes_exact_hw hw;
+	double sbar = 0, tbar = 0, need;
+	bool any = has_cause(out, s);
+	int ret;
+
+	e->verdict = any ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
+	/* counts are exact: a control-flow cause needs no samples */
+	if (has_flow_cause(out, s) || !g)
+		return 0;
+	if ((ret = sb_causes_exact_hw(p, g, s, &hw)))
+		return ret == -ENOMEM ? ret : 0;
+	for (uint32_t t = 0; t < hw.nthreads; t++) {
+		sbar += hw.samples[t] / hw.nthreads;
+		tbar += hw.time[t] / hw.nthreads;
+	}
+	e->samples_per_thread = e->counted_per_thread = sbar;
+	need = exact_needed(&hw);
+	if (!isfinite(need) || sbar >= need)
+		return 0;
+	e->verdict = any ? SB_VERDICT_CAUSES_LOW : SB_VERDICT_FEW_SAMPLES;
+	e->more_seconds = INFINITY;
+	if (hw.full || (sbar > 0 && need > sbar * hw.room) || !(dur > 0))
+		return 0;       /* longer adds no pair to the test: raise -F */
+	if (sbar > 0) {
+		e->more_seconds = dur * (need - sbar) / sbar;
+	} else if (hz > 0 && tbar > 0) {
+		/* none sampled yet: every sample a hardware event's */
+		e->more_seconds = need / (hz * tbar / dur);
+		e->more_at_least = 1;
+	}
+	return 0;
+}
+
 static bool is_call_site(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t e)
 {
 	long b = g ? sb_causes_event_block(p, g, &p->events[e]) : -1;
@@ -311,7 +373,10 @@ int sb_causes_evidence_fill(const struct sb_profile *p, const struct sb_causes_g
 		need = out->block_samples ? sb_causes_samples_needed(time, nt, nev, alpha) : INFINITY;
 		if (nt < 3)
 			e.verdict = SB_VERDICT_FEW_THREADS;
-		else if (!isfinite(need) || eff >= need)
+		else if (out->exact_counts) {
+			if (exact_verdict(p, g, s, dur, hz, out, &e))
+				goto out;
+		} else if (!isfinite(need) || eff >= need)
 			/* exact counts, equal columns, or power enough */
 			e.verdict = has_cause(out, s) ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
 		else {

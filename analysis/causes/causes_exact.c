@@ -51,6 +51,7 @@
 struct pool {
 	uint32_t ncols;
 	uint32_t ninst, *inst, *off;  /* chosen instances, first column of each */
+	uint32_t npool;          /* instances that could be chosen */
 	uint32_t *tix, ntix;     /* column -> its thread, by tid */
 	uint32_t *brow;          /* merged block -> row in bcount, or NONE */
 	uint8_t *known;          /* merged blocks with exact counts */
@@ -149,6 +150,7 @@ static int choose(const struct sb_profile *p, uint32_t s, const size_t *ninst_ve
 	for (uint32_t i = 0; i < p->ninstances; i++)
 		if (p->instances[i].section == s && ninst_vec[i] && p->instances[i].nthreads >= 3)
 			pl->inst[n++] = i;
+	pl->npool = n;
 	sort_p = p;
 	qsort(pl->inst, n, sizeof(*pl->inst), by_lost);
 	for (uint32_t k = 0; k < n; k++) {
@@ -359,8 +361,8 @@ static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t 
  */
 #define SB_EXACT_HW_ALPHA 0.05
 
-static void drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li, size_t n,
-			     double *ty, double *x, double *sum, uint32_t *cnt)
+static size_t drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li, size_t n,
+			       double *ty, double *x, double *sum, uint32_t *cnt)
 {
 	size_t nt = pl->ncols, m = 0;
 	double df = (double)pl->ntix - 2;
@@ -402,6 +404,7 @@ static void drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li,
 					   SB_EXACT_HW_ALPHA / (double)m)))
 			memset(v, 0, nt * sizeof(*v));
 	}
+	return m;
 }
 
 /*
@@ -519,14 +522,40 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 	return 0;
 }
 
-int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
-			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
-			 struct sb_causes_pooled *li)
+/* What the hardware test above rests on, for causes_evidence.c's power
+ * (hw NULL: not wanted): per thread, the busy ns and the hardware events'
+ * samples over the pooled instances; m; whether the pool is at its bound. */
+static void hw_inputs(const struct sb_profile *p, const struct sb_cfg *m, const struct pool *pl,
+		      size_t nhw, struct sb_causes_exact_hw *hw)
+{
+	memset(hw, 0, sizeof(*hw));
+	hw->nthreads = pl->ntix;
+	hw->level = SB_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1);
+	hw->m = nhw;
+	hw->full = pl->ninst < pl->npool;
+	hw->room = pl->ncols ? (double)SB_EXACT_MAX_OBS / (double)pl->ncols : 0;
+	for (uint32_t k = 0; k < pl->ninst; k++) {
+		const struct sb_instance *in = &p->instances[pl->inst[k]];
+
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			hw->time[pl->tix[pl->off[k] + t]] += (double)in->per_thread[t].busy_ns / 1e9;
+	}
+	for (uint32_t c = 0; c < pl->ncols; c++) {
+		for (size_t r = 0; r < pl->nsampled; r++)
+			if (hw_event_of(m, pl, pl->sblock[r]))
+				hw->samples[pl->tix[c]] += pl->scount[r * pl->ncols + c];
+	}
+}
+
+static int pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		      size_t **by_inst, const size_t *ninst_vec, struct sb_causes_pooled *li,
+		      struct sb_causes_exact_hw *hw)
 {
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
 	struct sb_cfg_flow fl = { 0 };
 	double imb = 0;
+	size_t nhw = 0;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
@@ -561,7 +590,9 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 		bool ok = ty && sum && cnt;
 
 		if (ok)
-			drop_unproven_hw(&pl, li, li->in.nevents, ty, ty + pl.ncols, sum, cnt);
+			nhw = drop_unproven_hw(&pl, li, li->in.nevents, ty, ty + pl.ncols, sum, cnt);
+		if (ok && hw)
+			hw_inputs(p, m, &pl, nhw, hw);
 		free(ty);
 		free(sum);
 		free(cnt);
@@ -578,5 +609,49 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 out:
 	sb_cfg_flow_free(&fl);
 	pool_free(&pl);
+	return ret;
+}
+
+int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			 struct sb_causes_pooled *li)
+{
+	return pool_exact(p, g, s, by_inst, ninst_vec, li, NULL);
+}
+
+int sb_causes_exact_hw(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		       struct sb_causes_exact_hw *hw)
+{
+	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
+	size_t **by = calloc(p->ninstances ? p->ninstances : 1, sizeof(*by));
+	struct sb_causes_pooled li;
+	int ret = -ENOMEM;
+
+	if (!nvec || !by)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		if (p->instances[i].section != s || !nvec[i])
+			continue;
+		if (!(by[i] = malloc(nvec[i] * sizeof(**by))))
+			goto out;
+		nvec[i] = 0;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		uint32_t i = p->vectors[v].instance;
+
+		if (by[i])
+			by[i][nvec[i]++] = v;
+		else
+			nvec[i] = 0;
+	}
+	ret = pool_exact(p, g, s, by, nvec, &li, hw);
+	sb_causes_pooled_free(&li);
+out:
+	for (uint32_t i = 0; by && i < p->ninstances; i++)
+		free(by[i]);
+	free(by);
+	free(nvec);
 	return ret;
 }

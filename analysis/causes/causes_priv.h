@@ -113,6 +113,21 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			 struct sb_causes_pooled *li);
 
+/* Exact mode: what section s's hardware test (causes_exact.c: between
+ * threads, F(1, nthreads - 2) at level over m events) rests on, for the
+ * power of causes_evidence.c.  0, -ENOENT, -ENOMEM. */
+struct sb_causes_exact_hw {
+	uint32_t nthreads;      /* threads the test compares */
+	size_t m;               /* its varying hardware events */
+	double level;           /* its level, Bonferroni over m */
+	int full;               /* instances were left out at the pool's bound */
+	double room;            /* the bound over the pairs pooled (>= 1) */
+	double time[SB_CAUSES_MAX_THREADS];    /* busy s per thread, pooled */
+	double samples[SB_CAUSES_MAX_THREADS]; /* the hardware events' samples */
+};
+int sb_causes_exact_hw(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		       struct sb_causes_exact_hw *hw);
+
 /* Exact mode (causes_sync.c): sets skip[e] on the edges by which a thread
  * leaves a section at closing calls (cut[b]: b's call closes a segment)
  * and comes back, which follow who arrived last; guard is the coverage
