@@ -62,6 +62,34 @@
  * a block that follows the busy thread by chance) passes about as often,
  * so the causes are shown marked as low evidence, with the time to add,
  * never as a confident answer.
+ *
+ * Exact mode (scalebpf cc).  Counts are exact: a control-flow cause
+ * (branch, loop, call) needs no samples, CAUSES.  Where the counts explain
+ * no imbalance the one explanation left is time per execution (cache
+ * misses), which only the cpu-clock samples measure, through the hardware
+ * test of causes_exact.c: a hardware event is its thread's mean sampled
+ * time less what its executions explain, tested between the n threads
+ * against their mean busy time, F(1, n - 2) at level 0.05 / m (m its
+ * varying hardware events).  The event that best explains the imbalance
+ * holds the section's time and follows the threads' busy time, N_t ~
+ * Poisson(S T_t / Tbar) over the pooled instances (T_t thread t's busy
+ * time there, S the hardware events' samples per thread); its F statistic
+ * is noncentral F(1, n - 2, delta) with delta = sum_t (T_t - Tbar)^2 S /
+ * Tbar^2 = S n CV^2 as above, CV over threads, not instances: the test
+ * sees what persists in a thread.  So S* = delta*_F / (n CV^2), delta*_F
+ * the F-test's noncentrality of power P at level 0.05 / m.  No cause and
+ * S < S*: FEW_SAMPLES (the samples could not have shown a hardware cause;
+ * "no event explains it" would be a guess); no cause and S >= S*: NONE;
+ * hardware causes only and S < S*: CAUSES_LOW, as above (which of the
+ * hardware events leads rests on those few samples).
+ *
+ * The samples accrue at S / duration per second (the pooled instances are
+ * the section's, all of them while the pool has room), so more_seconds =
+ * duration (S* - S) / S; with S = 0, at most H Tbar / duration (every
+ * sample a hardware event's): a lower bound.  causes_exact.c pools at most
+ * a bound of (instance, thread) pairs: when instances were left out, or S
+ * times the room left stays below S*, a longer run adds no samples the
+ * test can use and more_seconds is infinite (raise -F).
  */
 #include "causes_priv.h"
 
