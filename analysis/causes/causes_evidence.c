@@ -253,6 +253,47 @@ static double exact_needed(const struct sb_causes_exact_hw *hw)
 	return delta_f(hw->nthreads, hw->level, POWER) / (ss / (mean * mean));
 }
 
+/* Section s's hardware test inputs (causes_exact.c), pooled as causes.c
+ * pools it; *npool: the instances it could pool.  0, -ENOENT, -ENOMEM. */
+static int exact_hw(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		    struct sb_causes_exact_hw *hw, uint32_t *npool)
+{
+	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
+	size_t **by = calloc(p->ninstances ? p->ninstances : 1, sizeof(*by));
+	struct sb_causes_pooled li;
+	int ret = -ENOMEM;
+
+	if (!nvec || !by)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	*npool = 0;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		if (p->instances[i].section != s || !nvec[i])
+			continue;
+		*npool += p->instances[i].nthreads >= 3;
+		if (!(by[i] = malloc(nvec[i] * sizeof(**by))))
+			goto out;
+		nvec[i] = 0;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		uint32_t i = p->vectors[v].instance;
+
+		if (by[i])
+			by[i][nvec[i]++] = v;
+		else
+			nvec[i] = 0;
+	}
+	ret = sb_causes_pool_exact(p, g, s, by, nvec, &li, hw);
+	sb_causes_pooled_free(&li);
+out:
+	for (uint32_t i = 0; by && i < p->ninstances; i++)
+		free(by[i]);
+	free(by);
+	free(nvec);
+	return ret;
+}
+
 /* Exact mode's verdict for section s (see the header).  0 or -ENOMEM. */
 static int exact_verdict(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
 			 double dur, double hz, const struct sb_causes *out,
@@ -260,6 +301,7 @@ static int exact_verdict(const struct sb_profile *p, const struct sb_causes_grap
 {
 	struct sb_causes_exact_hw hw;
 	double sbar = 0, tbar = 0, need;
+	uint32_t npool = 0;
 	bool any = has_cause(out, s);
 	int ret;
 
@@ -267,7 +309,7 @@ static int exact_verdict(const struct sb_profile *p, const struct sb_causes_grap
 	/* counts are exact: a control-flow cause needs no samples */
 	if (has_flow_cause(out, s) || !g)
 		return 0;
-	if ((ret = sb_causes_exact_hw(p, g, s, &hw)))
+	if ((ret = exact_hw(p, g, s, &hw, &npool)))
 		return ret == -ENOMEM ? ret : 0;
 	for (uint32_t t = 0; t < hw.nthreads; t++) {
 		sbar += hw.samples[t] / hw.nthreads;
@@ -279,7 +321,7 @@ static int exact_verdict(const struct sb_profile *p, const struct sb_causes_grap
 		return 0;
 	e->verdict = any ? SB_VERDICT_CAUSES_LOW : SB_VERDICT_FEW_SAMPLES;
 	e->more_seconds = INFINITY;
-	if (hw.full || (sbar > 0 && need > sbar * hw.room) || !(dur > 0))
+	if (hw.ninst < npool || (sbar > 0 && need > sbar * hw.room) || !(dur > 0))
 		return 0;       /* longer adds no pair to the test: raise -F */
 	if (sbar > 0) {
 		e->more_seconds = dur * (need - sbar) / sbar;

@@ -51,7 +51,6 @@
 struct pool {
 	uint32_t ncols;
 	uint32_t ninst, *inst, *off;  /* chosen instances, first column of each */
-	uint32_t npool;          /* instances that could be chosen */
 	uint32_t *tix, ntix;     /* column -> its thread, by tid */
 	uint32_t *brow;          /* merged block -> row in bcount, or NONE */
 	uint8_t *known;          /* merged blocks with exact counts */
@@ -150,7 +149,6 @@ static int choose(const struct sb_profile *p, uint32_t s, const size_t *ninst_ve
 	for (uint32_t i = 0; i < p->ninstances; i++)
 		if (p->instances[i].section == s && ninst_vec[i] && p->instances[i].nthreads >= 3)
 			pl->inst[n++] = i;
-	pl->npool = n;
 	sort_p = p;
 	qsort(pl->inst, n, sizeof(*pl->inst), by_lost);
 	for (uint32_t k = 0; k < n; k++) {
@@ -522,34 +520,28 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 	return 0;
 }
 
-/* What the hardware test above rests on, for causes_evidence.c's power
- * (hw NULL: not wanted): per thread, the busy ns and the hardware events'
- * samples over the pooled instances; m; whether the pool is at its bound. */
+/* What the hardware test rests on, for causes_evidence.c's power. */
 static void hw_inputs(const struct sb_profile *p, const struct sb_cfg *m, const struct pool *pl,
 		      size_t nhw, struct sb_causes_exact_hw *hw)
 {
-	memset(hw, 0, sizeof(*hw));
-	hw->nthreads = pl->ntix;
-	hw->level = SB_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1);
-	hw->m = nhw;
-	hw->full = pl->ninst < pl->npool;
-	hw->room = pl->ncols ? (double)SB_EXACT_MAX_OBS / (double)pl->ncols : 0;
+	*hw = (struct sb_causes_exact_hw){ .nthreads = pl->ntix, .m = nhw, .ninst = pl->ninst,
+		.level = SB_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1),
+		.room = (double)SB_EXACT_MAX_OBS / (double)pl->ncols };
 	for (uint32_t k = 0; k < pl->ninst; k++) {
 		const struct sb_instance *in = &p->instances[pl->inst[k]];
 
 		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
 			hw->time[pl->tix[pl->off[k] + t]] += (double)in->per_thread[t].busy_ns / 1e9;
 	}
-	for (uint32_t c = 0; c < pl->ncols; c++) {
+	for (uint32_t c = 0; c < pl->ncols; c++)
 		for (size_t r = 0; r < pl->nsampled; r++)
 			if (hw_event_of(m, pl, pl->sblock[r]))
 				hw->samples[pl->tix[c]] += pl->scount[r * pl->ncols + c];
-	}
 }
 
-static int pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
-		      size_t **by_inst, const size_t *ninst_vec, struct sb_causes_pooled *li,
-		      struct sb_causes_exact_hw *hw)
+int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
+			 struct sb_causes_pooled *li, struct sb_causes_exact_hw *hw)
 {
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
@@ -609,49 +601,5 @@ static int pool_exact(const struct sb_profile *p, const struct sb_causes_graph *
 out:
 	sb_cfg_flow_free(&fl);
 	pool_free(&pl);
-	return ret;
-}
-
-int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
-			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
-			 struct sb_causes_pooled *li)
-{
-	return pool_exact(p, g, s, by_inst, ninst_vec, li, NULL);
-}
-
-int sb_causes_exact_hw(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
-		       struct sb_causes_exact_hw *hw)
-{
-	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
-	size_t **by = calloc(p->ninstances ? p->ninstances : 1, sizeof(*by));
-	struct sb_causes_pooled li;
-	int ret = -ENOMEM;
-
-	if (!nvec || !by)
-		goto out;
-	for (size_t v = 0; v < p->nvectors; v++)
-		nvec[p->vectors[v].instance]++;
-	for (uint32_t i = 0; i < p->ninstances; i++) {
-		if (p->instances[i].section != s || !nvec[i])
-			continue;
-		if (!(by[i] = malloc(nvec[i] * sizeof(**by))))
-			goto out;
-		nvec[i] = 0;
-	}
-	for (size_t v = 0; v < p->nvectors; v++) {
-		uint32_t i = p->vectors[v].instance;
-
-		if (by[i])
-			by[i][nvec[i]++] = v;
-		else
-			nvec[i] = 0;
-	}
-	ret = pool_exact(p, g, s, by, nvec, &li, hw);
-	sb_causes_pooled_free(&li);
-out:
-	for (uint32_t i = 0; by && i < p->ninstances; i++)
-		free(by[i]);
-	free(by);
-	free(nvec);
 	return ret;
 }
