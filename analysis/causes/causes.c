@@ -177,7 +177,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 	{
 		struct sb_causes_pooled li;
 
-		ret = path == PATH_EXACT ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li)
+		ret = path == PATH_EXACT ? sb_causes_pool_exact(p, g, s, by_inst, ninst_vec, &li, NULL)
 		    : path == PATH_LBR ? sb_causes_pool_hw(p, g, s, by_inst, ninst_vec, &li)
 				       : sb_causes_pool_samples(p, g, s, by_inst, ninst_vec, &li);
 		if (!ret && li.in.nevents && li.in.nthreads >= 3)

@@ -62,6 +62,34 @@
  * a block that follows the busy thread by chance) passes about as often,
  * so the causes are shown marked as low evidence, with the time to add,
  * never as a confident answer.
+ *
+ * Exact mode (scalebpf cc).  Counts are exact: a control-flow cause
+ * (branch, loop, call) needs no samples, CAUSES.  Where the counts explain
+ * no imbalance the one explanation left is time per execution (cache
+ * misses), which only the cpu-clock samples measure, through the hardware
+ * test of causes_exact.c: a hardware event is its thread's mean sampled
+ * time less what its executions explain, tested between the n threads
+ * against their mean busy time, F(1, n - 2) at level 0.05 / m (m its
+ * varying hardware events).  The event that best explains the imbalance
+ * holds the section's time and follows the threads' busy time, N_t ~
+ * Poisson(S T_t / Tbar) over the pooled instances (T_t thread t's busy
+ * time there, S the hardware events' samples per thread); its F statistic
+ * is noncentral F(1, n - 2, delta) with delta = sum_t (T_t - Tbar)^2 S /
+ * Tbar^2 = S n CV^2 as above, CV over threads, not instances: the test
+ * sees what persists in a thread.  So S* = delta*_F / (n CV^2), delta*_F
+ * the F-test's noncentrality of power P at level 0.05 / m.  No cause and
+ * S < S*: FEW_SAMPLES (the samples could not have shown a hardware cause;
+ * "no event explains it" would be a guess); no cause and S >= S*: NONE;
+ * hardware causes only and S < S*: CAUSES_LOW, as above (which of the
+ * hardware events leads rests on those few samples).
+ *
+ * The samples accrue at S / duration per second (the pooled instances are
+ * the section's, all of them while the pool has room), so more_seconds =
+ * duration (S* - S) / S; with S = 0, at most H Tbar / duration (every
+ * sample a hardware event's): a lower bound.  causes_exact.c pools at most
+ * a bound of (instance, thread) pairs: when instances were left out, or S
+ * times the room left stays below S*, a longer run adds no samples the
+ * test can use and more_seconds is infinite (raise -F).
  */
 #include "causes_priv.h"
 
@@ -201,6 +229,110 @@ static bool has_cause(const struct sb_causes *out, uint32_t s)
 	return false;
 }
 
+/* A cause exact counts decide (branch, loop, call): not sampled time. */
+static bool has_flow_cause(const struct sb_causes *out, uint32_t s)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->c[i].section == s && out->c[i].kind != SB_CAUSE_HW)
+			return true;
+	return false;
+}
+
+/* Exact mode's S* (see the header): the hardware test's delta* over
+ * n CV^2 of the threads' busy times; INFINITY when they are equal. */
+static double exact_needed(const struct sb_causes_exact_hw *hw)
+{
+	double mean = 0, ss = 0, n = hw->nthreads;
+
+	for (uint32_t t = 0; t < hw->nthreads; t++)
+		mean += hw->time[t] / n;
+	for (uint32_t t = 0; t < hw->nthreads; t++)
+		ss += (hw->time[t] - mean) * (hw->time[t] - mean);
+	if (hw->nthreads < 3 || !(mean > 0) || !(ss / (n * mean * mean) > 1e-12))
+		return INFINITY;
+	return delta_f(hw->nthreads, hw->level, POWER) / (ss / (mean * mean));
+}
+
+/* Section s's hardware test inputs (causes_exact.c), pooled as causes.c
+ * pools it; *npool: the instances it could pool.  0, -ENOENT, -ENOMEM. */
+static int exact_hw(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+		    struct sb_causes_exact_hw *hw, uint32_t *npool)
+{
+	size_t *nvec = calloc(p->ninstances ? p->ninstances : 1, sizeof(*nvec));
+	size_t **by = calloc(p->ninstances ? p->ninstances : 1, sizeof(*by));
+	struct sb_causes_pooled li;
+	int ret = -ENOMEM;
+
+	if (!nvec || !by)
+		goto out;
+	for (size_t v = 0; v < p->nvectors; v++)
+		nvec[p->vectors[v].instance]++;
+	*npool = 0;
+	for (uint32_t i = 0; i < p->ninstances; i++) {
+		if (p->instances[i].section != s || !nvec[i])
+			continue;
+		*npool += p->instances[i].nthreads >= 3;
+		if (!(by[i] = malloc(nvec[i] * sizeof(**by))))
+			goto out;
+		nvec[i] = 0;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		uint32_t i = p->vectors[v].instance;
+
+		if (by[i])
+			by[i][nvec[i]++] = v;
+		else
+			nvec[i] = 0;
+	}
+	ret = sb_causes_pool_exact(p, g, s, by, nvec, &li, hw);
+	sb_causes_pooled_free(&li);
+out:
+	for (uint32_t i = 0; by && i < p->ninstances; i++)
+		free(by[i]);
+	free(by);
+	free(nvec);
+	return ret;
+}
+
+/* Exact mode's verdict for section s (see the header).  0 or -ENOMEM. */
+static int exact_verdict(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			 double dur, double hz, const struct sb_causes *out,
+			 struct sb_causes_evidence *e)
+{
+	struct sb_causes_exact_hw hw;
+	double sbar = 0, tbar = 0, need;
+	uint32_t npool = 0;
+	bool any = has_cause(out, s);
+	int ret;
+
+	e->verdict = any ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
+	/* counts are exact: a control-flow cause needs no samples */
+	if (has_flow_cause(out, s) || !g)
+		return 0;
+	if ((ret = exact_hw(p, g, s, &hw, &npool)))
+		return ret == -ENOMEM ? ret : 0;
+	for (uint32_t t = 0; t < hw.nthreads; t++) {
+		sbar += hw.samples[t] / hw.nthreads;
+		tbar += hw.time[t] / hw.nthreads;
+	}
+	e->samples_per_thread = e->counted_per_thread = sbar;
+	need = exact_needed(&hw);
+	if (!isfinite(need) || sbar >= need)
+		return 0;
+	e->verdict = any ? SB_VERDICT_CAUSES_LOW : SB_VERDICT_FEW_SAMPLES;
+	e->more_seconds = INFINITY;
+	if (hw.ninst < npool || (sbar > 0 && need > sbar * hw.room) || !(dur > 0))
+		return 0;       /* longer adds no pair to the test: raise -F */
+	if (sbar > 0) {
+		e->more_seconds = dur * (need - sbar) / sbar;
+	} else if (hz > 0 && tbar > 0) {
+		/* none sampled yet: every sample a hardware event's */
+		e->more_seconds = need / (hz * tbar / dur);
+		e->more_at_least = 1;
+	}
+	return 0;
+}
+
 static bool is_call_site(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t e)
 {
 	long b = g ? sb_causes_event_block(p, g, &p->events[e]) : -1;
@@ -311,7 +443,10 @@ int sb_causes_evidence_fill(const struct sb_profile *p, const struct sb_causes_g
 		need = out->block_samples ? sb_causes_samples_needed(time, nt, nev, alpha) : INFINITY;
 		if (nt < 3)
 			e.verdict = SB_VERDICT_FEW_THREADS;
-		else if (!isfinite(need) || eff >= need)
+		else if (out->exact_counts) {
+			if (exact_verdict(p, g, s, dur, hz, out, &e))
+				goto out;
+		} else if (!isfinite(need) || eff >= need)
 			/* exact counts, equal columns, or power enough */
 			e.verdict = has_cause(out, s) ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
 		else {

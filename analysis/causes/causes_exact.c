@@ -359,8 +359,8 @@ static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t 
  */
 #define SB_EXACT_HW_ALPHA 0.05
 
-static void drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li, size_t n,
-			     double *ty, double *x, double *sum, uint32_t *cnt)
+static size_t drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li, size_t n,
+			       double *ty, double *x, double *sum, uint32_t *cnt)
 {
 	size_t nt = pl->ncols, m = 0;
 	double df = (double)pl->ntix - 2;
@@ -402,6 +402,7 @@ static void drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li,
 					   SB_EXACT_HW_ALPHA / (double)m)))
 			memset(v, 0, nt * sizeof(*v));
 	}
+	return m;
 }
 
 /*
@@ -519,14 +520,34 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 	return 0;
 }
 
+/* What the hardware test rests on, for causes_evidence.c's power. */
+static void hw_inputs(const struct sb_profile *p, const struct sb_cfg *m, const struct pool *pl,
+		      size_t nhw, struct sb_causes_exact_hw *hw)
+{
+	*hw = (struct sb_causes_exact_hw){ .nthreads = pl->ntix, .m = nhw, .ninst = pl->ninst,
+		.level = SB_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1),
+		.room = (double)SB_EXACT_MAX_OBS / (double)pl->ncols };
+	for (uint32_t k = 0; k < pl->ninst; k++) {
+		const struct sb_instance *in = &p->instances[pl->inst[k]];
+
+		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
+			hw->time[pl->tix[pl->off[k] + t]] += (double)in->per_thread[t].busy_ns / 1e9;
+	}
+	for (uint32_t c = 0; c < pl->ncols; c++)
+		for (size_t r = 0; r < pl->nsampled; r++)
+			if (hw_event_of(m, pl, pl->sblock[r]))
+				hw->samples[pl->tix[c]] += pl->scount[r * pl->ncols + c];
+}
+
 int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
-			 struct sb_causes_pooled *li)
+			 struct sb_causes_pooled *li, struct sb_causes_exact_hw *hw)
 {
 	const struct sb_cfg *m = g->merged;
 	struct pool pl = { 0 };
 	struct sb_cfg_flow fl = { 0 };
 	double imb = 0;
+	size_t nhw = 0;
 	int ret = -ENOMEM;
 
 	memset(li, 0, sizeof(*li));
@@ -561,7 +582,9 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 		bool ok = ty && sum && cnt;
 
 		if (ok)
-			drop_unproven_hw(&pl, li, li->in.nevents, ty, ty + pl.ncols, sum, cnt);
+			nhw = drop_unproven_hw(&pl, li, li->in.nevents, ty, ty + pl.ncols, sum, cnt);
+		if (ok && hw)
+			hw_inputs(p, m, &pl, nhw, hw);
 		free(ty);
 		free(sum);
 		free(cnt);

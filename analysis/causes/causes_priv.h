@@ -101,17 +101,30 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 			const double *v, double *cols);
 void sb_causes_rank_free(struct sb_causes_ranks *r);
 
+/* Exact mode: what section s's hardware test (causes_exact.c: between
+ * threads, F(1, nthreads - 2) at level over m events) rests on, for the
+ * power of causes_evidence.c (sb_causes_pool_exact's hw). */
+struct sb_causes_exact_hw {
+	uint32_t nthreads;      /* threads the test compares */
+	size_t m;               /* its varying hardware events */
+	double level;           /* its level, Bonferroni over m */
+	uint32_t ninst;         /* instances pooled (at most a bound of pairs) */
+	double room;            /* the bound over the pairs pooled (>= 1) */
+	double time[SB_CAUSES_MAX_THREADS];    /* busy s per thread, pooled */
+	double samples[SB_CAUSES_MAX_THREADS]; /* the hardware events' samples */
+};
+
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
  * instances as (instance, thread) pairs, centred per instance (li->in.
  * ngroups instances, the most imbalanced up to a bound), into EDGE events
  * (cfg_flow.h) and, for the block samples, HW events whose superior is
- * their block's exact count (§3.1).  0, -ENOENT (no instance of 3
- * threads or more), -ENOMEM.
+ * their block's exact count (§3.1); hw, when not NULL, is filled as
+ * above.  0, -ENOENT (no instance of 3 threads or more), -ENOMEM.
  */
 int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t s, size_t **by_inst, const size_t *ninst_vec,
-			 struct sb_causes_pooled *li);
+			 struct sb_causes_pooled *li, struct sb_causes_exact_hw *hw);
 
 /* Exact mode (causes_sync.c): sets skip[e] on the edges by which a thread
  * leaves a section at closing calls (cut[b]: b's call closes a segment)

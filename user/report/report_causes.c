@@ -55,17 +55,33 @@ static void evidence_line(const struct sb_profile *p, const struct sb_causes *c,
 		fprintf(f, "  %.0f samples per thread over %u instance%s (%u threads)\n",
 			e->samples_per_thread, e->ninstances, e->ninstances == 1 ? "" : "s",
 			e->nthreads);
+	else if (c->exact_counts && e->verdict != SB_VERDICT_CAUSES)
+		/* no control-flow cause: the hardware test's samples decide */
+		fprintf(f, "  exact block counts over %u instance%s (%u threads); the hardware "
+			"test rests on %.*f cpu-clock samples per thread\n", e->ninstances,
+			e->ninstances == 1 ? "" : "s", e->nthreads,
+			e->samples_per_thread < 10 ? 1 : 0, e->samples_per_thread);
 	else
 		fprintf(f, "  %s over %u instance%s (%u threads)\n",
 			c->exact_counts ? "exact block counts" : "sampled edges", e->ninstances,
 			e->ninstances == 1 ? "" : "s", e->nthreads);
 }
 
-/* "record ≈ N s longer or raise -F (now H Hz)" and a newline. */
-static void more_time(const struct sb_profile *p, const struct sb_causes_evidence *e, FILE *f)
+/* "record ≈ N s longer or raise -F (now H Hz)" and a newline.  Exact
+ * mode's analysis pools a bounded number of instances: no time known,
+ * a longer run would not add enough (causes_evidence.c). */
+static void more_time(const struct sb_profile *p, const struct sb_causes *c,
+		      const struct sb_causes_evidence *e, FILE *f)
 {
 	unsigned hz = sample_hz(p);
 
+	if (!isfinite(e->more_seconds) && c->exact_counts) {
+		fputs("raise -F", f);
+		if (hz)
+			fprintf(f, " (now %u Hz)", hz);
+		fputs(": a longer run adds too few samples to the instances analysed\n", f);
+		return;
+	}
 	if (isfinite(e->more_seconds))
 		fprintf(f, "record %s %.*f s longer or raise -F", e->more_at_least ? "at least" : "\u2248",
 			e->more_seconds < 10 ? 1 : 0, e->more_seconds);
@@ -83,7 +99,7 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 
 	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
 		fputs("  not enough samples: ", f);
-		more_time(p, e, f);
+		more_time(p, c, e, f);
 	} else if (e && e->verdict == SB_VERDICT_FEW_THREADS) {
 		fputs("  no cause: fewer than 3 threads leave the tests no degrees of freedom\n", f);
 	} else if (e && c->block_samples) {
@@ -154,7 +170,7 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 			/* shown, never as a confident answer */
 			fputs("  low evidence: fewer samples than the imbalance seen needs, the "
 			      "causes below may be wrong;\n  to confirm, ", f);
-			more_time(p, e, f);
+			more_time(p, c, e, f);
 		}
 		for (size_t i = 0; i < c->n; i++) {
 			const struct sb_cause *x = &c->c[i];
