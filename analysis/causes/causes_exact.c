@@ -84,30 +84,6 @@ static void pool_free(struct pool *pl)
 	free(pl->scount);
 }
 
-static double lost_of(const struct sb_instance *in)
-{
-	double mx = 0, lost = 0;
-
-	for (uint32_t t = 0; t < in->nthreads; t++)
-		if ((double)in->per_thread[t].busy_ns > mx)
-			mx = (double)in->per_thread[t].busy_ns;
-	for (uint32_t t = 0; t < in->nthreads; t++)
-		lost += mx - (double)in->per_thread[t].busy_ns;
-	return lost;
-}
-
-static const struct sb_profile *sort_p;
-
-static int by_lost(const void *a, const void *b)
-{
-	double x = lost_of(&sort_p->instances[*(const uint32_t *)a]);
-	double y = lost_of(&sort_p->instances[*(const uint32_t *)b]);
-
-	if (x != y)
-		return x > y ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
 /* Each column's thread, the same tid in every instance. */
 static int threads_of(const struct sb_profile *p, struct pool *pl)
 {
@@ -149,8 +125,7 @@ static int choose(const struct sb_profile *p, uint32_t s, const size_t *ninst_ve
 	for (uint32_t i = 0; i < p->ninstances; i++)
 		if (p->instances[i].section == s && ninst_vec[i] && p->instances[i].nthreads >= 3)
 			pl->inst[n++] = i;
-	sort_p = p;
-	qsort(pl->inst, n, sizeof(*pl->inst), by_lost);
+	sb_causes_sort_by_lost(p, pl->inst, n);
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t nt = p->instances[pl->inst[k]].nthreads;
 
@@ -569,7 +544,7 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 			if (li->time[pl.off[k] + t] > mx)
 				mx = li->time[pl.off[k] + t];
 		}
-		imb += mx > 0 ? lost_of(in) / (mx * in->nthreads) : 0;
+		imb += mx > 0 ? sb_causes_lost(in) / (mx * in->nthreads) : 0;
 	}
 	if (sb_cfg_flow_solve_rows(m, pl.ncols, pl.known, pl.brow, pl.bcount, pl.cut, &fl) ||
 	    make_events(p, m, &pl, &fl, li))

@@ -65,26 +65,6 @@
 #define CALLBACK_SLACK 0.05
 #define CALLBACK_SHARE 0.75
 
-/* Binary bin is a library: not the profile's executable (when the
- * profile names none, or none of its binaries is the one named, a shared
- * object by its name, lib*.so[.N]). */
-static bool library_bin(const struct sb_profile *p, int32_t bin)
-{
-	const char *exe = sb_profile_meta_get(p, "executable"), *path, *base, *so;
-	bool known = false;
-
-	if (bin < 0 || (size_t)bin >= p->nbinaries || !(path = p->binaries[bin].path))
-		return false;
-	for (size_t b = 0; exe && *exe && b < p->nbinaries && !known; b++)
-		known = p->binaries[b].path && !strcmp(exe, p->binaries[b].path);
-	if (known)
-		return strcmp(exe, path) != 0;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	so = strstr(base, ".so");
-	return so && (so[3] == '\0' || so[3] == '.');
-}
-
 /* Section s's samples per (event, thread): sum[e * nt + k], thread k of
  * tids (first seen first). */
 static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tids,
@@ -318,7 +298,7 @@ int sb_causes_sample_skips(const struct sb_profile *p, const struct sb_causes_gr
 	}
 	for (size_t e = 0; e < p->nevents; e++)
 		lib[e] = p->events[e].kind == SB_EVK_BLOCK_SAMPLES &&
-			 library_bin(p, p->events[e].binary);
+			 sb_profile_library(p, p->events[e].binary);
 	enclosing(p, g, sum, tids, nt, lib, skip);
 	ret = callbacks(p, g, s, lib, skip);
 	for (size_t e = 0; e < p->nevents; e++)

@@ -128,3 +128,31 @@ void sb_causes_pooled_free(struct sb_causes_pooled *li)
 	free(li->time);
 }
 
+
+double sb_causes_lost(const struct sb_instance *in)
+{
+	double mx = 0, lost = 0;
+
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		if ((double)in->per_thread[t].busy_ns > mx)
+			mx = (double)in->per_thread[t].busy_ns;
+	for (uint32_t t = 0; t < in->nthreads; t++)
+		lost += mx - (double)in->per_thread[t].busy_ns;
+	return lost;
+}
+
+static int by_lost(const void *a, const void *b, void *ctx)
+{
+	const struct sb_profile *p = ctx;
+	double x = sb_causes_lost(&p->instances[*(const uint32_t *)a]);
+	double y = sb_causes_lost(&p->instances[*(const uint32_t *)b]);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+void sb_causes_sort_by_lost(const struct sb_profile *p, uint32_t *inst, size_t n)
+{
+	qsort_r(inst, n, sizeof(*inst), by_lost, (void *)p);
+}

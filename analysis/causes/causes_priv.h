@@ -59,6 +59,12 @@ void sb_causes_columns(const struct sb_instance *in, const uint32_t *tids, uint3
 void sb_causes_pooled_set(struct sb_causes_pooled *li, uint32_t nt, size_t nevents);
 void sb_causes_pooled_free(struct sb_causes_pooled *li);
 
+/* Instance in's lost thread-time (the sum of its threads' idle time at the
+ * closing sync, ns); instance indexes inst[n] sorted most lost first
+ * (ties by index). */
+double sb_causes_lost(const struct sb_instance *in);
+void sb_causes_sort_by_lost(const struct sb_profile *p, uint32_t *inst, size_t n);
+
 /* ---- the pooling paths ---- */
 
 /*

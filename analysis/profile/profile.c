@@ -240,6 +240,26 @@ const char *sb_profile_meta_get(const struct sb_profile *p, const char *key)
 	return NULL;
 }
 
+/* Binary bin is a library: not the profile's executable (when the
+ * profile names none, or none of its binaries is the one named, a shared
+ * object by its name, lib*.so[.N]). */
+bool sb_profile_library(const struct sb_profile *p, int32_t bin)
+{
+	const char *exe = sb_profile_meta_get(p, "executable"), *path, *base, *so;
+	bool known = false;
+
+	if (bin < 0 || (size_t)bin >= p->nbinaries || !(path = p->binaries[bin].path))
+		return false;
+	for (size_t b = 0; exe && *exe && b < p->nbinaries && !known; b++)
+		known = p->binaries[b].path && !strcmp(exe, p->binaries[b].path);
+	if (known)
+		return strcmp(exe, path) != 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	so = strstr(base, ".so");
+	return so && (so[3] == '\0' || so[3] == '.');
+}
+
 long sb_profile_add_binary(struct sb_profile *p, const char *path, const char *build_id)
 {
 	struct sb_binary b = { 0 }, *arr;

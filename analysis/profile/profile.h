@@ -21,6 +21,7 @@
 #define SB_PROFILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SB_PROFILE_MAGIC "SCALEBPF"
@@ -243,6 +244,10 @@ int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value
  * reader (report, jq) expects.  An index, or -1 on ENOMEM. */
 int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value);
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
+/* Binary bin is a library: not the profile's executable (meta
+ * "executable"; when it names none of the binaries, a shared object by its
+ * name, lib*.so[.N]). */
+bool sb_profile_library(const struct sb_profile *p, int32_t bin);
 long sb_profile_add_binary(struct sb_profile *p, const char *path, const char *build_id);
 long sb_profile_add_loc(struct sb_profile *p, const struct sb_loc *loc);
 long sb_profile_add_thread(struct sb_profile *p, const struct sb_thread *t);

@@ -54,7 +54,6 @@ struct sb_eventmap {
 	struct sb_idmap *prepared; /* key -> index in codes + 1 */
 	struct keycode *codes;
 	struct sb_memop_ctx *memop;
-	const char *program;      /* the executable's path, or NULL */
 	struct sb_eventmap_stats st;
 };
 
@@ -482,33 +481,9 @@ static int name_exact_functions(struct sb_eventmap *em)
  * function of more than SAMPLED_FUNC_MAX_BLOCKS blocks is left as sampled.
  * The program's own code only: a library's blocks are no place a reader
  * acts on (the causes view takes their samples at the program's call), and
- * libc's sampled functions alone would add hundreds of events.  When the
- * executable's path names none of the binaries, a shared object is known
- * by its name (lib*.so[.N]), as causes_frames.c does.
+ * libc's sampled functions alone would add hundreds of events (the
+ * profile's "executable" is set before this runs).
  */
-static bool program_binary(const struct sb_eventmap *em, const struct bincfg *bc)
-{
-	const char *path, *base, *so;
-	bool known = false;
-
-	if (bc->pbin < 0 || (size_t)bc->pbin >= em->p->nbinaries ||
-	    !(path = em->p->binaries[bc->pbin].path))
-		return false;
-	for (size_t b = 0; em->program && b < em->p->nbinaries && !known; b++)
-		known = em->p->binaries[b].path && !strcmp(em->program, em->p->binaries[b].path);
-	if (known)
-		return !strcmp(em->program, path);
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	so = strstr(base, ".so");
-	return !(so && (so[3] == '\0' || so[3] == '.'));
-}
-
-void sb_eventmap_set_program(struct sb_eventmap *em, const char *exe)
-{
-	em->program = exe;
-}
-
 #define SAMPLED_FUNC_MAX_BLOCKS 4096
 static void name_sampled_functions(struct sb_eventmap *em)
 {
@@ -519,7 +494,7 @@ static void name_sampled_functions(struct sb_eventmap *em)
 	while (sb_idmap_next(em->cfgs, &it, &bin, NULL, &v)) {
 		struct bincfg *bc = v;
 
-		if (!bc->sampled_funcs || !program_binary(em, bc))
+		if (!bc->sampled_funcs || bc->pbin < 0 || sb_profile_library(em->p, bc->pbin))
 			continue;
 		for (size_t f = 0; f < bc->cfg->nfuncs; f++) {
 			const struct sb_cfg_func *fn = &bc->cfg->funcs[f];

@@ -40,9 +40,6 @@ long sb_eventmap_block(struct sb_eventmap *em, uint64_t ip, uint64_t weight);
 
 /* Names each block event's hottest instruction and adds the CFGs of the
  * binaries that have events.  0 or -ENOMEM. */
-/* The program's executable (its path as the profile's binaries name it):
- * every block of its sampled functions is named (see eventmap.c). */
-void sb_eventmap_set_program(struct sb_eventmap *em, const char *exe);
 int sb_eventmap_finish(struct sb_eventmap *em);
 
 struct sb_eventmap_stats {

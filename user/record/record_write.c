@@ -333,7 +333,8 @@ int sb_rec_write(struct sb_rec *r)
 	if (!em || add_threads(r, p) ||
 	    add_sections(r, p, sym, em) ||
 	    (sb_tm_mark("write: finish the eventmap"), 0) ||
-	    (sb_eventmap_set_program(em, r->fw.cur->exe), 0) ||
+	    /* the eventmap tells the program's binary from libraries by it */
+	    sb_profile_meta_set(p, "executable", r->fw.cur->exe) < 0 ||
 	    sb_eventmap_finish(em) ||
 	    (sb_tm_mark("write: addresses, notes"), 0) ||
 	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
