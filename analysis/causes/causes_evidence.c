@@ -350,17 +350,17 @@ static uint32_t section_columns(const struct sb_profile *p, const struct sb_caus
 	uint32_t nt;
 	uint8_t *seen = calloc(p->nevents ? p->nevents : 1, 1);
 
+	*samples = 0;
+	*whole = 0;
+	*nev = 0;
+	*ninst = 0;
+	memset(time, 0, SB_CAUSES_MAX_THREADS * sizeof(*time));
 	/* the events no LIME event stands for (causes_frames.c: library
 	 * blocks, enclosing frames, callbacks) are not tested: seen already */
 	if (seen && g && sb_causes_sample_skips(p, g, s, seen)) {
 		free(seen);
 		return 0;
 	}
-	*samples = 0;
-	*whole = 0;
-	*nev = 0;
-	*ninst = 0;
-	memset(time, 0, SB_CAUSES_MAX_THREADS * sizeof(*time));
 	if (!seen || sb_causes_rank_plan(p, s, &rk)) {
 		free(seen);
 		return 0;
