@@ -58,7 +58,10 @@ if [ -n "$FROM" ]; then
 	[ -d "$FROM" ] && ls "$FROM"/p[0-9][0-9][0-9].meta >/dev/null 2>&1 ||
 		{ echo "run.sh: --rescore $FROM: no kept programs (pNNN.meta) there" >&2; exit 2; }
 	FROM=$(cd "$FROM" && pwd)
-	SEED=$(sed -n 's/^seed=//p' "$(ls "$FROM"/p[0-9][0-9][0-9].meta | head -1)")
+	fseed=$(sed -n 's/^seed=//p' "$(ls "$FROM"/p[0-9][0-9][0-9].meta | head -1)")
+	[ -z "$SEED" ] || [ "$SEED" = "$fseed" ] ||
+		{ echo "run.sh: --rescore $FROM holds seed $fseed, not -s $SEED" >&2; exit 2; }
+	SEED=$fseed
 	if [ $COUNT_SET = 0 ]; then
 		last=$(ls "$FROM"/p[0-9][0-9][0-9].meta | sed 's/.*p0*\([0-9][0-9]*\)\.meta/\1/' | sort -n | tail -1)
 		COUNT=$((last + 1 - FIRST))
@@ -66,7 +69,11 @@ if [ -n "$FROM" ]; then
 fi
 [ -n "$SEED" ] || SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 echo "accuracy: seed $SEED, $COUNT programs (indexes $FIRST..$((FIRST + COUNT - 1))), modes: $MODES"
-echo "accuracy: repeat with: tests/accuracy/run.sh -s $SEED -n $COUNT --mode $MODE"
+if [ -n "$FROM" ]; then
+	echo "accuracy: rescoring the recordings kept in $FROM (nothing is recorded)"
+else
+	echo "accuracy: repeat with: tests/accuracy/run.sh -s $SEED -n $COUNT --mode $MODE"
+fi
 [ -n "$FROM" ] || [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (BPF)" >&2; exit 1; }
 for t in jq awk gcc clang; do
 	command -v $t >/dev/null || { echo "run.sh: $t is not installed" >&2; exit 1; }
@@ -185,7 +192,10 @@ for i in $(seq "$FIRST" $((FIRST + COUNT - 1))); do
 		bin=$OUT/$name.$mode
 		s0=$(date +%s.%N)
 		if [ -n "$FROM" ]; then
-			[ -s "$FROM/$name.$mode.sbp" ] || continue   # not recorded there
+			if [ ! -s "$FROM/$name.$mode.sbp" ]; then
+				echo "note: $name $mode: no recording in $FROM, not scored" >&2
+				continue
+			fi
 			ln -sf "$FROM/$name.$mode.sbp" "$OUT/$name.$mode.sbp"
 		# shellcheck disable=SC2086
 		elif [ "$mode" = exact ]; then
