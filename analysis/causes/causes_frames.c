@@ -70,7 +70,8 @@
 static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tids,
 			   uint32_t *ntp)
 {
-	uint32_t nt = 0, col[SB_CAUSES_MAX_THREADS];
+	uint32_t nt = 0, col[SB_CAUSES_MAX_THREADS], *cols = NULL;
+	size_t *first, npairs = 0;
 	double *sum;
 
 	for (uint32_t i = 0; i < p->ninstances; i++) {
@@ -83,21 +84,40 @@ static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tid
 			if (col[t] >= nt && nt < SB_CAUSES_MAX_THREADS)
 				tids[nt++] = in->per_thread[t].tid;
 	}
+	/* each instance's columns once (a linear search per thread), not per
+	 * vector: O(instances x threads x nt + vectors x threads) */
 	sum = calloc((p->nevents ? p->nevents : 1) * (nt ? nt : 1), sizeof(*sum));
-	if (!sum)
+	first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
+	for (uint32_t i = 0; first && i < p->ninstances; i++) {
+		first[i] = npairs;
+		npairs += p->instances[i].section == s ? p->instances[i].nthreads : 0;
+	}
+	cols = first ? malloc((npairs ? npairs : 1) * sizeof(*cols)) : NULL;
+	if (!sum || !cols) {
+		free(sum);
+		free(first);
+		free(cols);
 		return NULL;
+	}
+	for (uint32_t i = 0; i < p->ninstances; i++)
+		if (p->instances[i].section == s) {
+			sb_causes_columns(&p->instances[i], tids, nt, col);
+			for (uint32_t t = 0; t < p->instances[i].nthreads; t++)
+				cols[first[i] + t] = t < SB_CAUSES_MAX_THREADS ? col[t] : nt;
+		}
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *x = &p->vectors[v];
 		const struct sb_instance *in = &p->instances[x->instance];
+		const uint32_t *c = &cols[first[x->instance]];
 
 		if (in->section != s || p->events[x->event].kind != SB_EVK_BLOCK_SAMPLES)
 			continue;
-		sb_causes_columns(in, tids, nt, col);
-		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads &&
-				     t < SB_CAUSES_MAX_THREADS; t++)
-			if (col[t] < nt)
-				sum[(size_t)x->event * nt + col[t]] += (double)x->counts[t];
+		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
+			if (c[t] < nt)
+				sum[(size_t)x->event * nt + c[t]] += (double)x->counts[t];
 	}
+	free(first);
+	free(cols);
 	*ntp = nt;
 	return sum;
 }
