@@ -424,6 +424,25 @@ static bool locate_entered(const struct sb_profile *p, const struct sb_causes_gr
 	return in >= 0 && locate_guard(p, g, (uint32_t)in, c);
 }
 
+/* A loop entered through a preheader: its entering guard, unless that is
+ * the loop's own zero-trip test (causes_entered.c). */
+static bool locate_preheader_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+				   uint32_t blk, struct sb_cause *c)
+{
+	uint32_t head;
+	long pre = sb_causes_preheader(p, g, blk, &head);
+	struct sb_cause at = *c, ln = *c;
+
+	if (pre < 0 || !locate_guard(p, g, (uint32_t)pre, &at))
+		return false;
+	ln.kind = SB_CAUSE_LOOP;     /* the latch's branch (header's own in a 1-block loop) */
+	locate(p, g->merged->blocks[sb_cfg_latch(g->merged, head)].last_insn, &ln);
+	if (ln.loc >= 0 && p->locs[ln.loc].line == p->locs[at.loc].line)
+		return false;
+	*c = at;
+	return true;
+}
+
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth);
 
@@ -492,8 +511,9 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_entered(p, g, (uint32_t)blk, c))
-		locate_guard(p, g, (uint32_t)blk, c);
+	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_entered(p, g, (uint32_t)blk, c) &&
+	    !locate_guard(p, g, (uint32_t)blk, c))
+		locate_preheader_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
 line:

@@ -181,6 +181,13 @@ long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
 		       uint32_t s, uint32_t blk);
 
+/* The preheader of the loop sampled leader blk (merged) heads or closes
+ * (header in *head), the block whose guard decides how often threads
+ * enter it; -1 when the loop is entered at its header, blk is in no loop
+ * or no loop inside section repeats the entry.  See causes_entered.c. */
+long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t blk, uint32_t *head);
+
 /* ---- causes_ties.c ---- */
 
 /* Among causes of about equal score, a leader inside a function another
