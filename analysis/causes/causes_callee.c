@@ -7,7 +7,9 @@
 #include "causes_priv.h"
 
 #include <stdbool.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "causes_loops.h"
 
@@ -143,4 +145,148 @@ bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_caus
 		}
 	free(body);
 	return r;
+}
+
+/*
+ * The call sites that hold a sampled leader's function when no call edge
+ * leads into it: it is reached by a tail call (`dispatch(n) { if (!n)
+ * return; do_block(n); }` compiled to a `jmp`, which the CFG keeps no
+ * edge for, the target being outside dispatch) or through a pointer.  A
+ * call site holds its callees' samples (every sample's stack has the
+ * call's return address), including those a tail call's target took in
+ * its caller's frame, so the program's call blocks whose samples contain
+ * the function's, thread by thread, are its call sites, whatever the
+ * edges say.  When they are two or more blocks on one source line (one
+ * call the compiler copied, an unrolled `for (j) if (owns(j))
+ * dispatch()`), no one site's samples carry the variation and LIME's
+ * call-site rule could not lead from them, the same case as
+ * locate_call_copies' direct calls: the decision is the caller's, at the
+ * most sampled copy (its guard, placed by the caller).  Contain: on every
+ * thread with samples in the function the line's call blocks have at
+ * least HOLD_SHARE of them, and over all threads as many (an unwind that
+ * failed loses a few).  Of several such lines the innermost holds the
+ * fewest samples (an outer frame, main's call of the whole phase, holds
+ * more).  Returns the copy's block, or -1.
+ */
+#define HOLD_SHARE 0.9
+#define HOLD_LINES 64
+
+struct holders {
+	uint32_t nt, tids[SB_CAUSES_MAX_THREADS];
+	double F[SB_CAUSES_MAX_THREADS];
+	size_t nl;
+	int32_t rep[HOLD_LINES];       /* a loc of each line */
+	uint32_t nblk[HOLD_LINES];
+	long best[HOLD_LINES];         /* the line's most sampled call block */
+	double bestn[HOLD_LINES];
+	double S[HOLD_LINES][SB_CAUSES_MAX_THREADS];
+};
+
+static bool same_line(const struct sb_loc *a, const struct sb_loc *b)
+{
+	return a->line == b->line && a->binary == b->binary && !a->file == !b->file &&
+	       (!a->file || !strcmp(a->file, b->file));
+}
+
+static uint32_t tid_col(struct holders *h, uint32_t tid)
+{
+	uint32_t k = 0;
+
+	while (k < h->nt && h->tids[k] != tid)
+		k++;
+	if (k == h->nt && h->nt < SB_CAUSES_MAX_THREADS)
+		h->tids[h->nt++] = tid;
+	return k;
+}
+
+long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t s, uint32_t blk)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t f = m->blocks[blk].func, entry = m->funcs[f].first_block;
+	uint32_t slot = SB_CFG_SLOT(m->blocks[blk].start);
+	long *line = malloc((p->nevents ? p->nevents : 1) * sizeof(*line)), at = -1;
+	double *per = malloc((p->nevents ? p->nevents : 1) * sizeof(*per)), least = INFINITY;
+	struct holders *h = calloc(1, sizeof(*h));
+
+	if (!line || !per || !h)
+		goto out;
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
+			goto out;         /* called directly: locate_call_copies' */
+	/* each event: -2 the function's own block, a line group, or -1 */
+	for (size_t e = 0; e < p->nevents; e++) {
+		const struct sb_event_def *d = &p->events[e];
+		long b = d->kind == SB_EVK_BLOCK_SAMPLES ? sb_causes_event_block(p, g, d) : -1;
+		size_t l;
+
+		per[e] = 0;
+		line[e] = -1;
+		if (b < 0)
+			continue;
+		if (m->blocks[b].func == f) {
+			line[e] = -2;
+			continue;
+		}
+		if (SB_CFG_SLOT(m->blocks[b].start) != slot || !sb_cfg_ends_in_call(m, (uint32_t)b) ||
+		    d->loc2 < 0 || !p->locs[d->loc2].line)
+			continue;
+		for (l = 0; l < h->nl && !same_line(&p->locs[h->rep[l]], &p->locs[d->loc2]); l++)
+			;
+		if (l == h->nl) {
+			if (l == HOLD_LINES)
+				continue;
+			h->rep[h->nl++] = d->loc2;
+			h->best[l] = -1;
+		}
+		line[e] = (long)l;
+		h->nblk[l]++;
+	}
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *x = &p->vectors[v];
+		const struct sb_instance *in = &p->instances[x->instance];
+		long l = line[x->event];
+
+		if (in->section != s || l == -1)
+			continue;
+		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++) {
+			uint32_t k = tid_col(h, in->per_thread[t].tid);
+
+			if (k == SB_CAUSES_MAX_THREADS)
+				continue;
+			if (l == -2)
+				h->F[k] += (double)x->counts[t];
+			else
+				h->S[l][k] += (double)x->counts[t];
+			if (l >= 0)
+				per[x->event] += (double)x->counts[t];
+		}
+	}
+	for (size_t e = 0; e < p->nevents; e++) {
+		long l = line[e];
+
+		if (l >= 0 && (h->best[l] < 0 || per[e] > h->bestn[l])) {
+			h->best[l] = sb_causes_event_block(p, g, &p->events[e]);
+			h->bestn[l] = per[e];
+		}
+	}
+	for (size_t l = 0; l < h->nl; l++) {
+		double sf = 0, ss = 0;
+		bool holds = h->nblk[l] >= 2;
+
+		for (uint32_t k = 0; k < h->nt && holds; k++) {
+			holds = h->S[l][k] >= HOLD_SHARE * h->F[k];
+			sf += h->F[k];
+			ss += h->S[l][k];
+		}
+		if (holds && sf > 0 && ss >= HOLD_SHARE * sf && ss < least) {
+			least = ss;
+			at = h->best[l];
+		}
+	}
+out:
+	free(line);
+	free(per);
+	free(h);
+	return at;
 }

@@ -146,3 +146,50 @@ out:
 	free(body);
 	return at;
 }
+
+/*
+ * The block a sampled loop's entering guard is found above, when the loop
+ * is entered through a preheader and the guard can enter it more than
+ * once per instance.  Samples measure time, and time in a loop is how
+ * often it was entered times its trips.  Where the branch that enters the
+ * loop runs once per instance (the loop around it is the one repeating
+ * the section, or there is none), each thread entered at most once, a
+ * thread that did not is told by causes_entered's test above, and the
+ * samples of threads that did differ by trips: the loop is the cause.
+ * Where that branch sits in a loop of its own inside the section (`for
+ * (j) if (owns(j)) for (q < N) ...`), the threads' entry counts differ as
+ * much as trips could, and the branch is the decision a leader heading a
+ * loop entered straight from it is already shown at (the guard walk of
+ * the leader's block).  A loop entered through straight-line setup code
+ * (a preheader: the loop's constants, which clang -O1 puts in a block of
+ * its own before the header) must be shown there too: the preheader runs
+ * exactly as often as the loop is entered and decides nothing, so the
+ * branch into it is the same decision.  Returns the preheader (the block
+ * whose conditional in-edge enters the loop, sb_cfg_loop_entry) of the
+ * loop that leader blk heads or closes, its header in *head; -1 when blk
+ * heads no loop, the header is itself the entered block (its own guards
+ * are the walk's), or no loop of the section repeats the preheader.  The
+ * caller keeps the leader where it was when the guard found is the loop's
+ * own zero-trip test (on the latch's line): the loop's time is then its
+ * own trips or slower ones (a cache miss), shown where the time goes.
+ */
+long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_graph *gr,
+			 uint32_t blk, uint32_t *head)
+{
+	const struct sb_cfg *g = gr->merged;
+	uint32_t nb = g->funcs[g->blocks[blk].func].nblocks;
+	long h = sb_cfg_latch(g, blk) >= 0 ? (long)blk : -1, at, outer;
+	uint8_t *body;
+
+	for (uint32_t k = g->out_start[blk]; h < 0 && k < g->out_start[blk + 1]; k++)
+		if (g->edges[k].back)
+			h = g->edges[k].dst;
+	if (h < 0 || (at = sb_cfg_loop_entry(g, (uint32_t)h)) == h || at < 0)
+		return -1;
+	*head = (uint32_t)h;
+	if (!(body = malloc(nb ? nb : 1)))
+		return -1;
+	outer = sb_causes_loop_of(g, (uint32_t)at, body);
+	free(body);
+	return outer >= 0 && !sb_causes_repeats_sections(p, gr, outer) ? at : -1;
+}

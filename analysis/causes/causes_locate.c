@@ -424,6 +424,44 @@ static bool locate_entered(const struct sb_profile *p, const struct sb_causes_gr
 	return in >= 0 && locate_guard(p, g, (uint32_t)in, c);
 }
 
+/* A function no call edge leads into, held by call copies on one line
+ * (causes_callee.c): at the most sampled copy's guard, like
+ * locate_call_copies.  True when c moved. */
+static bool locate_held_calls(const struct sb_profile *p, const struct sb_causes_graph *g,
+			      uint32_t blk, struct sb_cause *c)
+{
+	long cb = sb_causes_holding_calls(p, g, c->section, blk);
+	struct sb_cause at = *c;
+
+	if (cb < 0)
+		return false;
+	at.kind = SB_CAUSE_CALL;     /* at the call */
+	locate(p, g->merged->blocks[cb].last_insn, &at);
+	c->loc = at.loc;
+	c->addr = at.addr;
+	locate_guard(p, g, (uint32_t)cb, c);
+	return true;
+}
+
+/* A loop entered through a preheader: its entering guard, unless that is
+ * the loop's own zero-trip test (causes_entered.c). */
+static bool locate_preheader_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+				   uint32_t blk, struct sb_cause *c)
+{
+	uint32_t head;
+	long pre = sb_causes_preheader(p, g, blk, &head);
+	struct sb_cause at = *c, ln = *c;
+
+	if (pre < 0 || !locate_guard(p, g, (uint32_t)pre, &at))
+		return false;
+	ln.kind = SB_CAUSE_LOOP;     /* the latch's branch (header's own in a 1-block loop) */
+	locate(p, g->merged->blocks[sb_cfg_latch(g->merged, head)].last_insn, &ln);
+	if (ln.loc >= 0 && p->locs[ln.loc].line == p->locs[at.loc].line)
+		return false;
+	*c = at;
+	return true;
+}
+
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth);
 
@@ -477,8 +515,10 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_entered(p, g, (uint32_t)blk, c))
-		locate_guard(p, g, (uint32_t)blk, c);
+	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
+	    !locate_entered(p, g, (uint32_t)blk, c) &&
+	    !locate_guard(p, g, (uint32_t)blk, c))
+		locate_preheader_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
 	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {

@@ -168,6 +168,12 @@ uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_cau
 bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_causes_graph *g,
 				long blk);
 
+/* Leader blk's function has no call edge into it (a tail call's target,
+ * a pointer's): the most sampled of two or more call blocks on one line
+ * whose samples hold the function's on every thread, or -1. */
+long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t s, uint32_t blk);
+
 /* A sampled leader that heads a loop and ends in a call: the loop repeats
  * the callee's work (block b merged, -1 for none). */
 bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
@@ -191,6 +197,13 @@ long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_
  * is the decision; -1 when the test does not hold. */
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
 		       uint32_t s, uint32_t blk);
+
+/* The preheader of the loop sampled leader blk (merged) heads or closes
+ * (header in *head), the block whose guard decides how often threads
+ * enter it; -1 when the loop is entered at its header, blk is in no loop
+ * or no loop inside section repeats the entry.  See causes_entered.c. */
+long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t blk, uint32_t *head);
 
 /* ---- causes_ties.c ---- */
 

@@ -1,0 +1,174 @@
+/*
+ * Sampled mode, a loop entered through a preheader by a guard that a loop
+ * inside the section repeats (causes_entered.c, sb_causes_preheader):
+ * `for (j) if (owns(j)) { x = K; for (q < N) work; }`, as clang -O1
+ * compiles p046 of the accuracy suite: the owner test's fall-through
+ * enters a block of loop constants (the preheader), which falls into a
+ * one-block loop of pure computation.  Every thread enters the loop, some
+ * more often than others: samples measure time, entries times trips, and
+ * the guard that the j loop repeats is the decision, as it is for a loop
+ * entered straight from its guard.
+ *
+ *   B0 entry (40) -> B1 j = 0 (41) -> B2 owner test (42) -(fall)-> B3
+ *   preheader (44) -> B4 work (46; its branch 45, back to B4) -(fall)->
+ *   B5 j latch (43, back to B2);  B2 -(taken)-> B5;  B5 -(fall)-> B6
+ *   barrier call (52, B9) -> B7 section loop latch (41, back to B1) ->
+ *   B8 return.
+ *
+ * Known answers.  Thread t samples the work 1 + t/2 times per instance
+ * (more owned blocks): the cause is the owner test, at B2's branch
+ * (0x102c), not the work block.  The same with the test on the work
+ * loop's own line (its zero-trip test, `for (q < n)` compiled as a guard
+ * and a latch): the loop's time is its own, and the cause stays at the
+ * work's hot instruction (0x1044).  Without a j loop (the test runs once
+ * per instance) test_causes_entered's TRIP case keeps it in the loop.
+ */
+#include <stdlib.h>
+
+#include "causes/causes.h"
+#include "cfg/cfg.h"
+#include "cfg/cfg_io.h"
+#include "check.h"
+
+#define NT 6
+#define NI 100
+#define NB 9
+#define TEST_BRANCH 0x102c
+#define WORK_HOT 0x1044
+
+static struct sb_cfg *graph(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+
+	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
+	for (uint64_t b = 0; b < NB; b++)
+		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
+	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
+	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 1, 2, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 2, 5, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 4, 4, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 5, 2, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 5, 6, SB_EDGE_FALLTHROUGH);
+	sb_cfg_add_edge(g, 6, 9, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, 6, 7, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, 7, 1, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 7, 8, SB_EDGE_FALLTHROUGH);
+	sb_cfg_finalize(g);
+	return g;
+}
+
+static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
+{
+	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
+			    .function = "worker", .file = "w.c" };
+
+	return sb_profile_add_loc(p, &l);
+}
+
+/* Samples of thread t in the work block B4 in instance i. */
+static uint64_t work(int i, uint32_t t)
+{
+	return 2 + t / 2 + (uint64_t)((i + (int)t) % 2);
+}
+
+/* zero_trip: the owner test is on the work loop's own line (45). */
+static struct sb_profile *profile(int zero_trip)
+{
+	unsigned line[NB + 1] = { 40, 41, 42, 44, 46, 43, 52, 41, 55, 60 };
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_cfg *g = graph();
+	struct sb_thread_time pt[NT];
+	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	/* events: samples of B4 (the work) and B6 (the barrier call); the
+	 * rest of worker's blocks named by the recorder, no samples */
+	static const int blk[7] = { 4, 6, 1, 2, 3, 5, 7 };
+	unsigned char *blob;
+	size_t len;
+
+	if (zero_trip)
+		line[2] = 45;
+	sb_profile_add_binary(p, "/bin/w", "ab");
+	sec.loc = (uint32_t)loc(p, 0x106c, 52);
+	sb_cfg_serialize(g, &blob, &len);
+	sb_profile_add_cfg(p, 0, blob, len);
+	free(blob);
+	sb_cfg_free(g);
+	for (int e = 0; e < 7; e++) {
+		uint64_t b = (uint64_t)blk[e];
+		struct sb_event_def d = {
+			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
+			.vaddr = 0x1000 + 0x10 * b, .vaddr2 = 0x100c + 0x10 * b, .loc_hot = -1,
+		};
+
+		d.loc = (int32_t)loc(p, d.vaddr, line[b]);
+		/* the work loop's branch is its latch's line */
+		d.loc2 = (int32_t)loc(p, d.vaddr2, b == 4 ? 45 : line[b]);
+		if (e < 2) {
+			d.hot = d.vaddr + 4;
+			d.loc_hot = (int32_t)loc(p, d.hot, line[b]);
+		}
+		sb_profile_add_event(p, &d);
+	}
+	for (uint32_t t = 0; t < NT; t++)
+		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
+	sb_profile_add_section(p, &sec);
+	for (int i = 0; i < NI; i++) {
+		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
+					  .per_thread = pt };
+
+		for (uint32_t t = 0; t < NT; t++)
+			pt[t].busy_ns = 1000000 * work(i, t) + 200000 +
+					10000 * ((t * 7 + (uint32_t)i * 3) % 5);
+		sb_profile_add_instance(p, &in);
+		for (uint32_t e = 0; e < 2; e++) {
+			uint64_t c[NT];
+			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
+					       .counts = c };
+
+			for (uint32_t t = 0; t < NT; t++)
+				c[t] = e == 0 ? work(i, t) : (t + (uint32_t)i) % 3 == 0;
+			sb_profile_add_vector(p, &v);
+		}
+	}
+	return p;
+}
+
+static uint64_t top_addr(int zero_trip)
+{
+	struct sb_profile *p = profile(zero_trip);
+	struct sb_lime_opts o;
+	struct sb_causes c;
+	char err[256] = "";
+	uint64_t a = 0;
+	int ret;
+
+	sb_lime_opts_default(&o);
+	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	sb_profile_free(p);
+	CHECK(ret == 0, "compute: %d %s", ret, err);
+	if (ret)
+		return 0;
+	CHECK(!c.exact_counts && c.nsections_analyzed == 1, "samples, one section");
+	CHECK(c.n > 0, "a cause found (zero_trip %d)", zero_trip);
+	if (c.n)
+		a = c.c[0].addr;
+	sb_causes_free(&c);
+	return a;
+}
+
+int main(void)
+{
+	uint64_t a = top_addr(0);
+
+	CHECK(a == TEST_BRANCH, "owner test repeated by j: at its branch, not the work: %#llx",
+	      (unsigned long long)a);
+	a = top_addr(1);
+	CHECK(a == WORK_HOT, "the loop's own zero-trip test: the work stays: %#llx",
+	      (unsigned long long)a);
+	return CHECK_DONE("test_causes_preheader");
+}
