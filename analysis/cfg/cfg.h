@@ -37,10 +37,30 @@ struct sb_cfg_func {
 	uint32_t nblocks;
 };
 
+/*
+ * SB_BLOCK_CONST_BOUND: the block ends in a conditional jump whose flags
+ * come from the instruction right before it, a `cmp REG|MEM, IMM` with a
+ * nonzero immediate (`add $1,%rbx; cmp $0x60d,%rbx; jne` is gcc's and
+ * clang's latch of `for (i = 0; i < 1549; i++)`).  What it promises: the
+ * value the branch compares against is a constant of the code, the same
+ * on every run of the block.  A loop whose latch has it therefore runs the
+ * same number of trips each time it is entered WHEN its counter starts at
+ * a constant and steps by a constant -- which the flag does NOT check (a
+ * `for (i = n; i < 100; i++)` is flagged too, and so is a search loop
+ * `while (p->kind != 7)`).  Callers use it as evidence, not proof: a
+ * counter loop's start is almost always a constant (0) when its bound is.
+ * A compare with 0 is left out: it tests a value (a pointer, a
+ * remainder, a count down to nothing) rather than a count reaching a
+ * bound.  Bounds held in a register (`cmp %rbp,%rbx`, clang hoisting a
+ * constant into one) are not flagged: the flag is a one-instruction fact.
+ */
+#define SB_BLOCK_CONST_BOUND 1u
+
 struct sb_cfg_block {
 	uint64_t start, end;       /* [start, end) */
 	uint64_t last_insn;        /* address of its last instruction */
 	uint32_t func;
+	uint32_t flags;            /* SB_BLOCK_* */
 };
 
 struct sb_cfg_edge {
@@ -51,6 +71,10 @@ struct sb_cfg_edge {
 
 struct sb_cfg {
 	char *build_id;            /* of the binary, NULL when it has none */
+	/* Whether blocks' flags were computed: graphs of profiles recorded
+	 * before they existed (cfg_io version 2) have none, which says
+	 * "unknown", not "no constant bound". */
+	bool has_flags;
 	size_t nfuncs, nblocks, nedges;
 	struct sb_cfg_func *funcs;
 	struct sb_cfg_block *blocks;

@@ -42,6 +42,8 @@ enum kind { K_PLAIN, K_JCC, K_JMP, K_IJMP, K_CALL, K_RET, K_HALT };
 struct insn {
 	uint32_t off;           /* from the function start */
 	uint8_t size, kind;
+	bool cmp_imm;           /* `cmp REG|MEM, IMM`, IMM != 0 (see below) */
+	bool jcc_noflags;       /* loop/jrcxz/xbegin: a jcc reading no flags */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
 	uint64_t call;          /* a direct call's target address, else 0 */
 };
@@ -280,6 +282,48 @@ static enum kind classify(const cs_insn *in, uint64_t *target)
 	return K_PLAIN;
 }
 
+/* A compare against a nonzero constant of the code (capstone's operands
+ * are in Intel order: the immediate is the second).  See
+ * SB_BLOCK_CONST_BOUND in cfg.h for what a branch on it promises. */
+static bool cmp_imm(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	return in->id == X86_INS_CMP && x->op_count == 2 &&
+	       x->operands[1].type == X86_OP_IMM && x->operands[1].imm != 0 &&
+	       x->operands[0].type != X86_OP_IMM;
+}
+
+static bool jcc_noflags(const cs_insn *in)
+{
+	switch (in->id) {
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JRCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JCXZ:
+	case X86_INS_XBEGIN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The block [i, j] ends in a conditional jump on its own compare with a
+ * constant: the compare right before the jump, in the same block (a jump
+ * some branch targets directly would test flags set elsewhere).  loop,
+ * jrcxz and xbegin test no flags, and none follows a cmp in practice, but
+ * are kept out by their ids. */
+static uint32_t block_flags(const struct builder *b, size_t i, size_t j)
+{
+	const struct insn *x = &b->ins[j];
+
+	if (x->kind != K_JCC || j == i || !b->ins[j - 1].cmp_imm || x->jcc_noflags)
+		return 0;
+	return SB_BLOCK_CONST_BOUND;
+}
+
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t c = *cap ? *cap : 4096;
@@ -318,8 +362,8 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		}
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
-					   (uint8_t)b->in->size, (uint8_t)k, NO_TARGET,
-					   k == K_CALL ? t : 0 };
+					   (uint8_t)b->in->size, (uint8_t)k, cmp_imm(b->in),
+					   jcc_noflags(b->in), NO_TARGET, k == K_CALL ? t : 0 };
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
 			b->ins[n].toff = (uint32_t)(t - s->start);
@@ -394,6 +438,7 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				       s->start + b->ins[j].off);
 		if (idx < 0)
 			return -1;
+		g->blocks[idx].flags = block_flags(b, i, j);
 		b->blk[b->ins[i].off] = (uint32_t)idx;
 		i = j + 1;
 	}
@@ -484,6 +529,7 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 	if (!(b.in = cs_malloc(b.cs)) || !(b.g = sb_cfg_alloc()) ||
 	    (bid && !(b.g->build_id = strdup(bid))) || collect_syms(&b))
 		goto nomem;
+	b.g->has_flags = true;
 	for (size_t i = 0; i < b.nsyms; i++) {
 		const struct fsym *s = &b.syms[i];
 		const unsigned char *code;
