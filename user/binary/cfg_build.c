@@ -44,6 +44,9 @@ struct insn {
 	uint8_t size, kind;
 	bool cmp_imm;           /* `cmp REG|MEM, IMM`, IMM != 0 (see below) */
 	bool jcc_noflags;       /* loop/jrcxz/xbegin: a jcc reading no flags */
+	bool jcc_zero;          /* je/jne: a test of the result against 0 */
+	uint16_t step_reg;      /* `sub|add REG, IMM`, dec, inc: REG (64-bit) */
+	uint16_t const_reg;     /* `mov REG, IMM`, `xor REG, REG`: REG (64-bit) */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
 	uint64_t call;          /* a direct call's target address, else 0 */
 };
@@ -310,18 +313,117 @@ static bool jcc_noflags(const cs_insn *in)
 	}
 }
 
-/* The block [i, j] ends in a conditional jump on its own compare with a
- * constant: the compare right before the jump, in the same block (a jump
- * some branch targets directly would test flags set elsewhere).  loop,
- * jrcxz and xbegin test no flags, and none follows a cmp in practice, but
- * are kept out by their ids. */
-static uint32_t block_flags(const struct builder *b, size_t i, size_t j)
+/* A general register's 64-bit name (a counter set as %ebx is tested as
+ * %rbx), 0 for any other operand. */
+static uint16_t reg64(x86_reg r)
 {
-	const struct insn *x = &b->ins[j];
+	static const x86_reg r64[] = {
+		X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI,
+		X86_REG_RDI, X86_REG_RBP, X86_REG_R8, X86_REG_R9, X86_REG_R10,
+		X86_REG_R11, X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	};
+	static const x86_reg r32[] = {
+		X86_REG_EAX, X86_REG_EBX, X86_REG_ECX, X86_REG_EDX, X86_REG_ESI,
+		X86_REG_EDI, X86_REG_EBP, X86_REG_R8D, X86_REG_R9D, X86_REG_R10D,
+		X86_REG_R11D, X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D,
+	};
 
-	if (x->kind != K_JCC || j == i || !b->ins[j - 1].cmp_imm || x->jcc_noflags)
+	for (size_t i = 0; i < sizeof(r64) / sizeof(r64[0]); i++)
+		if (r == r64[i] || r == r32[i])
+			return (uint16_t)r64[i];
+	return 0;
+}
+
+/* `sub|add REG, IMM`, `dec|inc REG`: a counter stepped by a constant
+ * (its flags compare the new value with 0): REG, else 0. */
+static uint16_t step_reg(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (!x->op_count || x->operands[0].type != X86_OP_REG)
 		return 0;
-	return SB_BLOCK_CONST_BOUND;
+	if ((in->id == X86_INS_SUB || in->id == X86_INS_ADD) &&
+	    (x->op_count != 2 || x->operands[1].type != X86_OP_IMM))
+		return 0;
+	if (in->id != X86_INS_SUB && in->id != X86_INS_ADD && in->id != X86_INS_DEC &&
+	    in->id != X86_INS_INC)
+		return 0;
+	return reg64(x->operands[0].reg);
+}
+
+/* `mov REG, IMM` or `xor REG, REG`: REG now holds a constant. */
+static uint16_t const_reg(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (x->op_count != 2 || x->operands[0].type != X86_OP_REG)
+		return 0;
+	if (in->id == X86_INS_MOV && x->operands[1].type == X86_OP_IMM)
+		return reg64(x->operands[0].reg);
+	if (in->id == X86_INS_XOR && x->operands[1].type == X86_OP_REG &&
+	    x->operands[1].reg == x->operands[0].reg)
+		return reg64(x->operands[0].reg);
+	return 0;
+}
+
+/* The instruction at offset off (one starts there: a resolved target). */
+static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->ins[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How far back from a loop's header the straight-line code that enters
+ * it is searched for the counter's constant start (a preheader's setup,
+ * alignment nops between). */
+#define START_WINDOW 8
+
+/*
+ * SB_BLOCK_CONST_BOUND for the block [i, j] (cfg.h says what it promises):
+ * it ends in a conditional jump on flags set by the instruction right
+ * before it, in the same block (a jump some branch targets directly could
+ * test flags set elsewhere; loop, jrcxz and xbegin test none), and that
+ * instruction is either
+ *  - `cmp REG|MEM, IMM`, IMM != 0: the bound is the immediate; or
+ *  - a step of a register by a constant (`sub $1,%rbx; jne`, gcc's form
+ *    of a counted loop, run down to 0) under je/jne, jumping backward
+ *    (a latch), when the straight-line code falling into the jump's
+ *    target (the loop's header) sets that register from a constant
+ *    (`mov $0x60d,%ebx`, `xor %ebx,%ebx`) within START_WINDOW
+ *    instructions.  The bound 0 alone says nothing: gcc also counts a
+ *    negative index up to 0 from a variable start (`add $8,%rax; jne`).
+ *    That other writes of the register between are not looked for.
+ */
+static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t j)
+{
+	const struct insn *x = &b->ins[j], *prev = j > i ? &b->ins[j - 1] : NULL;
+	size_t t;
+
+	if (x->kind != K_JCC || !prev || x->jcc_noflags)
+		return 0;
+	if (prev->cmp_imm)
+		return SB_BLOCK_CONST_BOUND;
+	if (!prev->step_reg || !x->jcc_zero || x->toff == NO_TARGET || x->toff > x->off)
+		return 0;
+	t = insn_at(b, n, x->toff);
+	for (size_t k = t; k > 0 && t - k < START_WINDOW; k--) {
+		const struct insn *y = &b->ins[k - 1];
+
+		if (y->kind != K_PLAIN)
+			break;          /* not straight-line into the header */
+		if (y->const_reg == prev->step_reg)
+			return SB_BLOCK_CONST_BOUND;
+	}
+	return 0;
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -363,7 +465,10 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
 					   (uint8_t)b->in->size, (uint8_t)k, cmp_imm(b->in),
-					   jcc_noflags(b->in), NO_TARGET, k == K_CALL ? t : 0 };
+					   jcc_noflags(b->in),
+					   b->in->id == X86_INS_JE || b->in->id == X86_INS_JNE,
+					   step_reg(b->in), const_reg(b->in), NO_TARGET,
+					   k == K_CALL ? t : 0 };
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
 			b->ins[n].toff = (uint32_t)(t - s->start);
@@ -438,7 +543,7 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				       s->start + b->ins[j].off);
 		if (idx < 0)
 			return -1;
-		g->blocks[idx].flags = block_flags(b, i, j);
+		g->blocks[idx].flags = block_flags(b, n, i, j);
 		b->blk[b->ins[i].off] = (uint32_t)idx;
 		i = j + 1;
 	}
