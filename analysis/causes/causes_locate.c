@@ -425,8 +425,11 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
  * repeat it (sb_causes_loop_only_repeats: they call nothing and decide
  * nothing else), shown at that loop's latch; with no such loop, the
  * branch that enters the fixed loop (the guards of sb_cfg_loop_entry, as
- * causes_entered.c finds them), if the profile names it.  Otherwise the
- * placement is left to the rules below.  Profiles recorded without block
+ * causes_entered.c finds them), if the profile names it.  With neither,
+ * a fixed loop around a call entered alike by every thread differs in
+ * the time of its call (the callee's work: a longer string to strlen),
+ * never in its trip count: the cause is shown at the call, not at the
+ * latch.  Otherwise (pure work) the placement is left to the rules below.  Profiles recorded without block
  * flags have no fixed loop: they report as before.  True when c moved.
  */
 static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_causes_graph *gr,
@@ -447,6 +450,13 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 		moved = locate_latch(p, g, (uint32_t)e, &at);
 	else if ((in = sb_cfg_loop_entry(g, (uint32_t)l)) >= 0)
 		moved = locate_guard(p, gr, (uint32_t)in, &at);
+	if (!moved && sb_causes_repeats_call(g, blk)) {
+		/* entered as often by every thread: what differs is the time
+		 * of a call, the callee's work (a longer string to strlen) */
+		at.kind = SB_CAUSE_CALL;
+		locate(p, g->blocks[blk].last_insn, &at);
+		moved = at.loc >= 0 && p->locs[at.loc].line;
+	}
 	if (moved) {
 		c->loc = at.loc;
 		c->addr = at.addr;

@@ -38,21 +38,20 @@ struct sb_cfg_func {
 };
 
 /*
- * SB_BLOCK_CONST_BOUND: the block ends in a conditional jump whose flags
- * come from the instruction right before it, a `cmp REG|MEM, IMM` with a
- * nonzero immediate (`add $1,%rbx; cmp $0x60d,%rbx; jne` is gcc's and
- * clang's latch of `for (i = 0; i < 1549; i++)`).  What it promises: the
- * value the branch compares against is a constant of the code, the same
- * on every run of the block.  A loop whose latch has it therefore runs the
- * same number of trips each time it is entered WHEN its counter starts at
- * a constant and steps by a constant -- which the flag does NOT check (a
- * `for (i = n; i < 100; i++)` is flagged too, and so is a search loop
- * `while (p->kind != 7)`).  Callers use it as evidence, not proof: a
- * counter loop's start is almost always a constant (0) when its bound is.
- * A compare with 0 is left out: it tests a value (a pointer, a
- * remainder, a count down to nothing) rather than a count reaching a
- * bound.  Bounds held in a register (`cmp %rbp,%rbx`, clang hoisting a
- * constant into one) are not flagged: the flag is a one-instruction fact.
+ * SB_BLOCK_CONST_BOUND: the block is the latch of a counted loop with
+ * constant bounds, as its machine code shows: it ends in a backward
+ * conditional jump on a register the loop steps by a constant and
+ * compares with a constant (`add $1,%rbx; cmp $0x60d,%rbx; jne`, or `sub
+ * $1,%rbx; jne`, run down to 0), and the code falling into the loop's
+ * header sets that register from a constant (`xor %ebx,%ebx`, `mov
+ * $0x60d,%ebx`).  cfg_build.c has the exact patterns.  What it promises:
+ * the loop runs the same number of trips each time it is entered through
+ * that setup code, unless it leaves by another exit (a `break`: callers
+ * check that) or the body writes the counter (not checked: compilers
+ * keep such a counter out of the register they step, rarely).  What it
+ * does not say: nothing about loops it does not flag (a bound in a
+ * register, a counter in memory, a `jmp` into the test): no flag is
+ * "unknown", never "varies".
  */
 #define SB_BLOCK_CONST_BOUND 1u
 

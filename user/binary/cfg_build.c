@@ -42,11 +42,11 @@ enum kind { K_PLAIN, K_JCC, K_JMP, K_IJMP, K_CALL, K_RET, K_HALT };
 struct insn {
 	uint32_t off;           /* from the function start */
 	uint8_t size, kind;
-	bool cmp_imm;           /* `cmp REG|MEM, IMM`, IMM != 0 (see below) */
 	bool jcc_noflags;       /* loop/jrcxz/xbegin: a jcc reading no flags */
 	bool jcc_zero;          /* je/jne: a test of the result against 0 */
 	uint16_t step_reg;      /* `sub|add REG, IMM`, dec, inc: REG (64-bit) */
 	uint16_t const_reg;     /* `mov REG, IMM`, `xor REG, REG`: REG (64-bit) */
+	uint16_t cmp_reg;       /* `cmp REG, IMM`, IMM != 0: REG (64-bit) */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
 	uint64_t call;          /* a direct call's target address, else 0 */
 };
@@ -285,16 +285,19 @@ static enum kind classify(const cs_insn *in, uint64_t *target)
 	return K_PLAIN;
 }
 
-/* A compare against a nonzero constant of the code (capstone's operands
- * are in Intel order: the immediate is the second).  See
- * SB_BLOCK_CONST_BOUND in cfg.h for what a branch on it promises. */
-static bool cmp_imm(const cs_insn *in)
+static uint16_t reg64(x86_reg r);
+
+/* A register compared with a nonzero constant of the code (capstone's
+ * operands are in Intel order: the immediate is the second): the
+ * register (64-bit name), else 0.  See SB_BLOCK_CONST_BOUND in cfg.h. */
+static uint16_t cmp_imm(const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 
-	return in->id == X86_INS_CMP && x->op_count == 2 &&
-	       x->operands[1].type == X86_OP_IMM && x->operands[1].imm != 0 &&
-	       x->operands[0].type != X86_OP_IMM;
+	if (in->id != X86_INS_CMP || x->op_count != 2 || x->operands[1].type != X86_OP_IMM ||
+	    x->operands[1].imm == 0 || x->operands[0].type != X86_OP_REG)
+		return 0;
+	return reg64(x->operands[0].reg);
 }
 
 static bool jcc_noflags(const cs_insn *in)
@@ -389,30 +392,40 @@ static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
 
 /*
  * SB_BLOCK_CONST_BOUND for the block [i, j] (cfg.h says what it promises):
- * it ends in a conditional jump on flags set by the instruction right
- * before it, in the same block (a jump some branch targets directly could
- * test flags set elsewhere; loop, jrcxz and xbegin test none), and that
- * instruction is either
- *  - `cmp REG|MEM, IMM`, IMM != 0: the bound is the immediate; or
- *  - a step of a register by a constant (`sub $1,%rbx; jne`, gcc's form
- *    of a counted loop, run down to 0) under je/jne, jumping backward
- *    (a latch), when the straight-line code falling into the jump's
- *    target (the loop's header) sets that register from a constant
- *    (`mov $0x60d,%ebx`, `xor %ebx,%ebx`) within START_WINDOW
- *    instructions.  The bound 0 alone says nothing: gcc also counts a
- *    negative index up to 0 from a variable start (`add $8,%rax; jne`).
- *    That other writes of the register between are not looked for.
+ * it ends in a backward conditional jump (a latch) on flags set by the
+ * instruction right before it, in the same block (a jump some branch
+ * targets directly could test flags set elsewhere; loop, jrcxz and
+ * xbegin test none), on a counter REG stepped by a constant in the loop:
+ *  - `cmp REG, IMM` (IMM != 0) after a step of REG earlier in the block
+ *    (`add $1,%rbx; cmp $0x60d,%rbx; jne`): the bound is the immediate;
+ *  - or a step of REG right before a je/jne (`sub $1,%rbx; jne`, gcc's
+ *    counted loop run down to 0): the bound is 0;
+ * and, either way, the straight-line code falling into the jump's target
+ * (the loop's header) sets REG from a constant (`xor %ebx,%ebx`, `mov
+ * $0x60d,%ebx`) within START_WINDOW instructions: a bound alone says
+ * nothing when the start varies (gcc counts a negative index up to 0
+ * from a variable start, `add $8,%rax; jne`).  Other writes of REG
+ * between are not looked for; loops set up otherwise (a `jmp` into the
+ * test, a counter in memory at -O0) are not flagged: the flag is sure
+ * more than it is complete.
  */
 static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t j)
 {
 	const struct insn *x = &b->ins[j], *prev = j > i ? &b->ins[j - 1] : NULL;
+	uint16_t reg = 0;
 	size_t t;
 
-	if (x->kind != K_JCC || !prev || x->jcc_noflags)
+	if (x->kind != K_JCC || !prev || x->jcc_noflags || x->toff == NO_TARGET ||
+	    x->toff > x->off)
 		return 0;
-	if (prev->cmp_imm)
-		return SB_BLOCK_CONST_BOUND;
-	if (!prev->step_reg || !x->jcc_zero || x->toff == NO_TARGET || x->toff > x->off)
+	if (prev->cmp_reg) {
+		for (size_t k = j - 1; k > i && !reg; k--)
+			if (b->ins[k - 1].step_reg == prev->cmp_reg)
+				reg = prev->cmp_reg;
+	} else if (prev->step_reg && x->jcc_zero) {
+		reg = prev->step_reg;
+	}
+	if (!reg)
 		return 0;
 	t = insn_at(b, n, x->toff);
 	for (size_t k = t; k > 0 && t - k < START_WINDOW; k--) {
@@ -420,7 +433,7 @@ static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t 
 
 		if (y->kind != K_PLAIN)
 			break;          /* not straight-line into the header */
-		if (y->const_reg == prev->step_reg)
+		if (y->const_reg == reg)
 			return SB_BLOCK_CONST_BOUND;
 	}
 	return 0;
@@ -464,10 +477,9 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		}
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
-					   (uint8_t)b->in->size, (uint8_t)k, cmp_imm(b->in),
-					   jcc_noflags(b->in),
+					   (uint8_t)b->in->size, (uint8_t)k, jcc_noflags(b->in),
 					   b->in->id == X86_INS_JE || b->in->id == X86_INS_JNE,
-					   step_reg(b->in), const_reg(b->in), NO_TARGET,
+					   step_reg(b->in), const_reg(b->in), cmp_imm(b->in), NO_TARGET,
 					   k == K_CALL ? t : 0 };
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)

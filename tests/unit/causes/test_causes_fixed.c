@@ -12,13 +12,16 @@
  *          call (84, B9) -> B7 iteration latch (72, back to B1) -> B8.
  *   guard: the same, but B2 is a test (75) that enters the fixed loop or
  *          jumps to B5, and B5 (83) is straight code, no latch.
+ *   alone: no outer loop, no test: B2 and B5 straight code.
  *
  * Known answers.  nest: thread t goes round the outer loop 2 or 7 times
  * (t % 4 == 1), one sample of work each: with B4 flagged the cause is
  * the outer latch's branch (0x105c), without the flag the inner latch's
  * (0x104c), as before.  guard: every thread enters in some instances
  * (so causes_entered.c's "never entered" does not apply), odd threads in
- * all: flagged, the cause is the test's branch (0x102c); without the
+ * all: flagged, the cause is the test's branch (0x102c).  alone: every
+ * thread enters once, its call takes longer in higher threads: flagged,
+ * the cause is the call (0x103c), not the latch; without the
  * flag a loop around a call stays at its latch (pure work without the
  * flag already went to its guard, sb_cfg_guards of its header).
  */
@@ -36,6 +39,7 @@
 #define OUTER_LATCH 0x105c
 #define INNER_LATCH 0x104c
 #define TEST_BRANCH 0x102c
+#define WORK_CALL 0x103c
 
 static struct sb_cfg *graph(int guard, int call, int fixed)
 {
@@ -53,7 +57,7 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 		g->blocks[4].flags = SB_BLOCK_CONST_BOUND;
 	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
 	sb_cfg_add_edge(g, 1, 2, SB_EDGE_SEQUENTIAL);
-	if (guard) {
+	if (guard == 1) {
 		sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
 		sb_cfg_add_edge(g, 2, 5, SB_EDGE_TAKEN);
 	} else {
@@ -92,6 +96,8 @@ static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 /* Samples of thread t in the work block B3 in instance i. */
 static uint64_t work(int guard, int i, uint32_t t)
 {
+	if (guard == 2)
+		return 2 + t;
 	if (guard)
 		return t % 2 || i % 3 == 0 ? 3 : 0;
 	return t % 4 == 1 ? 7 : 2;
@@ -192,6 +198,10 @@ int main(void)
 		CHECK(a == TEST_BRANCH, "guard (call %d), fixed inner loop: at the test, %#llx",
 		      call, a);
 	}
+	a = top(2, 1, 1);
+	CHECK(a == WORK_CALL, "alone (call), fixed loop: at the call, %#llx", a);
+	a = top(2, 1, 0);
+	CHECK(a == INNER_LATCH, "alone (call), no flag: at the latch, %#llx", a);
 	/* without the flag (a profile recorded before it), a loop around a
 	 * call stays at its own latch, as before */
 	a = top(0, 1, 0);
