@@ -429,8 +429,9 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
  * a fixed loop around a call entered alike by every thread differs in
  * the time of its call (the callee's work: a longer string to strlen),
  * never in its trip count: the cause is shown at the call, not at the
- * latch.  Otherwise (pure work) the placement is left to the rules below.  Profiles recorded without block
- * flags have no fixed loop: they report as before.  True when c moved.
+ * latch.  Otherwise (pure work) the placement is left to the rules
+ * below.  Profiles recorded without block flags have no fixed loop: they
+ * report as before.  True when c moved.
  */
 static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_causes_graph *gr,
 			       uint32_t blk, struct sb_cause *c)
@@ -536,8 +537,8 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk) &&
 	    locate_entered(p, g, (uint32_t)blk, c))
 		return;
-	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst && sb_causes_repeats_call(g->merged, blk) &&
-	    locate_fixed_trips(p, g, (uint32_t)blk, c))
+	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
+	    sb_causes_repeats_call(g->merged, blk) && locate_fixed_trips(p, g, (uint32_t)blk, c))
 		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
