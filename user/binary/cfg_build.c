@@ -47,6 +47,7 @@ struct insn {
 	uint16_t step_reg;      /* `sub|add REG, IMM`, dec, inc: REG (64-bit) */
 	uint16_t const_reg;     /* `mov REG, IMM`, `xor REG, REG`: REG (64-bit) */
 	uint16_t cmp_reg;       /* `cmp REG, IMM`, IMM != 0: REG (64-bit) */
+	uint16_t dst_reg;       /* the register operand it writes, if first */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
 	uint64_t call;          /* a direct call's target address, else 0 */
 };
@@ -369,6 +370,26 @@ static uint16_t const_reg(const cs_insn *in)
 	return 0;
 }
 
+/* The register an instruction writes as its first operand (64-bit
+ * name), 0 for none: x86's two-operand forms write the first, except the
+ * compares and tests, push and bt.  Implicit writes (mul's %rdx, a call's
+ * clobbers) are not seen; a call ends the straight-line search anyway. */
+static uint16_t dst_reg(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	switch (in->id) {
+	case X86_INS_CMP:
+	case X86_INS_TEST:
+	case X86_INS_PUSH:
+	case X86_INS_BT:
+		return 0;
+	default:
+		return x->op_count && x->operands[0].type == X86_OP_REG ?
+		       reg64(x->operands[0].reg) : 0;
+	}
+}
+
 /* The instruction at offset off (one starts there: a resolved target). */
 static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
 {
@@ -404,8 +425,10 @@ static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
  * (the loop's header) sets REG from a constant (`xor %ebx,%ebx`, `mov
  * $0x60d,%ebx`) within START_WINDOW instructions: a bound alone says
  * nothing when the start varies (gcc counts a negative index up to 0
- * from a variable start, `add $8,%rax; jne`).  Other writes of REG
- * between are not looked for; loops set up otherwise (a `jmp` into the
+ * from a variable start, `add $8,%rax; jne`): the nearest write of REG
+ * before the header must be that constant (a `cmove` after `mov $2` is
+ * a choice).  Implicit writes and writes in the body besides the step
+ * are not looked for; loops set up otherwise (a `jmp` into the
  * test, a counter in memory at -O0) are not flagged: the flag is sure
  * more than it is complete.
  */
@@ -433,8 +456,11 @@ static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t 
 
 		if (y->kind != K_PLAIN)
 			break;          /* not straight-line into the header */
-		if (y->const_reg == reg)
-			return SB_BLOCK_CONST_BOUND;
+		/* the last write of REG before the header: a constant, or
+		 * anything else (clang's `mov $2,%ebx; cmove %eax,%ebx` picks
+		 * one of two trip counts) */
+		if (y->dst_reg == reg)
+			return y->const_reg == reg ? SB_BLOCK_CONST_BOUND : 0;
 	}
 	return 0;
 }
@@ -479,7 +505,8 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
 					   (uint8_t)b->in->size, (uint8_t)k, jcc_noflags(b->in),
 					   b->in->id == X86_INS_JE || b->in->id == X86_INS_JNE,
-					   step_reg(b->in), const_reg(b->in), cmp_imm(b->in), NO_TARGET,
+					   step_reg(b->in), const_reg(b->in), cmp_imm(b->in),
+					   dst_reg(b->in), NO_TARGET,
 					   k == K_CALL ? t : 0 };
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
