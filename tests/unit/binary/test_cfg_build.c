@@ -369,6 +369,11 @@ static void test_shapes(const char *bin)
 	b = backward_jcc_block(e, g, "fixed_loop");
 	CHECK(n == 1 && b >= 0 && (g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
 	      "fixed_loop: 1 loop, its latch has a constant bound (%d, %ld)", n, b);
+	/* a trip count chosen before the loop (2 or 8: a cmov, a branch)
+	 * is no constant, however the compiler counts it */
+	b = backward_jcc_block(e, g, "chosen_loop");
+	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "chosen_loop: a chosen trip count is not a constant bound (%ld)", b);
 	n = check_named(e, g, "nested_loop", heads, 4);
 	CHECK(n == 2 && heads[0] != heads[1], "nested_loop: 2 back edges, 2 headers (got %d)", n);
 	n = check_named(e, g, "diamond", heads, 4);
