@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cfg/cfg_io.h"
+#include "cfg_insn.h"
 #include "elfsym.h"
 #include "util/bytes.h"
 #include "util/search.h"
@@ -42,12 +43,7 @@ enum kind { K_PLAIN, K_JCC, K_JMP, K_IJMP, K_CALL, K_RET, K_HALT };
 struct insn {
 	uint32_t off;           /* from the function start */
 	uint8_t size, kind;
-	bool jcc_noflags;       /* loop/jrcxz/xbegin: a jcc reading no flags */
-	bool jcc_zero;          /* je/jne: a test of the result against 0 */
-	uint16_t step_reg;      /* `sub|add REG, IMM`, dec, inc: REG (64-bit) */
-	uint16_t const_reg;     /* `mov REG, IMM`, `xor REG, REG`: REG (64-bit) */
-	uint16_t cmp_reg;       /* `cmp REG, IMM`, IMM != 0: REG (64-bit) */
-	uint16_t dst_reg;       /* the register operand it writes, if first */
+	struct sb_insn_facts fx; /* what a latch's bound needs (cfg_insn.h) */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
 	uint64_t call;          /* a direct call's target address, else 0 */
 };
@@ -286,110 +282,6 @@ static enum kind classify(const cs_insn *in, uint64_t *target)
 	return K_PLAIN;
 }
 
-static uint16_t reg64(x86_reg r);
-
-/* A register compared with a nonzero constant of the code (capstone's
- * operands are in Intel order: the immediate is the second): the
- * register (64-bit name), else 0.  See SB_BLOCK_CONST_BOUND in cfg.h. */
-static uint16_t cmp_imm(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	if (in->id != X86_INS_CMP || x->op_count != 2 || x->operands[1].type != X86_OP_IMM ||
-	    x->operands[1].imm == 0 || x->operands[0].type != X86_OP_REG)
-		return 0;
-	return reg64(x->operands[0].reg);
-}
-
-static bool jcc_noflags(const cs_insn *in)
-{
-	switch (in->id) {
-	case X86_INS_LOOP:
-	case X86_INS_LOOPE:
-	case X86_INS_LOOPNE:
-	case X86_INS_JRCXZ:
-	case X86_INS_JECXZ:
-	case X86_INS_JCXZ:
-	case X86_INS_XBEGIN:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* A general register's 64-bit name (a counter set as %ebx is tested as
- * %rbx), 0 for any other operand. */
-static uint16_t reg64(x86_reg r)
-{
-	static const x86_reg r64[] = {
-		X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI,
-		X86_REG_RDI, X86_REG_RBP, X86_REG_R8, X86_REG_R9, X86_REG_R10,
-		X86_REG_R11, X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
-	};
-	static const x86_reg r32[] = {
-		X86_REG_EAX, X86_REG_EBX, X86_REG_ECX, X86_REG_EDX, X86_REG_ESI,
-		X86_REG_EDI, X86_REG_EBP, X86_REG_R8D, X86_REG_R9D, X86_REG_R10D,
-		X86_REG_R11D, X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D,
-	};
-
-	for (size_t i = 0; i < sizeof(r64) / sizeof(r64[0]); i++)
-		if (r == r64[i] || r == r32[i])
-			return (uint16_t)r64[i];
-	return 0;
-}
-
-/* `sub|add REG, IMM`, `dec|inc REG`: a counter stepped by a constant
- * (its flags compare the new value with 0): REG, else 0. */
-static uint16_t step_reg(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	if (!x->op_count || x->operands[0].type != X86_OP_REG)
-		return 0;
-	if ((in->id == X86_INS_SUB || in->id == X86_INS_ADD) &&
-	    (x->op_count != 2 || x->operands[1].type != X86_OP_IMM))
-		return 0;
-	if (in->id != X86_INS_SUB && in->id != X86_INS_ADD && in->id != X86_INS_DEC &&
-	    in->id != X86_INS_INC)
-		return 0;
-	return reg64(x->operands[0].reg);
-}
-
-/* `mov REG, IMM` or `xor REG, REG`: REG now holds a constant. */
-static uint16_t const_reg(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	if (x->op_count != 2 || x->operands[0].type != X86_OP_REG)
-		return 0;
-	if (in->id == X86_INS_MOV && x->operands[1].type == X86_OP_IMM)
-		return reg64(x->operands[0].reg);
-	if (in->id == X86_INS_XOR && x->operands[1].type == X86_OP_REG &&
-	    x->operands[1].reg == x->operands[0].reg)
-		return reg64(x->operands[0].reg);
-	return 0;
-}
-
-/* The register an instruction writes as its first operand (64-bit
- * name), 0 for none: x86's two-operand forms write the first, except the
- * compares and tests, push and bt.  Implicit writes (mul's %rdx, a call's
- * clobbers) are not seen; a call ends the straight-line search anyway. */
-static uint16_t dst_reg(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	switch (in->id) {
-	case X86_INS_CMP:
-	case X86_INS_TEST:
-	case X86_INS_PUSH:
-	case X86_INS_BT:
-		return 0;
-	default:
-		return x->op_count && x->operands[0].type == X86_OP_REG ?
-		       reg64(x->operands[0].reg) : 0;
-	}
-}
-
 /* The instruction at offset off (one starts there: a resolved target). */
 static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
 {
@@ -411,42 +303,23 @@ static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
  * alignment nops between). */
 #define START_WINDOW 8
 
-/*
- * SB_BLOCK_CONST_BOUND for the block [i, j] (cfg.h says what it promises):
- * it ends in a backward conditional jump (a latch) on flags set by the
- * instruction right before it, in the same block (a jump some branch
- * targets directly could test flags set elsewhere; loop, jrcxz and
- * xbegin test none), on a counter REG stepped by a constant in the loop:
- *  - `cmp REG, IMM` (IMM != 0) after a step of REG earlier in the block
- *    (`add $1,%rbx; cmp $0x60d,%rbx; jne`): the bound is the immediate;
- *  - or a step of REG right before a je/jne (`sub $1,%rbx; jne`, gcc's
- *    counted loop run down to 0): the bound is 0;
- * and, either way, the straight-line code falling into the jump's target
- * (the loop's header) sets REG from a constant (`xor %ebx,%ebx`, `mov
- * $0x60d,%ebx`) within START_WINDOW instructions: a bound alone says
- * nothing when the start varies (gcc counts a negative index up to 0
- * from a variable start, `add $8,%rax; jne`): the nearest write of REG
- * before the header must be that constant (a `cmove` after `mov $2` is
- * a choice).  Implicit writes and writes in the body besides the step
- * are not looked for; loops set up otherwise (a `jmp` into the
- * test, a counter in memory at -O0) are not flagged: the flag is sure
- * more than it is complete.
- */
+/* SB_BLOCK_CONST_BOUND for the block [i, j]: the latch pattern of
+ * cfg_insn.h (what the flag promises is in cfg.h). */
 static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t j)
 {
 	const struct insn *x = &b->ins[j], *prev = j > i ? &b->ins[j - 1] : NULL;
 	uint16_t reg = 0;
 	size_t t;
 
-	if (x->kind != K_JCC || !prev || x->jcc_noflags || x->toff == NO_TARGET ||
+	if (x->kind != K_JCC || !prev || x->fx.jcc_noflags || x->toff == NO_TARGET ||
 	    x->toff > x->off)
 		return 0;
-	if (prev->cmp_reg) {
+	if (prev->fx.cmp_reg) {
 		for (size_t k = j - 1; k > i && !reg; k--)
-			if (b->ins[k - 1].step_reg == prev->cmp_reg)
-				reg = prev->cmp_reg;
-	} else if (prev->step_reg && x->jcc_zero) {
-		reg = prev->step_reg;
+			if (b->ins[k - 1].fx.step_reg == prev->fx.cmp_reg)
+				reg = prev->fx.cmp_reg;
+	} else if (prev->fx.step_reg && x->fx.jcc_zero) {
+		reg = prev->fx.step_reg;
 	}
 	if (!reg)
 		return 0;
@@ -459,8 +332,8 @@ static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t 
 		/* the last write of REG before the header: a constant, or
 		 * anything else (clang's `mov $2,%ebx; cmove %eax,%ebx` picks
 		 * one of two trip counts) */
-		if (y->dst_reg == reg)
-			return y->const_reg == reg ? SB_BLOCK_CONST_BOUND : 0;
+		if (y->fx.dst_reg == reg)
+			return y->fx.const_reg == reg ? SB_BLOCK_CONST_BOUND : 0;
 	}
 	return 0;
 }
@@ -503,11 +376,9 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		}
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
-					   (uint8_t)b->in->size, (uint8_t)k, jcc_noflags(b->in),
-					   b->in->id == X86_INS_JE || b->in->id == X86_INS_JNE,
-					   step_reg(b->in), const_reg(b->in), cmp_imm(b->in),
-					   dst_reg(b->in), NO_TARGET,
+					   (uint8_t)b->in->size, (uint8_t)k, { 0 }, NO_TARGET,
 					   k == K_CALL ? t : 0 };
+		sb_insn_facts(b->in, &b->ins[n].fx);
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
 			b->ins[n].toff = (uint32_t)(t - s->start);
