@@ -413,6 +413,61 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
 	return moved;
 }
 
+/*
+ * A sampled leader in a loop of fixed trips (sb_causes_loop_fixed_trips:
+ * its latch compares its counter with a constant, nothing else leaves it)
+ * -- a loop repeating a call (`for (r = 0; r < 1549; r++) qsort(...)`) or
+ * pure computation.  Samples cannot tell more trips of a loop from more
+ * trips of the loop around it, but the machine code can: a loop that runs
+ * the same number of trips every time it is entered decides nothing, so
+ * threads whose samples there differ entered it a different number of
+ * times.  The decision is the loop around it when its other blocks only
+ * repeat it (sb_causes_loop_only_repeats: they call nothing and decide
+ * nothing else), shown at that loop's latch; with no such loop, the
+ * branch that enters the fixed loop (the guards of sb_cfg_loop_entry, as
+ * causes_entered.c finds them), if the profile names it.  With neither,
+ * a fixed loop around a call entered alike by every thread differs in
+ * the time of its call (the callee's work: a longer string to strlen),
+ * never in its trip count: the cause is shown at the call, not at the
+ * latch.  Otherwise (pure work) the placement is left to the rules
+ * below.  Profiles recorded without block flags have no fixed loop: they
+ * report as before.  True when c moved.
+ */
+static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_causes_graph *gr,
+			       uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *g = gr->merged;
+	uint32_t f = g->blocks[blk].func, nb = g->funcs[f].nblocks;
+	uint8_t *inner = malloc(nb ? nb : 1), *outer = malloc(nb ? nb : 1);
+	struct sb_cause at = *c;
+	bool moved = false;
+	long l, e, in;
+
+	if (!inner || !outer || (l = sb_causes_loop_of(g, blk, inner)) < 0 ||
+	    !sb_causes_loop_fixed_trips(g, f, (uint32_t)l, inner))
+		goto out;
+	e = sb_causes_loop_around(g, (uint32_t)l, inner, outer);
+	if (e >= 0 && sb_causes_loop_only_repeats(g, f, outer, inner))
+		moved = locate_latch(p, g, (uint32_t)e, &at);
+	else if ((in = sb_cfg_loop_entry(g, (uint32_t)l)) >= 0)
+		moved = locate_guard(p, gr, (uint32_t)in, &at);
+	if (!moved && sb_causes_repeats_call(g, blk)) {
+		/* entered as often by every thread: what differs is the time
+		 * of a call, the callee's work (a longer string to strlen) */
+		at.kind = SB_CAUSE_CALL;
+		locate(p, g->blocks[blk].last_insn, &at);
+		moved = at.loc >= 0 && p->locs[at.loc].line;
+	}
+	if (moved) {
+		c->loc = at.loc;
+		c->addr = at.addr;
+	}
+out:
+	free(inner);
+	free(outer);
+	return moved;
+}
+
 /* Threads that never entered the leader's loop (causes_entered.c): the
  * branch that enters it decides, before the latch a loop around a call
  * is otherwise shown at.  True when c moved. */
@@ -505,6 +560,9 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk) &&
 	    locate_entered(p, g, (uint32_t)blk, c))
 		return;
+	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
+	    sb_causes_repeats_call(g->merged, blk) && locate_fixed_trips(p, g, (uint32_t)blk, c))
+		return;
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	      sb_causes_repeats_call(g->merged, blk))) &&
@@ -514,6 +572,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	 * samples only: with exact counts the leader is the decision itself.) */
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
+	    !locate_fixed_trips(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
 	    !locate_entered(p, g, (uint32_t)blk, c) &&

@@ -151,3 +151,20 @@ bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *bod
 			return true;
 	return false;
 }
+
+bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,
+				const uint8_t *body)
+{
+	uint32_t nlatch = 0;
+
+	for (uint32_t k = g->in_start[h]; k < g->in_start[h + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (!e->back || g->blocks[e->src].func != f)
+			continue;
+		if (!(g->blocks[e->src].flags & SB_BLOCK_CONST_BOUND))
+			return false;
+		nlatch++;
+	}
+	return nlatch && sb_causes_loop_exits(g, f, body) == 1;
+}

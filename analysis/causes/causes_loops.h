@@ -27,6 +27,15 @@ long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *in
  * more for one with an early exit (a search's `break`, a `&&` test). */
 uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
 
+/* The loop of header h (body) runs the same number of trips each time it
+ * is entered, as far as its code shows: every latch (source of a back
+ * edge into h) ends in a branch on a constant bound (SB_BLOCK_CONST_BOUND,
+ * cfg.h: a counter compared with, or counted down from, a constant) and
+ * no other block leaves the loop (a `break` ends it where its data says).
+ * False for graphs without block flags (profiles recorded before them). */
+bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,
+				const uint8_t *body);
+
 /* A block of the loop ends in a call. */
 bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
 

@@ -97,6 +97,7 @@ long sb_cfg_add_block(struct sb_cfg *g, uint32_t func, uint64_t start, uint64_t 
 	b->end = end;
 	b->last_insn = last_insn;
 	b->func = func;
+	b->flags = 0;
 	return (long)g->nblocks++;
 }
 
@@ -330,12 +331,14 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 	}
 	if (sb_cfg_reserve(m, nf, nb, ne))
 		goto fail;
+	m->has_flags = true;    /* blocks keep their own; known if all are */
 	for (size_t i = 0; i < n; i++) {
 		uint32_t foff = (uint32_t)m->nfuncs, boff = (uint32_t)m->nblocks;
 
 		block_offset[i] = boff;
 		if (!g[i])
 			continue;
+		m->has_flags &= g[i]->has_flags;
 		for (size_t f = 0; f < g[i]->nfuncs; f++) {
 			struct sb_cfg_func *d = &m->funcs[m->nfuncs++];
 

@@ -37,10 +37,29 @@ struct sb_cfg_func {
 	uint32_t nblocks;
 };
 
+/*
+ * SB_BLOCK_CONST_BOUND: the block is the latch of a counted loop with
+ * constant bounds, as its machine code shows: it ends in a backward
+ * conditional jump on a register the loop steps by a constant and
+ * compares with a constant (`add $1,%rbx; cmp $0x60d,%rbx; jne`, or `sub
+ * $1,%rbx; jne`, run down to 0), and the code falling into the loop's
+ * header sets that register from a constant (`xor %ebx,%ebx`, `mov
+ * $0x60d,%ebx`).  cfg_build.c has the exact patterns.  What it promises:
+ * the loop runs the same number of trips each time it is entered through
+ * that setup code, unless it leaves by another exit (a `break`: callers
+ * check that) or the body writes the counter (not checked: compilers
+ * keep such a counter out of the register they step, rarely).  What it
+ * does not say: nothing about loops it does not flag (a bound in a
+ * register, a counter in memory, a `jmp` into the test): no flag is
+ * "unknown", never "varies".
+ */
+#define SB_BLOCK_CONST_BOUND 1u
+
 struct sb_cfg_block {
 	uint64_t start, end;       /* [start, end) */
 	uint64_t last_insn;        /* address of its last instruction */
 	uint32_t func;
+	uint32_t flags;            /* SB_BLOCK_* */
 };
 
 struct sb_cfg_edge {
@@ -51,6 +70,10 @@ struct sb_cfg_edge {
 
 struct sb_cfg {
 	char *build_id;            /* of the binary, NULL when it has none */
+	/* Whether blocks' flags were computed: graphs of profiles recorded
+	 * before they existed (cfg_io version 2) have none, which says
+	 * "unknown", not "no constant bound". */
+	bool has_flags;
 	size_t nfuncs, nblocks, nedges;
 	struct sb_cfg_func *funcs;
 	struct sb_cfg_block *blocks;

@@ -144,7 +144,8 @@ static bool serializable(const struct sb_cfg *g)
 
 			if (b->func != f || b->start < prev_end || b->end <= b->start ||
 			    b->start < fn->start || b->end > fn->end ||
-			    b->last_insn < b->start || b->last_insn >= b->end)
+			    b->last_insn < b->start || b->last_insn >= b->end ||
+			    (b->flags & ~SB_BLOCK_CONST_BOUND) || (b->flags && !g->has_flags))
 				return false;
 			prev_end = b->end;
 		}
@@ -171,7 +172,9 @@ int sb_cfg_serialize(const struct sb_cfg *g, unsigned char **buf, size_t *len)
 		return -1;
 	}
 	wb_bytes(&w, magic, sizeof(magic));
-	wb_u32(&w, SB_CFG_IO_VERSION);
+	/* A graph without flags (read from version 2) is written as version
+	 * 2: writing 3 would claim its blocks were looked at. */
+	wb_u32(&w, g->has_flags ? SB_CFG_IO_VERSION : SB_CFG_IO_VERSION_NOFLAGS);
 	wb_u32(&w, (uint32_t)g->nfuncs);
 	wb_u32(&w, (uint32_t)g->nblocks);
 	wb_u32(&w, (uint32_t)g->nedges);
@@ -190,6 +193,8 @@ int sb_cfg_serialize(const struct sb_cfg *g, unsigned char **buf, size_t *len)
 			wb_uleb(&w, bl->start - prev_end);
 			wb_uleb(&w, bl->end - bl->start);
 			wb_uleb(&w, bl->last_insn - bl->start);
+			if (g->has_flags)
+				wb_uleb(&w, bl->flags);
 			prev_end = bl->end;
 		}
 	}
@@ -292,7 +297,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 /* Functions with their blocks; fills g->funcs and g->blocks, whose
  * arrays hold the header's counts. */
 static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
-			      size_t nblocks, bool *nomem)
+			      size_t nblocks, bool flags, bool *nomem)
 {
 	uint64_t prev_start = 0, prev_end = 0, prev_fend = 0;
 
@@ -318,15 +323,18 @@ static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
 		for (uint64_t k = 0; k < nb; k++) {
 			struct sb_cfg_block *b = &g->blocks[g->nblocks];
 			uint64_t gap = rb_uleb(r), len = rb_uleb(r), last = rb_uleb(r);
+			uint64_t fl = flags ? rb_uleb(r) : 0;
 
 			/* what sb_cfg_add_block() demands, plus last_insn inside */
 			if (r->bad || gap > UINT64_MAX - prev_end || len == 0 ||
-			    len > UINT64_MAX - (prev_end + gap) || last >= len)
+			    len > UINT64_MAX - (prev_end + gap) || last >= len ||
+			    (fl & ~(uint64_t)SB_BLOCK_CONST_BOUND))
 				return "bad block record";
 			b->start = prev_end + gap;
 			b->end = b->start + len;
 			b->last_insn = b->start + last;
 			b->func = (uint32_t)f;
+			b->flags = (uint32_t)fl;
 			/* a block lies in its function's range */
 			if (b->start < fn->start || b->end > fn->end)
 				return "block outside its function";
@@ -384,7 +392,7 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 	nfuncs = rb_u32(&r);
 	nblocks = rb_u32(&r);
 	nedges = rb_u32(&r);
-	if (version != SB_CFG_IO_VERSION)
+	if (version != SB_CFG_IO_VERSION && version != SB_CFG_IO_VERSION_NOFLAGS)
 		return fail(err, errlen, "cfg: unsupported version %u", version);
 	if (nfuncs == UINT32_MAX || nblocks == UINT32_MAX || nedges == UINT32_MAX ||
 	    (uint64_t)nfuncs * MIN_FUNC + (uint64_t)nblocks * MIN_BLOCK +
@@ -406,7 +414,8 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 		free(g->build_id);
 		g->build_id = NULL;
 	}
-	if ((why = read_funcs(&r, g, nfuncs, nblocks, &nomem)) ||
+	g->has_flags = version >= 3;
+	if ((why = read_funcs(&r, g, nfuncs, nblocks, g->has_flags, &nomem)) ||
 	    (why = read_edges(&r, g, nedges)))
 		goto out;
 	if (r.pos != r.len) {

@@ -4,7 +4,7 @@
  * for carrying graphs inside profiles.  Pure C, no ELF.
  *
  * Layout (all integers little-endian):
- *   magic "sbpfcfg\n" (8 bytes), u32 version (1),
+ *   magic "sbpfcfg\n" (8 bytes), u32 version (3; 2 is read too),
  *   u32 nfuncs, u32 nblocks, u32 nedges,
  *   build-id: uleb len, bytes (len 0: none),
  *   per function in order: uleb name len, name bytes,
@@ -12,6 +12,7 @@
  *     uleb nblocks, then its blocks, each:
  *     uleb start - previous block's end, uleb end - start,
  *     uleb last_insn - start,
+ *     uleb flags (SB_BLOCK_*; version 3 on, absent in version 2),
  *   per edge in array order: sleb src - previous src,
  *     uleb (zigzag(dst - src) << 3 | kind),
  *   u32 CRC-32 (sb_bytes_crc32) of every byte before it.
@@ -27,7 +28,12 @@
 
 #include "cfg.h"
 
-#define SB_CFG_IO_VERSION 2   /* 2: CALL edges; older caches are rebuilt */
+/* 2: CALL edges; older caches are rebuilt.  3: block flags.  Version 2
+ * is still read (profiles recorded before 3 carry it): its graphs have
+ * has_flags false and every block's flags 0, "unknown", so analyses that
+ * act on a flag act on nothing and old profiles report as they did. */
+#define SB_CFG_IO_VERSION 3
+#define SB_CFG_IO_VERSION_NOFLAGS 2
 
 /*
  * Encodes g (finalized or not) into a malloc'ed buffer.  The graph must

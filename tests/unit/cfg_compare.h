@@ -12,7 +12,7 @@
 static inline bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
 {
 	if (a->nfuncs != b->nfuncs || a->nblocks != b->nblocks || a->nedges != b->nedges ||
-	    !a->build_id != !b->build_id || (a->build_id && strcmp(a->build_id, b->build_id)))
+	    a->has_flags != b->has_flags || !a->build_id != !b->build_id || (a->build_id && strcmp(a->build_id, b->build_id)))
 		return false;
 	for (size_t i = 0; i < a->nfuncs; i++)
 		if (strcmp(a->funcs[i].name, b->funcs[i].name) ||
@@ -23,7 +23,7 @@ static inline bool same_graph(const struct sb_cfg *a, const struct sb_cfg *b)
 	for (size_t i = 0; i < a->nblocks; i++)
 		if (a->blocks[i].start != b->blocks[i].start || a->blocks[i].end != b->blocks[i].end ||
 		    a->blocks[i].last_insn != b->blocks[i].last_insn ||
-		    a->blocks[i].func != b->blocks[i].func)
+		    a->blocks[i].func != b->blocks[i].func || a->blocks[i].flags != b->blocks[i].flags)
 			return false;
 	for (size_t i = 0; i < a->nedges; i++)
 		if (a->edges[i].src != b->edges[i].src || a->edges[i].dst != b->edges[i].dst ||

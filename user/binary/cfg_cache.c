@@ -102,7 +102,9 @@ static struct sb_cfg *load_cached(const char *path, struct sb_elf *e, const char
 	}
 	if (sb_cfg_deserialize(data, len, &g, err, sizeof(err))) {
 		why = err;
-	} else if ((why = matches_binary(g, e, bid))) {
+	} else if (!g->has_flags || (why = matches_binary(g, e, bid))) {
+		/* an entry from before block flags: built again with them */
+		why = why ? why : "no block flags (older format)";
 		sb_cfg_free(g);
 		g = NULL;
 	}

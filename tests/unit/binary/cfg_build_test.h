@@ -16,6 +16,10 @@ static const char prog_src[] =
 	"__attribute__((noipa)) static int hidden_fn(int x) { sink = x; return x + 1; }\n"
 	"__attribute__((noipa)) int counted_loop(const int *a, int n)\n"
 	"{ int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n"
+	"__attribute__((noipa)) void fixed_loop(void)\n"
+	"{ for (int i = 0; i < 1549; i++) helper(i); }\n"
+	"__attribute__((noipa)) void chosen_loop(int x)\n"
+	"{ for (int i = 0; i < (x % 2 == 1 ? 8 : 2); i++) helper(i); }\n"
 	"__attribute__((noipa)) void nested_loop(int *a, int n, int m)\n"
 	"{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) a[i * m + j] += i ^ j; }\n"
 	"__attribute__((noipa)) int diamond(int x)\n"
@@ -30,7 +34,7 @@ static const char prog_src[] =
 	"__attribute__((noipa)) int tailer(int x)\n"
 	"{ if (x < 0) return -x; return helper(x * 2); }\n"
 	"int main(int argc, char **argv)\n"
-	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4);\n"
+	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4); fixed_loop(); chosen_loop(argc);\n"
 	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
 
 static inline int run(const char *fmt, ...)

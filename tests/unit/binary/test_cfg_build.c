@@ -293,6 +293,18 @@ static long block_ending_in(struct sb_elf *e, const struct sb_cfg *g, const char
 	return -1;
 }
 
+/* The block ending in f's first backward conditional jump (a latch). */
+static long backward_jcc_block(struct sb_elf *e, const struct sb_cfg *g, const char *name)
+{
+	uint64_t start = 0, size = 0;
+
+	sb_elf_func_by_name(e, name, &start, &size);
+	for (size_t i = oins_at(start); i < noins && oins[i].addr < start + size; i++)
+		if (oins[i].kind == O_JCC && oins[i].target < oins[i].addr)
+			return sb_cfg_block_at(g, oins[i].addr);
+	return -1;
+}
+
 /* Every CALL edge leaves a block that ends in `call rel32` and enters the
  * first block of the function at that call's target. */
 static void check_call_edges(struct sb_elf *e, const struct sb_cfg *g)
@@ -347,6 +359,21 @@ static void test_shapes(const char *bin)
 			jt = oins[i].target;
 	CHECK(n == 1 && heads[0] == jt, "counted_loop: 1 back edge to %#" PRIx64 " (got %d)",
 	      jt, n);
+	/* its latch compares with n, a register: no constant bound; the
+	 * latch of fixed_loop (`add $1; cmp $0x60d; jne`) has one */
+	CHECK(g->has_flags, "a built graph has block flags");
+	b = backward_jcc_block(e, g, "counted_loop");
+	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "counted_loop: latch bound is not a constant");
+	n = check_named(e, g, "fixed_loop", heads, 4);
+	b = backward_jcc_block(e, g, "fixed_loop");
+	CHECK(n == 1 && b >= 0 && (g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "fixed_loop: 1 loop, its latch has a constant bound (%d, %ld)", n, b);
+	/* a trip count chosen before the loop (2 or 8: a cmov, a branch)
+	 * is no constant, however the compiler counts it */
+	b = backward_jcc_block(e, g, "chosen_loop");
+	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "chosen_loop: a chosen trip count is not a constant bound (%ld)", b);
 	n = check_named(e, g, "nested_loop", heads, 4);
 	CHECK(n == 2 && heads[0] != heads[1], "nested_loop: 2 back edges, 2 headers (got %d)", n);
 	n = check_named(e, g, "diamond", heads, 4);

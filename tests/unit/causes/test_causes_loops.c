@@ -89,6 +89,14 @@ int main(void)
 	CHECK(e == 1, "the outer loop heads at B1 (%ld)", e);
 	CHECK(out[1] && out[2] && out[3] && !out[0] && !out[4], "outer body {B1, B2, B3}");
 	CHECK(sb_causes_loop_only_repeats(g, 0, out, in), "the outer loop only repeats");
+	h = sb_causes_loop_of(g, 2, in);
+	CHECK(!sb_causes_loop_fixed_trips(g, 0, 2, in), "no flag: trips not known fixed");
+	g->blocks[2].flags = SB_BLOCK_CONST_BOUND;
+	CHECK(sb_causes_loop_fixed_trips(g, 0, 2, in), "latch on a constant bound: fixed trips");
+	g->blocks[7].flags = SB_BLOCK_CONST_BOUND;
+	h = sb_causes_loop_of(g, 7, in);
+	CHECK(!sb_causes_loop_fixed_trips(g, 1, 6, in), "a search's early exit: not fixed");
+	g->blocks[7].flags = 0;
 	CHECK(sb_causes_loop_around(g, 1, out, in) == -1, "nothing around the outer loop");
 	CHECK(sb_causes_loop_of(g, 0, in) == -1, "B0 is in no loop");
 

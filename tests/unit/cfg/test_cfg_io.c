@@ -107,6 +107,11 @@ static struct sb_cfg *handmade(const char *build_id)
 	sb_cfg_add_block(g, 3, UINT64_MAX - 0x20, UINT64_MAX, UINT64_MAX - 1);
 	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
 		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
+	/* with a build-id, block flags (version 3): the latch B2 has a
+	 * constant bound; without, none computed (version 2) */
+	g->has_flags = build_id != NULL;
+	if (g->has_flags)
+		g->blocks[2].flags = SB_BLOCK_CONST_BOUND;
 	finalize(g);
 	return g;
 }
@@ -155,6 +160,10 @@ static struct sb_cfg *random_graph(void)
 			sb_cfg_add_edge(g, src, dst, kind);
 		}
 	}
+	/* half with flags (version 3), some set; no rnd(): same graphs */
+	g->has_flags = g->nblocks % 2;
+	for (size_t k = 0; g->has_flags && k < g->nblocks; k++)
+		g->blocks[k].flags = (g->blocks[k].start >> 4) & SB_BLOCK_CONST_BOUND;
 	finalize(g);
 	return g;
 }
@@ -181,6 +190,9 @@ static void test_roundtrip(void)
 	CHECK(h && same_graph(g, h) && consistent(h), "hand-made graph round-trips");
 	CHECK(h && h->edges[0].back == 0 && sb_cfg_nout(h, 2) == 1 &&
 	      h->edges[h->out_start[2]].back == 1, "back edges derived again");
+	CHECK(buf && buf[8] == SB_CFG_IO_VERSION && h && h->has_flags &&
+	      h->blocks[2].flags == SB_BLOCK_CONST_BOUND && !h->blocks[1].flags,
+	      "block flags written as version %d and read back", SB_CFG_IO_VERSION);
 	printf("hand-made graph: %zu bytes\n", len);
 	sb_cfg_free(h);
 	sb_cfg_free(g);
@@ -188,6 +200,10 @@ static void test_roundtrip(void)
 	g = handmade(NULL);
 	h = roundtrip(g, &buf, &len);
 	CHECK(h && !h->build_id && same_graph(g, h), "no build-id");
+	/* a graph without flags is version 2, what profiles recorded
+	 * before flags carry: it reads, flags unknown (has_flags false) */
+	CHECK(buf && buf[8] == SB_CFG_IO_VERSION_NOFLAGS && h && !h->has_flags &&
+	      !h->blocks[2].flags, "no flags: version 2, read with flags unknown");
 	sb_cfg_free(h);
 	sb_cfg_free(g);
 	free(buf);
