@@ -411,78 +411,10 @@ static bool at_sync(const struct sb_profile *p, const struct sb_causes_graph *g,
 	return false;
 }
 
-/*
- * Per-thread columns in batches of instances.  Pooled per thread, a
- * section of nt threads gives LIME nt observations, and its F-test of
- * one cluster n - 2 degrees of freedom: with 3 threads one, whose 5%
- * critical value (161) asks a correlation above 0.997 of a pooled block
- * that thousands of samples measure to a few percent, and 2 threads
- * none.  Such a section says "no cause" whatever it recorded (13391
- * samples of 3 threads, a trip count per thread).  Its instances are
- * many, though, and a persistent imbalance shows in each of them: the
- * section's instances, in recorded order, are split into nb batches
- * (about BATCH_COLUMNS columns in all), each pooled per thread, and
- * every column is centred within its batch (what a batch adds to all
- * its threads, a slower stretch of the run, is no imbalance; LIME gives
- * back one degree of freedom per batch, ngroups, as for exact mode's
- * instances).  The same samples and busy times, so the same evidence,
- * now tested with nb (nt - 1) - 1 degrees of freedom.  Only per-thread
- * pooling of two or three threads is batched: rank columns are already
- * pooled across instances by rank, and from four threads on the test
- * passes a block that explains 90% of the time (F(1, 2) at 5%); batching
- * those too (up to 7 threads) was measured on six kept seeds to move
- * low-sample programs' leaders both ways and gain nothing.
- */
-#define BATCH_THREADS 4
-#define BATCH_COLUMNS 24
-#define BATCH_MIN_SAMPLES 50
-
-static uint32_t batches(const struct sb_profile *p, uint32_t s, const struct sb_causes_ranks *rk,
-			uint32_t *ninst)
-{
-	uint32_t n = 0, nb;
-	size_t *first = NULL;
-	double *smp, total = 0;
-
-	for (uint32_t i = 0; i < p->ninstances; i++)
-		n += p->instances[i].section == s;
-	*ninst = n;
-	if (rk->ranked || rk->nt < 2 || rk->nt >= BATCH_THREADS)
-		return 1;
-	/* a column keeps BATCH_MIN_SAMPLES samples at least (its Poisson
-	 * noise under 15%): LIME clusters events by their correlation over
-	 * the columns, which thinner columns would leave to noise, so a
-	 * section of few samples keeps its per-thread columns */
-	if (!(smp = pair_samples(p, &first)))
-		return 1;
-	for (uint32_t i = 0; i < p->ninstances; i++)
-		for (uint32_t t = 0; p->instances[i].section == s && t < width(&p->instances[i]); t++)
-			total += smp[first[i] + t];
-	free(smp);
-	free(first);
-	nb = (BATCH_COLUMNS + rk->nt - 1) / rk->nt;
-	if (total / (BATCH_MIN_SAMPLES * rk->nt) < nb)
-		nb = (uint32_t)(total / (BATCH_MIN_SAMPLES * rk->nt));
-	return nb < 2 ? 1 : nb < n ? nb : n;
-}
-
-static void centre_batches(double *x, uint32_t nb, uint32_t nt)
-{
-	for (uint32_t b = 0; b < nb; b++) {
-		double m = 0;
-
-		for (uint32_t t = 0; t < nt; t++)
-			m += x[b * nt + t] / nt;
-		for (uint32_t t = 0; t < nt; t++)
-			x[b * nt + t] -= m;
-	}
-}
-
 int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
 			   uint32_t s, size_t **by_inst, const size_t *ninst_vec,
 			   struct sb_causes_pooled *li)
 {
-	uint32_t nb, nsec, k_in = 0, ncol;
 	struct sb_causes_ranks rk;
 	long *row = calloc(p->nevents ? p->nevents : 1, sizeof(*row));
 	uint8_t *skip = calloc(p->nevents ? p->nevents : 1, 1);
@@ -502,8 +434,6 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 		return -ENOMEM;
 	}
 	nt = rk.nt;
-	nb = batches(p, s, &rk, &nsec);
-	ncol = nb * nt;
 	for (size_t e = 0; e < p->nevents; e++)
 		row[e] = -1;
 	/* the events with a CFG block */
@@ -521,9 +451,9 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 		}
 		total++;
 	}
-	li->time = calloc(ncol ? ncol : 1, sizeof(double));
+	li->time = calloc(nt ? nt : 1, sizeof(double));
 	li->ev = calloc(nrows ? nrows : 1, sizeof(*li->ev));
-	li->counts = calloc((nrows ? nrows : 1) * (ncol ? ncol : 1), sizeof(double));
+	li->counts = calloc((nrows ? nrows : 1) * (nt ? nt : 1), sizeof(double));
 	if (!li->ev || !li->counts || !li->time)
 		goto out;
 	for (uint32_t i = 0; i < p->ninstances; i++) {
@@ -532,14 +462,11 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 		uint32_t k = in->nthreads < SB_CAUSES_MAX_THREADS ? in->nthreads
 								  : SB_CAUSES_MAX_THREADS;
 
-		uint32_t at;
-
 		if (in->section != s)
 			continue;
-		at = (uint32_t)((uint64_t)k_in++ * nb / nsec) * nt;   /* its batch's columns */
 		for (uint32_t t = 0; t < k; t++)
 			v[t] = (double)in->per_thread[t].busy_ns;
-		sb_causes_rank_add(&rk, p, i, v, li->time + at);
+		sb_causes_rank_add(&rk, p, i, v, li->time);
 		for (size_t x = 0; x < ninst_vec[i]; x++) {
 			const struct sb_vector *vec = &p->vectors[by_inst[i][x]];
 			long r = row[vec->event];
@@ -548,7 +475,7 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 				continue;
 			for (uint32_t t = 0; t < k; t++)
 				v[t] = t < vec->nthreads ? (double)vec->counts[t] : 0;
-			sb_causes_rank_add(&rk, p, i, v, &li->counts[(size_t)r * ncol + at]);
+			sb_causes_rank_add(&rk, p, i, v, &li->counts[(size_t)r * nt]);
 		}
 	}
 	for (size_t e = 0; e < p->nevents; e++) {
@@ -561,15 +488,9 @@ int sb_causes_pool_samples(const struct sb_profile *p, const struct sb_causes_gr
 		li->ev[r].id = (uint32_t)sb_causes_event_block(p, g, d);
 		li->ev[r].superior = -1;
 		li->ev[r].addr = SB_CFG_TAG(d->binary, d->vaddr);
-		li->ev[r].counts = &li->counts[(size_t)r * ncol];
-		if (nb > 1)
-			centre_batches(&li->counts[(size_t)r * ncol], nb, nt);
+		li->ev[r].counts = &li->counts[(size_t)r * nt];
 	}
-	sb_causes_pooled_set(li, ncol, nrows);   /* the imbalance: uncentred times */
-	if (nb > 1) {
-		centre_batches(li->time, nb, nt);
-		li->in.ngroups = nb;
-	}
+	sb_causes_pooled_set(li, nt, nrows);
 	ret = total ? 0 : -ENOENT;
 out:
 	sb_causes_rank_free(&rk);
