@@ -447,7 +447,9 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 	    !sb_causes_loop_fixed_trips(g, f, (uint32_t)l, inner))
 		goto out;
 	e = sb_causes_loop_around(g, (uint32_t)l, inner, outer);
-	if (e >= 0 && sb_causes_loop_only_repeats(g, f, outer, inner))
+	/* (an outer loop of constant trips too decides nothing either) */
+	if (e >= 0 && sb_causes_loop_only_repeats(g, f, outer, inner) &&
+	    !sb_causes_loop_fixed_trips(g, f, (uint32_t)e, outer))
 		moved = locate_latch(p, g, (uint32_t)e, &at);
 	else if ((in = sb_cfg_loop_entry(g, (uint32_t)l)) >= 0)
 		moved = locate_guard(p, gr, (uint32_t)in, &at);

@@ -38,22 +38,11 @@ struct xscn {                   /* an executable section with file bytes */
 	const unsigned char *data;
 };
 
-enum kind { K_PLAIN, K_JCC, K_JMP, K_IJMP, K_CALL, K_RET, K_HALT };
-
-struct insn {
-	uint32_t off;           /* from the function start */
-	uint8_t size, kind;
-	struct sb_insn_facts fx; /* what a latch's bound needs (cfg_insn.h) */
-	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
-	uint64_t call;          /* a direct call's target address, else 0 */
-};
-
 struct call {                   /* a direct call, resolved after all functions */
 	uint32_t src;
 	uint64_t target;
 };
 
-#define NO_TARGET UINT32_MAX
 /* mark[] bits per byte offset of the function being built */
 #define M_START 1               /* an instruction starts here */
 #define M_LEADER 2              /* a block starts here */
@@ -282,62 +271,6 @@ static enum kind classify(const cs_insn *in, uint64_t *target)
 	return K_PLAIN;
 }
 
-/* The instruction at offset off (one starts there: a resolved target). */
-static size_t insn_at(const struct builder *b, size_t n, uint32_t off)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->ins[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* How far back from a loop's header the straight-line code that enters
- * it is searched for the counter's constant start (a preheader's setup,
- * alignment nops between). */
-#define START_WINDOW 8
-
-/* SB_BLOCK_CONST_BOUND for the block [i, j]: the latch pattern of
- * cfg_insn.h (what the flag promises is in cfg.h). */
-static uint32_t block_flags(const struct builder *b, size_t n, size_t i, size_t j)
-{
-	const struct insn *x = &b->ins[j], *prev = j > i ? &b->ins[j - 1] : NULL;
-	uint16_t reg = 0;
-	size_t t;
-
-	if (x->kind != K_JCC || !prev || x->fx.jcc_noflags || x->toff == NO_TARGET ||
-	    x->toff > x->off)
-		return 0;
-	if (prev->fx.cmp_reg) {
-		for (size_t k = j - 1; k > i && !reg; k--)
-			if (b->ins[k - 1].fx.step_reg == prev->fx.cmp_reg)
-				reg = prev->fx.cmp_reg;
-	} else if (prev->fx.step_reg && x->fx.jcc_zero) {
-		reg = prev->fx.step_reg;
-	}
-	if (!reg)
-		return 0;
-	t = insn_at(b, n, x->toff);
-	for (size_t k = t; k > 0 && t - k < START_WINDOW; k--) {
-		const struct insn *y = &b->ins[k - 1];
-
-		if (y->kind != K_PLAIN)
-			break;          /* not straight-line into the header */
-		/* the last write of REG before the header: a constant, or
-		 * anything else (clang's `mov $2,%ebx; cmove %eax,%ebx` picks
-		 * one of two trip counts) */
-		if (y->fx.dst_reg == reg)
-			return y->fx.const_reg == reg ? SB_BLOCK_CONST_BOUND : 0;
-	}
-	return 0;
-}
-
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t c = *cap ? *cap : 4096;
@@ -378,7 +311,7 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
 					   (uint8_t)b->in->size, (uint8_t)k, { 0 }, NO_TARGET,
 					   k == K_CALL ? t : 0 };
-		sb_insn_facts(b->in, &b->ins[n].fx);
+		sb_insn_facts(b->cs, b->in, &b->ins[n].fx);
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
 			b->ins[n].toff = (uint32_t)(t - s->start);
@@ -453,7 +386,7 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				       s->start + b->ins[j].off);
 		if (idx < 0)
 			return -1;
-		g->blocks[idx].flags = block_flags(b, n, i, j);
+		g->blocks[idx].flags = sb_insn_latch_flags(b->ins, n, i, j);
 		b->blk[b->ins[i].off] = (uint32_t)idx;
 		i = j + 1;
 	}

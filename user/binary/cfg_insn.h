@@ -11,6 +11,7 @@
 
 #include <capstone/capstone.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -30,10 +31,15 @@
  * nothing when the start varies (gcc counts a negative index up to 0
  * from a variable start, `add $8,%rax; jne`): the nearest write of REG
  * before the header must be that constant (a `cmove` after `mov $2` is
- * a choice).  Implicit writes and writes in the body besides the step
- * are not looked for; loops set up otherwise (a `jmp` into the
- * test, a counter in memory at -O0) are not flagged: the flag is sure
- * more than it is complete.
+ * a choice).  And no instruction from the header to the latch (the
+ * loop's code, laid out between them) writes REG but the step: the body
+ * of `i = a[i]`, `i += a[i] & 1`, `if (x) i++` (an `sbb`) changes the
+ * trip count.  Writes are every register an instruction writes, its
+ * operands' and its implicit ones (mul's %rdx, a partial %al), by
+ * capstone's access lists; a jump from that code to outside it (a body
+ * laid out of line, an early exit) leaves the loop unflagged.  Loops set
+ * up otherwise (a `jmp` into the test, a counter in memory at -O0) are not
+ * flagged: the flag is sure more than it is complete.
  */
 struct sb_insn_facts {
 	bool jcc_noflags;       /* loop/jrcxz/xbegin: a jcc reading no flags */
@@ -42,8 +48,28 @@ struct sb_insn_facts {
 	uint16_t const_reg;     /* `mov REG, IMM`, `xor REG, REG`: REG */
 	uint16_t cmp_reg;       /* `cmp REG, IMM`, IMM != 0: REG */
 	uint16_t dst_reg;       /* the register operand it writes, if first */
+	uint32_t writes;        /* general registers written, any width:
+				 * bit sb_insn_gpr(REG) */
 };
 
-void sb_insn_facts(const cs_insn *in, struct sb_insn_facts *f);
+void sb_insn_facts(csh cs, const cs_insn *in, struct sb_insn_facts *f);
+
+/* The CFG builder's decoded instructions (cfg_build.c). */
+#define NO_TARGET UINT32_MAX
+enum kind { K_PLAIN, K_JCC, K_JMP, K_IJMP, K_CALL, K_RET, K_HALT };
+
+struct insn {
+	uint32_t off;           /* from the function start */
+	uint8_t size, kind;
+	struct sb_insn_facts fx; /* what a latch's bound needs (cfg_insn.h) */
+	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
+	uint64_t call;          /* a direct call's target address, else 0 */
+};
+
+/* SB_BLOCK_CONST_BOUND for the block of instructions ins[i..j] of a
+ * function's n: the latch pattern above, else 0. */
+uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t j);
+/* A 64-bit general register's bit in writes (0..15), -1 for others. */
+int sb_insn_gpr(uint16_t reg64);
 
 #endif

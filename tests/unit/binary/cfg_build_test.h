@@ -20,6 +20,12 @@ static const char prog_src[] =
 	"{ for (int i = 0; i < 1549; i++) helper(i); }\n"
 	"__attribute__((noipa)) void chosen_loop(int x)\n"
 	"{ for (int i = 0; i < (x % 2 == 1 ? 8 : 2); i++) helper(i); }\n"
+	"__attribute__((noipa)) void skip_loop(const int *a)\n"
+	"{ for (int i = 0; i < 1549; i++) { if (a[i & 15]) i++; helper(i); } }\n"
+	"__attribute__((noipa)) void jump_loop(const int *a)\n"
+	"{ for (int i = 0; i < 1549; i++) { helper(i); i = a[i & 15] ? a[(i + 1) & 15] : i; } }\n"
+	"__attribute__((noipa)) void set_start_loop(int x)\n"
+	"{ for (int i = (x != 0); i < 1000; i++) helper(i); }\n"
 	"__attribute__((noipa)) void nested_loop(int *a, int n, int m)\n"
 	"{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) a[i * m + j] += i ^ j; }\n"
 	"__attribute__((noipa)) int diamond(int x)\n"
@@ -35,6 +41,7 @@ static const char prog_src[] =
 	"{ if (x < 0) return -x; return helper(x * 2); }\n"
 	"int main(int argc, char **argv)\n"
 	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4); fixed_loop(); chosen_loop(argc);\n"
+	"  skip_loop(a); jump_loop(a); set_start_loop(argc);\n"
 	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
 
 static inline int run(const char *fmt, ...)

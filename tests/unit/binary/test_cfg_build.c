@@ -374,6 +374,16 @@ static void test_shapes(const char *bin)
 	b = backward_jcc_block(e, g, "chosen_loop");
 	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
 	      "chosen_loop: a chosen trip count is not a constant bound (%ld)", b);
+	/* a counter the body writes too, or whose start is a partial write
+	 * (`setne %al`): no constant trip count, whatever the bound */
+	for (size_t k = 0; k < 3; k++) {
+		static const char *const f[] = { "skip_loop", "jump_loop", "set_start_loop" };
+
+		b = backward_jcc_block(e, g, f[k]);
+		CHECK(b < 0 || !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+		      "%s: a counter written in the body or set from a variable is no constant "
+		      "bound (%ld)", f[k], b);
+	}
 	n = check_named(e, g, "nested_loop", heads, 4);
 	CHECK(n == 2 && heads[0] != heads[1], "nested_loop: 2 back edges, 2 headers (got %d)", n);
 	n = check_named(e, g, "diamond", heads, 4);
