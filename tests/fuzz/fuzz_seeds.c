@@ -51,6 +51,10 @@ static void add_cfg(struct sb_profile *p)
 	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
 	sb_cfg_add_edge(g, 2, 2, SB_EDGE_TAKEN);
 	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
+	/* the current format (version 3: per-block flags): the fuzzer starts
+	 * from what the recorder writes; B2's latch has a constant bound */
+	g->has_flags = true;
+	g->blocks[2].flags = SB_BLOCK_CONST_BOUND;
 	if (sb_cfg_finalize(g) || sb_cfg_serialize(g, &blob, &len)) {
 		fprintf(stderr, "fuzz_seeds: cannot build the CFG\n");
 		exit(1);
