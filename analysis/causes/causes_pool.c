@@ -34,7 +34,7 @@ int sb_causes_graph_load(const struct sb_profile *p, struct sb_causes_graph *g,
 			continue;
 		if (sb_cfg_deserialize(b->data, b->len, &g->per_bin[b->binary], why,
 				       sizeof(why))) {
-			snprintf(err, errlen, "the CFG of %s in the profile is damaged: %s",
+			snprintf(err, errlen, "the CFG of %s in the profile cannot be read: %s",
 				 p->binaries[b->binary].path, why);
 			return -EINVAL;
 		}

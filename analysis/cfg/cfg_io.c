@@ -392,6 +392,10 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 	nfuncs = rb_u32(&r);
 	nblocks = rb_u32(&r);
 	nedges = rb_u32(&r);
+	if (version > SB_CFG_IO_VERSION)
+		return fail(err, errlen, "cfg: format version %u is newer than this scalebpf "
+			    "reads (%u): report it with a newer scalebpf", version,
+			    SB_CFG_IO_VERSION);
 	if (version != SB_CFG_IO_VERSION && version != SB_CFG_IO_VERSION_NOFLAGS)
 		return fail(err, errlen, "cfg: unsupported version %u", version);
 	if (nfuncs == UINT32_MAX || nblocks == UINT32_MAX || nedges == UINT32_MAX ||
