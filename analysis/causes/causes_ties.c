@@ -74,13 +74,75 @@ static bool in_early_exit_loop(const struct sb_cfg *g, long b)
  * a reader acts on; the program's call to them stays.
  */
 #define EARLY_EXIT_TOL 0.10
+/*
+ * Block a's way on reaches block b (want_call: a block with a CALL edge
+ * into b's function) within a's function, by forward flow (no back edge,
+ * no call), in at most REACH_MAX blocks.  a itself counts.
+ */
+#define REACH_MAX 256
+static bool leads_to(const struct sb_cfg *g, long a, long b, bool want_call)
+{
+	uint32_t stack[REACH_MAX], seen[REACH_MAX], ns = 0, sp = 0;
+
+	if (a < 0 || b < 0)
+		return false;
+	stack[sp++] = seen[ns++] = (uint32_t)a;
+	while (sp) {
+		uint32_t u = stack[--sp];
+
+		if (!want_call && u == (uint32_t)b)
+			return true;
+		for (uint32_t k = g->out_start[u]; k < g->out_start[u + 1]; k++) {
+			const struct sb_cfg_edge *e = &g->edges[k];
+			uint32_t w = e->dst, i;
+
+			if (e->kind == SB_EDGE_CALL) {
+				if (want_call && g->blocks[w].func == g->blocks[b].func)
+					return true;
+				continue;
+			}
+			if (e->back || g->blocks[w].func != g->blocks[a].func)
+				continue;
+			for (i = 0; i < ns && seen[i] != w; i++)
+				;
+			if (i < ns || ns == REACH_MAX)
+				continue;
+			stack[sp++] = seen[ns++] = w;
+		}
+	}
+	return false;
+}
+
+/* Cause y (control flow) comes before x: x is a function's entry (a CALL
+ * leader at its first block, which runs as often as its callers call)
+ * and y a decision in a caller from which a call into it is reached (the
+ * decision that chose how often to call it: the issue's rule holds at any
+ * score); or, of about equal score (1%), y leads to x's block in one
+ * function and x does not lead back (the test before the loop it guards,
+ * as collapse_ties orders exact ties). */
+static bool decides_before(const struct sb_cfg *g, const struct sb_lime_cause *x,
+			   const struct sb_lime_cause *y)
+{
+	long bx = sb_cfg_block_at(g, x->addr), by = sb_cfg_block_at(g, y->addr);
+
+	if (bx < 0 || by < 0 || (y->kind != SB_CAUSE_BRANCH && y->kind != SB_CAUSE_LOOP))
+		return false;
+	if (x->kind == SB_CAUSE_CALL && g->funcs[g->blocks[bx].func].first_block == (uint32_t)bx &&
+	    g->blocks[by].func != g->blocks[bx].func && leads_to(g, by, bx, true))
+		return true;
+	return x->kind != SB_CAUSE_HW && x->score - y->score <= 0.01 * x->score &&
+	       g->blocks[by].func == g->blocks[bx].func && leads_to(g, by, bx, false) &&
+	       !leads_to(g, bx, by, false);
+}
+
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 {
 	for (size_t i = 1; i < r->ncauses; i++)
 		for (size_t j = i; j > 0; j--) {
 			struct sb_lime_cause *x = &r->causes[j - 1], *y = &r->causes[j], t;
 
-			if (x->score - y->score > 0.01 * x->score || !calls_into(g, y->addr, x->addr))
+			if ((x->score - y->score > 0.01 * x->score || !calls_into(g, y->addr, x->addr)) &&
+			    !decides_before(g, x, y))
 				break;
 			t = *x;
 			*x = *y;

@@ -21,7 +21,11 @@
  *    code, its source function "bar"): reordered;
  *  - a leader at work's entry (0.995) just above a leader in worker that is
  *    not the calling block (1.0 vs 0.995, within 1%): worker ranks first,
- *    the function that calls work decides how often it runs.
+ *    the function that calls work decides how often it runs;
+ *  - work's entry as a CALL cause above worker's test that leads to the
+ *    call: the test first at any score; a block after the call does not;
+ *  - within one function, of nearly equal score (1%), the test before the
+ *    block it leads to; 3% apart, LIME's order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +175,33 @@ int main(void)
 		sb_causes_order_ties(x.g.merged, &r);
 		CHECK(r.causes[0].addr == SB_CFG_TAG(0, last(6)),
 		      "ties: 3%% apart is no tie, LIME's order kept");
+		/* work's entry as a CALL cause: the test in worker that leads to
+		 * the call ranks first at any score (10% apart here) */
+		r.causes[0] = (struct sb_lime_cause){ .kind = SB_CAUSE_CALL,
+			.addr = SB_CFG_TAG(0, last(6)), .score = 1.0 };
+		r.causes[1] = branch(1, 0.90);
+		sb_causes_order_ties(x.g.merged, &r);
+		CHECK(r.causes[0].addr == SB_CFG_TAG(0, last(1)),
+		      "a callee's entry ranks after the caller's test that leads to the call");
+		/* block 3 (after the call) leads to no call of work: no swap */
+		r.causes[0] = (struct sb_lime_cause){ .kind = SB_CAUSE_CALL,
+			.addr = SB_CFG_TAG(0, last(6)), .score = 1.0 };
+		r.causes[1] = branch(3, 0.90);
+		sb_causes_order_ties(x.g.merged, &r);
+		CHECK(r.causes[0].addr == SB_CFG_TAG(0, last(6)),
+		      "a caller's block that leads to no call of work does not move up");
+		/* one function, within 1%: the test (block 1) before the block it
+		 * leads to (2); 3% apart, LIME's order */
+		r.causes[0] = branch(2, 1.0);
+		r.causes[1] = branch(1, 0.995);
+		sb_causes_order_ties(x.g.merged, &r);
+		CHECK(r.causes[0].addr == SB_CFG_TAG(0, last(1)),
+		      "near tie in one function: the test before the block it leads to");
+		r.causes[0] = branch(2, 1.0);
+		r.causes[1] = branch(1, 0.97);
+		sb_causes_order_ties(x.g.merged, &r);
+		CHECK(r.causes[0].addr == SB_CFG_TAG(0, last(2)),
+		      "3%% apart in one function: LIME's order kept");
 		teardown(&x);
 	}
 	return CHECK_DONE("test_causes_sink");
