@@ -30,10 +30,8 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "causes/causes.h"
+#include "causes/causes_fixture.h"
 #include "causes/causes_priv.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 #include "check.h"
 
 #define NT 12
@@ -66,10 +64,7 @@ static struct sb_cfg *graph(void)
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Samples at the library call, instance-independent. */
@@ -89,51 +84,36 @@ static struct sb_profile *profile(enum plant k)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
+	uint32_t sec_loc;
 	/* events: counts of B0..B3; samples of B1 (the library's) */
 	static const int blk[5] = { 0, 1, 2, 3, 1 };
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
+	sbt_add_binary_cfg(p, g);
 	sb_profile_meta_set(p, "event_sources", "uprobes: 1 functions; cpu-clock sampling: 999 Hz "
 			    "(per-thread IP samples, spin waits)");
 	sb_profile_meta_set_u64(p, "duration_ns", 2000000000ull);
-	sec.loc = (uint32_t)loc(p, 0x1100, 50);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sec_loc = (uint32_t)loc(p, 0x1100, 50);
 	for (int e = 0; e < 5; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
-		struct sb_event_def d = {
-			.kind = e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = a, .vaddr2 = a + 0xc, .loc_hot = -1,
-		};
+		struct sb_event_def d = sbt_block_event(
+			e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
 		d.loc = (int32_t)loc(p, a, 20 + (unsigned)blk[e]);
 		d.loc2 = (int32_t)loc(p, a + 0xc, 20 + (unsigned)blk[e]);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = t ? 1000000 : 1300000;
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < 5; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e == 0 ? 1 : e < 4 ? (k == FLOW && !t ? 26 : M) : samples(k, t);
 			if (e < 4 || k != FLOW)
-				sb_profile_add_vector(p, &v);
+				sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -162,7 +142,6 @@ static double needed(void)
 static void run(enum plant k, uint16_t want, const char *what)
 {
 	struct sb_profile *p = profile(k);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	const struct sb_causes_evidence *e;
 	char err[256] = "";
@@ -171,8 +150,7 @@ static void run(enum plant k, uint16_t want, const char *what)
 
 	for (uint32_t t = 0; t < NT; t++)
 		s += (double)(NI * samples(k, t)) / NT;
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "%s: compute: %d %s", what, ret, err);
 	e = c.nev == 1 ? &c.ev[0] : NULL;
 	CHECK(c.exact_counts, "%s: exact counts", what);
