@@ -100,7 +100,7 @@ static inline void sbt_add_vector(struct sb_profile *p, int i, uint32_t e, uint3
 }
 
 /* sb_causes_compute with the default LIME options. */
-static inline int sbt_compute(struct sb_profile *p, struct sb_causes *c, char *err,
+static inline int sbt_compute(const struct sb_profile *p, struct sb_causes *c, char *err,
 			      size_t errlen)
 {
 	struct sb_lime_opts o;

@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
@@ -67,15 +65,9 @@ static struct sb_profile *profile(const double *busy, const uint64_t (*counts)[N
 		[EV_RET] = { 0x103c, 0x5000 },    /* a return: no CFG edge */
 		[EV_LOAD] = { 0x1024, 0 },        /* the load in the loop */
 	};
-	unsigned char *blob;
-	size_t len;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
+	sbt_add_binary_cfg(p, g);
 	sec.loc = (uint32_t)loc(p, 0x1100);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
 	for (int e = 0; e < NEV; e++) {
 		struct sb_event_def d = { .kind = e == EV_LOAD ? SB_EVK_HW : SB_EVK_EDGE,
 					  .binary = 0, .vaddr = ev[e][0], .vaddr2 = ev[e][1],
@@ -111,12 +103,10 @@ static struct sb_profile *profile(const double *busy, const uint64_t (*counts)[N
 
 static const struct sb_cause *top(const struct sb_profile *p, struct sb_causes *c)
 {
-	struct sb_lime_opts o;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, c, err, sizeof(err));
+	ret = sbt_compute(p, c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(!c->block_samples && !c->exact_counts, "from LBR edges: kinds determined");
 	return ret == 0 && c->n ? &c->c[0] : NULL;

@@ -25,9 +25,7 @@
  */
 #include <stdlib.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
@@ -64,10 +62,7 @@ static struct sb_cfg *graph(void)
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Samples of thread t in the work block B4 in instance i. */
@@ -83,21 +78,15 @@ static struct sb_profile *profile(int zero_trip)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 	/* events: samples of B4 (the work) and B6 (the barrier call); the
 	 * rest of worker's blocks named by the recorder, no samples */
 	static const int blk[7] = { 4, 6, 1, 2, 3, 5, 7 };
-	unsigned char *blob;
-	size_t len;
 
 	if (zero_trip)
 		line[2] = 45;
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x106c, 52);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x106c, 52);
 	for (int e = 0; e < 7; e++) {
 		uint64_t b = (uint64_t)blk[e];
 		struct sb_event_def d = {
@@ -114,25 +103,18 @@ static struct sb_profile *profile(int zero_trip)
 		}
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * work(i, t) + 200000 +
 					10000 * ((t * 7 + (uint32_t)i * 3) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < 2; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e == 0 ? work(i, t) : (t + (uint32_t)i) % 3 == 0;
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -141,14 +123,12 @@ static struct sb_profile *profile(int zero_trip)
 static uint64_t top_addr(int zero_trip)
 {
 	struct sb_profile *p = profile(zero_trip);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	uint64_t a = 0;
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	sb_profile_free(p);
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	if (ret)
