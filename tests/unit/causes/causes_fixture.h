@@ -30,6 +30,44 @@ static inline void sbt_add_edges(struct sb_cfg *g, const struct sbt_edge *e, siz
 		sb_cfg_add_edge(g, e[i].from, e[i].to, e[i].kind);
 }
 
+/* n blocks of function func laid out every 0x10 from base, each block's
+ * last instruction at +0xc: the layout every test graph uses. */
+static inline void sbt_add_blocks(struct sb_cfg *g, uint32_t func, uint64_t base, uint64_t n)
+{
+	for (uint64_t b = 0; b < n; b++)
+		sb_cfg_add_block(g, func, base + 0x10 * b, base + 0x10 + 0x10 * b,
+				 base + 0xc + 0x10 * b);
+}
+
+/*
+ * The exact-mode loop that calls a library (test_causes_lib.c, _hwdf.c,
+ * _exact_ev.c), sanitizer-coverage guards and all:
+ *   worker: B0 (guard call) -> B1 (call copy, PLT) -> B2 (guard call) ->
+ *   B3 -(taken, back)-> B1; B3 -> B4 return.
+ *   __sanitizer_cov_trace_pc_guard: B5.  copy (library code): B6 -> B7.
+ */
+static inline struct sb_cfg *sbt_lib_loop_graph(void)
+{
+	static const struct sbt_edge edges[] = {
+		{ 0, 5, SB_EDGE_CALL }, { 0, 1, SB_EDGE_CALL_RETURN },
+		{ 1, 2, SB_EDGE_CALL_RETURN },     /* call copy@plt */
+		{ 2, 5, SB_EDGE_CALL }, { 2, 3, SB_EDGE_CALL_RETURN },
+		{ 3, 1, SB_EDGE_TAKEN }, { 3, 4, SB_EDGE_FALLTHROUGH },
+		{ 6, 7, SB_EDGE_SEQUENTIAL },
+	};
+	struct sb_cfg *g = sb_cfg_alloc();
+
+	sb_cfg_add_func(g, "worker", 0x1000, 0x1050);
+	sb_cfg_add_func(g, "__sanitizer_cov_trace_pc_guard", 0x1050, 0x1060);
+	sb_cfg_add_func(g, "copy", 0x1060, 0x1080);
+	sbt_add_blocks(g, 0, 0x1000, 5);
+	sbt_add_blocks(g, 1, 0x1050, 1);
+	sbt_add_blocks(g, 2, 0x1060, 2);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	sb_cfg_finalize(g);
+	return g;
+}
+
 /* A location in binary 0 whose offset is its address (no relocation). */
 static inline long sbt_loc(struct sb_profile *p, uint64_t addr, unsigned line,
 			   const char *fn, const char *file)

@@ -15,6 +15,10 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 3, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1040);
@@ -22,10 +26,7 @@ static struct sb_cfg *graph(void)
 	sb_cfg_add_block(g, 0, 0x1010, 0x1020, 0x101c);   /* B1: cmp; jne */
 	sb_cfg_add_block(g, 0, 0x1020, 0x1030, 0x102c);   /* B2: the extra work */
 	sb_cfg_add_block(g, 0, 0x1030, 0x1040, 0x103c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_SEQUENTIAL);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

@@ -28,20 +28,19 @@ static const uint64_t endb[NB] = { 0x1010, 0x1020, 0x1030, 0x1035, 0x1050, 0x105
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 4, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_FALLTHROUGH },
+		{ 2, 6, SB_EDGE_TAKEN }, { 3, 5, SB_EDGE_JUMP },
+		{ 4, 5, SB_EDGE_FALLTHROUGH }, { 4, 6, SB_EDGE_TAKEN },
+		{ 5, 6, SB_EDGE_CALL_RETURN },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1070);
 	for (int b = 0; b < NB; b++)
 		sb_cfg_add_block(g, 0, start[b], endb[b], last[b]);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 4, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 5, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 4, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 5, 6, SB_EDGE_CALL_RETURN);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

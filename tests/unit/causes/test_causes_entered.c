@@ -38,31 +38,31 @@ enum shape { ROOT, TRIP, FEW };
 
 static struct sb_cfg *graph(int call)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 5, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+	};
+	static const struct sbt_edge edges1[] = {
+		{ 4, 3, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_FALLTHROUGH },
+		{ 5, 8, SB_EDGE_CALL }, { 5, 6, SB_EDGE_CALL_RETURN },
+		{ 6, 1, SB_EDGE_TAKEN }, { 6, 7, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	for (uint64_t b = 0; b < NB; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sbt_add_blocks(g, 0, 0x1000, NB);
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
 	sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
 	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 5, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_SEQUENTIAL);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	if (call) {
 		sb_cfg_add_edge(g, 3, 9, SB_EDGE_CALL);
 		sb_cfg_add_edge(g, 3, 4, SB_EDGE_CALL_RETURN);
 	} else {
 		sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
 	}
-	sb_cfg_add_edge(g, 4, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 5, 8, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 5, 6, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 6, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges1, sizeof(edges1) / sizeof(edges1[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

@@ -40,28 +40,6 @@
 
 enum plant { FEW, ENOUGH, HW_FEW, HW_ENOUGH, FLOW };
 
-static struct sb_cfg *graph(void)
-{
-	struct sb_cfg *g = sb_cfg_alloc();
-
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1050);
-	sb_cfg_add_func(g, "__sanitizer_cov_trace_pc_guard", 0x1050, 0x1060);
-	sb_cfg_add_func(g, "copy", 0x1060, 0x1080);
-	for (uint64_t b = 0; b < 8; b++)
-		sb_cfg_add_block(g, b < 5 ? 0 : b == 5 ? 1 : 2, 0x1000 + 0x10 * b,
-				 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_CALL_RETURN);     /* call copy@plt */
-	sb_cfg_add_edge(g, 2, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 3, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_SEQUENTIAL);
-	sb_cfg_finalize(g);
-	return g;
-}
-
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
 	return sbt_loc(p, addr, line, "worker", "w.c");
@@ -82,7 +60,7 @@ static uint64_t samples(enum plant k, uint32_t t)
 static struct sb_profile *profile(enum plant k)
 {
 	struct sb_profile *p = sb_profile_alloc();
-	struct sb_cfg *g = graph();
+	struct sb_cfg *g = sbt_lib_loop_graph();
 	struct sb_thread_time pt[NT];
 	uint32_t sec_loc;
 	/* events: counts of B0..B3; samples of B1 (the library's) */

@@ -46,6 +46,14 @@ static void add_graph(struct sb_profile *p, int32_t bin, struct sb_cfg *g)
 
 static void graphs(struct sb_profile *p)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_CALL_RETURN }, { 2, 3, SB_EDGE_CALL_RETURN },
+		{ 3, 2, SB_EDGE_TAKEN }, { 3, 4, SB_EDGE_FALLTHROUGH },
+	};
+	static const struct sbt_edge edges1[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 0, SB_EDGE_TAKEN },
+		{ 1, 2, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc(), *l = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "_start", 0x1000, 0x1020);
@@ -53,20 +61,13 @@ static void graphs(struct sb_profile *p)
 	sb_cfg_add_func(g, "cmp", 0x1200, 0x1210);
 	sb_cfg_add_block(g, 0, 0x1000, 0x1010, 0x100c);
 	sb_cfg_add_block(g, 0, 0x1010, 0x1020, 0x101c);
-	for (uint64_t b = 0; b < 3; b++)
-		sb_cfg_add_block(g, 1, 0x1100 + 0x10 * b, 0x1110 + 0x10 * b, 0x110c + 0x10 * b);
+	sbt_add_blocks(g, 1, 0x1100, 3);
 	sb_cfg_add_block(g, 2, 0x1200, 0x1210, 0x120c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 3, 2, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	add_graph(p, 0, g);
 	sb_cfg_add_func(l, "msort", 0x5000, 0x5030);
-	for (uint64_t b = 0; b < 3; b++)
-		sb_cfg_add_block(l, 0, 0x5000 + 0x10 * b, 0x5010 + 0x10 * b, 0x500c + 0x10 * b);
-	sb_cfg_add_edge(l, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(l, 1, 0, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(l, 1, 2, SB_EDGE_FALLTHROUGH);
+	sbt_add_blocks(l, 0, 0x5000, 3);
+	sbt_add_edges(l, edges1, sizeof(edges1) / sizeof(edges1[0]));
 	add_graph(p, 1, l);
 }
 

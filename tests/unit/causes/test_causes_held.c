@@ -30,11 +30,15 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 13, 19, SB_EDGE_CALL }, { 13, 14, SB_EDGE_CALL_RETURN },
+		{ 14, 1, SB_EDGE_TAKEN }, { 14, 15, SB_EDGE_FALLTHROUGH },
+		{ 17, 17, SB_EDGE_TAKEN }, { 17, 18, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NW);
-	for (uint64_t b = 0; b < NW; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sbt_add_blocks(g, 0, 0x1000, NW);
 	sb_cfg_add_func(g, "dispatch", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x2000);
 	sb_cfg_add_func(g, "do_block", 0x2010, 0x2030);
@@ -51,12 +55,7 @@ static struct sb_cfg *graph(void)
 		sb_cfg_add_edge(g, ck, 16, SB_EDGE_CALL);
 		sb_cfg_add_edge(g, ck, gk + 2, SB_EDGE_CALL_RETURN);
 	}
-	sb_cfg_add_edge(g, 13, 19, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 13, 14, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 14, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 14, 15, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 17, 17, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 17, 18, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

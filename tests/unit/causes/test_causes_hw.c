@@ -21,16 +21,17 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 3, SB_EDGE_TAKEN },
+		{ 1, 2, SB_EDGE_FALLTHROUGH }, { 2, 2, SB_EDGE_TAKEN },
+		{ 2, 3, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1040);
 	for (uint64_t a = 0x1000; a < 0x1040; a += 0x10)
 		sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 2, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

@@ -28,28 +28,6 @@
 #define NI 30
 #define M 20     /* calls per instance and thread */
 
-static struct sb_cfg *graph(void)
-{
-	static const struct sbt_edge edges[] = {
-		{ 0, 5, SB_EDGE_CALL }, { 0, 1, SB_EDGE_CALL_RETURN },
-		{ 1, 2, SB_EDGE_CALL_RETURN },     /* call copy@plt */
-		{ 2, 5, SB_EDGE_CALL }, { 2, 3, SB_EDGE_CALL_RETURN },
-		{ 3, 1, SB_EDGE_TAKEN }, { 3, 4, SB_EDGE_FALLTHROUGH },
-		{ 6, 7, SB_EDGE_SEQUENTIAL },
-	};
-	struct sb_cfg *g = sb_cfg_alloc();
-
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1050);
-	sb_cfg_add_func(g, "__sanitizer_cov_trace_pc_guard", 0x1050, 0x1060);
-	sb_cfg_add_func(g, "copy", 0x1060, 0x1080);
-	for (uint64_t b = 0; b < 8; b++)
-		sb_cfg_add_block(g, b < 5 ? 0 : b == 5 ? 1 : 2, 0x1000 + 0x10 * b,
-				 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
-	sb_cfg_finalize(g);
-	return g;
-}
-
 /* Samples of instance i, thread t: at the library's call (its callee's
  * time), at B3. */
 static uint64_t lib_samples(int real, int i, uint32_t t)
@@ -73,7 +51,7 @@ static struct sb_profile *profile(int real)
 	static const int blk[7] = { 0, 1, 2, 3, 1, 6, 3 };
 	long sec_loc;
 
-	sbt_add_binary_cfg(p, graph());
+	sbt_add_binary_cfg(p, sbt_lib_loop_graph());
 	sec_loc = sbt_loc(p, 0x1100, 50, "worker", "w.c");
 	for (int e = 0; e < 7; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];

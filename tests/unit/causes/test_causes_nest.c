@@ -27,22 +27,19 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 8, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_JUMP },
+		{ 3, 4, SB_EDGE_SEQUENTIAL }, { 4, 5, SB_EDGE_FALLTHROUGH },
+		{ 4, 7, SB_EDGE_TAKEN }, { 5, 6, SB_EDGE_FALLTHROUGH },
+		{ 5, 8, SB_EDGE_TAKEN }, { 6, 3, SB_EDGE_JUMP },
+		{ 7, 3, SB_EDGE_JUMP },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	for (uint64_t b = 0; b < NB; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 8, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 4, 7, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 5, 6, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 5, 8, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 6, 3, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 7, 3, SB_EDGE_JUMP);
+	sbt_add_blocks(g, 0, 0x1000, NB);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }

@@ -31,6 +31,19 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL },
+		{ 1, 2, SB_EDGE_CALL_RETURN },     /* lock@plt */
+		{ 2, 3, SB_EDGE_FALLTHROUGH }, { 2, 6, SB_EDGE_TAKEN },
+		{ 3, 11, SB_EDGE_CALL }, { 3, 4, SB_EDGE_CALL_RETURN },
+		{ 4, 12, SB_EDGE_CALL }, { 4, 5, SB_EDGE_CALL_RETURN },
+		{ 5, 9, SB_EDGE_JUMP }, { 6, 14, SB_EDGE_CALL },
+		{ 6, 7, SB_EDGE_CALL_RETURN }, { 7, 8, SB_EDGE_FALLTHROUGH },
+		{ 7, 9, SB_EDGE_TAKEN }, { 8, 6, SB_EDGE_JUMP },
+		{ 9, 0, SB_EDGE_TAKEN }, { 9, 10, SB_EDGE_FALLTHROUGH },
+		{ 12, 16, SB_EDGE_CALL }, { 12, 13, SB_EDGE_CALL_RETURN },
+		{ 14, 16, SB_EDGE_CALL }, { 14, 15, SB_EDGE_CALL_RETURN },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 	static const char *fn[6] = { "worker", "__sanitizer_cov_trace_pc_guard", "bcast_wrap",
 				     "wait_wrap", "sb_exact_flush", NULL };
@@ -42,26 +55,7 @@ static struct sb_cfg *graph(void)
 	for (uint64_t b = 0; b < NB; b++)
 		sb_cfg_add_block(g, b < 11 ? 0 : b == 11 ? 1 : b < 14 ? 2 : b < 16 ? 3 : 4,
 				 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_CALL_RETURN);     /* lock@plt */
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 11, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 4, 12, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 5, 9, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 6, 14, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 7, 8, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 7, 9, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 8, 6, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 9, 0, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 9, 10, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 12, 16, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 12, 13, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 14, 16, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 14, 15, SB_EDGE_CALL_RETURN);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
