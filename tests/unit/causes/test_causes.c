@@ -10,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 3, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1040);
@@ -24,41 +26,29 @@ static struct sb_cfg *graph(void)
 	sb_cfg_add_block(g, 0, 0x1010, 0x1020, 0x101c);   /* B1: cmp; jne */
 	sb_cfg_add_block(g, 0, 0x1020, 0x1030, 0x102c);   /* B2: the extra work */
 	sb_cfg_add_block(g, 0, 0x1030, 0x1040, 0x103c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_SEQUENTIAL);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 static struct sb_profile *profile(void)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
-	unsigned char *blob;
-	size_t len;
 	/* per-thread busy (ms) and samples: B2 carries thread 0's extra work,
 	 * B0 and B3 are the same for everyone */
 	static const double busy[2][4] = { { 40, 10, 11, 10 }, { 39, 10, 10, 11 } };
 	static const uint64_t extra[2][4] = { { 30, 1, 0, 1 }, { 29, 0, 1, 0 } };
 	struct sb_thread_time pt[4];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = 4, .per_thread = pt };
+	uint32_t sec_loc;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x1100, 50);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x1100, 50);
 	for (int b = 0; b < 4; b++) {
 		struct sb_event_def d = {
 			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
@@ -70,24 +60,17 @@ static struct sb_profile *profile(void)
 		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < 4; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, 4, pt);
 	for (int i = 0; i < 2; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = 4,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < 4; t++)
 			pt[t].busy_ns = (uint64_t)(busy[i][t] * 1e6);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, 4, pt);
 		for (uint32_t e = 0; e < 4; e++) {
 			uint64_t c[4];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = 4,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < 4; t++)
 				c[t] = e == 2 ? extra[i][t] : 5 + (t + (uint32_t)i) % 2;
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, 4, c);
 		}
 	}
 	return p;
@@ -101,8 +84,7 @@ int main(void)
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.nsections_analyzed == 1 && c.ninstances == 2, "one section, two instances pooled");
 	CHECK(c.n >= 1, "a cause found");

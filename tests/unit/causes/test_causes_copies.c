@@ -24,10 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
+#include "causes/causes_fixture.h"
 #include "causes/causes_priv.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 #include "check.h"
 
 #define NT 4
@@ -187,19 +185,13 @@ static struct sb_profile *profile(const struct prog *g)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *cfg = graph(g);
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 	struct sb_loc l0 = { .addr = 0x2000, .offset = 0x2000, .line = 47, .function = "worker",
 			     .file = "w.c" };
-	unsigned char *blob;
-	size_t len;
 	int ev[MAXB], nev = 0;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)sb_profile_add_loc(p, &l0);
-	sb_cfg_serialize(cfg, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(cfg);
+	sbt_add_binary_cfg(p, cfg);
+	sec_loc = (uint32_t)sb_profile_add_loc(p, &l0);
 	for (int b = 0; b < g->nb; b++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)b;
 		struct sb_loc la = { .addr = a, .offset = a, .line = g->b[b].line,
@@ -218,18 +210,13 @@ static struct sb_profile *profile(const struct prog *g)
 		sb_profile_add_event(p, &d);
 		ev[nev++] = b;
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		/* 1 ms a call, plus a little of the thread's own */
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * count(g, g->work_entry, i, t) +
 					3000 * ((t * 7 + (uint32_t)i) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (int e = 0; e < nev; e++) {
 			uint64_t c[NT];
 			struct sb_vector v = { .instance = (uint32_t)i, .event = (uint32_t)e,
@@ -288,15 +275,13 @@ static void test_shown(int mode, unsigned line, uint16_t kind)
 {
 	struct prog g;
 	struct sb_profile *p;
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
 	build(&g, mode);
 	p = profile(&g);
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.n >= 1, "mode %d: a cause found", mode);
 	if (c.n >= 1) {

@@ -18,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NB 7
@@ -30,30 +28,26 @@ static const uint64_t endb[NB] = { 0x1010, 0x1020, 0x1030, 0x1035, 0x1050, 0x105
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 4, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_FALLTHROUGH },
+		{ 2, 6, SB_EDGE_TAKEN }, { 3, 5, SB_EDGE_JUMP },
+		{ 4, 5, SB_EDGE_FALLTHROUGH }, { 4, 6, SB_EDGE_TAKEN },
+		{ 5, 6, SB_EDGE_CALL_RETURN },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1070);
 	for (int b = 0; b < NB; b++)
 		sb_cfg_add_block(g, 0, start[b], endb[b], last[b]);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 4, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 5, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 4, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 5, 6, SB_EDGE_CALL_RETURN);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* b2_line: the line of B2's (the 64-bit copy's) branch */
@@ -61,8 +55,6 @@ static struct sb_profile *profile(unsigned b2_line)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
-	unsigned char *blob;
-	size_t len;
 	const unsigned first_line[NB] = { 61, 44, 44, 69, 44, 70, 68 };
 	const unsigned branch_line[NB] = { 64, 44, b2_line, 69, 69, 70, 68 };
 	/* per-thread busy (ms); B5's samples (the call's, inclusive) carry
@@ -70,14 +62,10 @@ static struct sb_profile *profile(unsigned b2_line)
 	static const double busy[2][4] = { { 40, 10, 11, 10 }, { 39, 10, 10, 11 } };
 	static const uint64_t extra[2][4] = { { 30, 1, 0, 1 }, { 29, 0, 1, 0 } };
 	struct sb_thread_time pt[4];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = 4, .per_thread = pt };
+	uint32_t sec_loc;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x1100, 71);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x1100, 71);
 	for (int b = 0; b < NB; b++) {
 		struct sb_event_def d = {
 			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
@@ -88,26 +76,19 @@ static struct sb_profile *profile(unsigned b2_line)
 		d.loc2 = (int32_t)loc(p, d.vaddr2, branch_line[b]);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < 4; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, 4, pt);
 	for (int i = 0; i < 2; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = 4,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < 4; t++)
 			pt[t].busy_ns = (uint64_t)(busy[i][t] * 1e6);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, 4, pt);
 		for (uint32_t e = 0; e < NB; e++) {
 			uint64_t c[4];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = 4,
-					       .counts = c };
 
 			if (e == 2 || e == 3)
 				continue;   /* the 64-bit path never runs: no samples */
 			for (uint32_t t = 0; t < 4; t++)
 				c[t] = e == 5 ? extra[i][t] : 5 + (t + (uint32_t)i) % 2;
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, 4, c);
 		}
 	}
 	return p;
@@ -117,15 +98,13 @@ static struct sb_profile *profile(unsigned b2_line)
 static unsigned top_line(unsigned b2_line, uint64_t *addr)
 {
 	struct sb_profile *p = profile(b2_line);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	unsigned line = 0;
 	int ret;
 
 	*addr = 0;
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	if (!ret && c.n >= 1) {
 		CHECK(c.c[0].kind == SB_CAUSE_UNDETERMINED && c.c[0].score > 0.8,

@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
@@ -40,41 +38,38 @@ enum shape { ROOT, TRIP, FEW };
 
 static struct sb_cfg *graph(int call)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 5, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+	};
+	static const struct sbt_edge edges1[] = {
+		{ 4, 3, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_FALLTHROUGH },
+		{ 5, 8, SB_EDGE_CALL }, { 5, 6, SB_EDGE_CALL_RETURN },
+		{ 6, 1, SB_EDGE_TAKEN }, { 6, 7, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	for (uint64_t b = 0; b < NB; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sbt_add_blocks(g, 0, 0x1000, NB);
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
 	sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
 	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 5, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_SEQUENTIAL);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	if (call) {
 		sb_cfg_add_edge(g, 3, 9, SB_EDGE_CALL);
 		sb_cfg_add_edge(g, 3, 4, SB_EDGE_CALL_RETURN);
 	} else {
 		sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
 	}
-	sb_cfg_add_edge(g, 4, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 5, 8, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 5, 6, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 6, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges1, sizeof(edges1) / sizeof(edges1[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Samples of thread t in the work block B3 in instance i. */
@@ -97,27 +92,18 @@ static struct sb_profile *profile(enum shape s, int call)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph(call);
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 	/* events: samples of B3 (the work, or its call), B5 (the barrier
 	 * call), copy's block B9 (with a call); B1, the test, and B4, the
 	 * latch, named by the recorder with no samples of their own */
 	static const int blk[5] = { 3, 5, 9, 1, 4 };
-	unsigned char *blob;
-	size_t len;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x105c, 52);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x105c, 52);
 	for (int e = 0; e < 5; e++) {
 		uint64_t b = (uint64_t)blk[e];
 		uint64_t a = b < NB ? 0x1000 + 0x10 * b : 0x2000 + 0x10 * (b - NB);
-		struct sb_event_def d = {
-			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = a, .vaddr2 = a + 0xc, .loc_hot = -1,
-		};
+		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
 		d.loc = (int32_t)loc(p, d.vaddr, line[b]);
 		d.loc2 = (int32_t)loc(p, d.vaddr2, line[b]);
@@ -127,26 +113,19 @@ static struct sb_profile *profile(enum shape s, int call)
 		}
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		/* 1 ms a sample of work, 0.2 ms the rest, a little jitter */
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * work(s, i, t) + 200000 +
 					10000 * ((t * 7 + (uint32_t)i * 3) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < (call ? 3u : 2u); e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e != 1 ? work(s, i, t) : (t + (uint32_t)i) % 3 == 0;
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -156,12 +135,10 @@ static struct sb_profile *profile(enum shape s, int call)
 static const struct sb_cause *top(enum shape s, int call, struct sb_causes *c)
 {
 	struct sb_profile *p = profile(s, call);
-	struct sb_lime_opts o;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, c, err, sizeof(err));
+	ret = sbt_compute(p, c, err, sizeof(err));
 	sb_profile_free(p);
 	CHECK(ret == 0, "compute (%d): %d %s", s, ret, err);
 	if (ret)

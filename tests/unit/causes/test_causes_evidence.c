@@ -23,14 +23,16 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "causes/causes.h"
+#include "causes/causes_fixture.h"
 #include "causes/causes_priv.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 #include "check.h"
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 3, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1040);
@@ -38,20 +40,14 @@ static struct sb_cfg *graph(void)
 	sb_cfg_add_block(g, 0, 0x1010, 0x1020, 0x101c);   /* B1: cmp; jne */
 	sb_cfg_add_block(g, 0, 0x1020, 0x1030, 0x102c);   /* B2: the extra work */
 	sb_cfg_add_block(g, 0, 0x1030, 0x1040, 0x103c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_SEQUENTIAL);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 enum { NT = 4, NI = 8 };
@@ -67,13 +63,13 @@ static struct sb_profile *rotating(double per_ms, double x, int all)
 	unsigned char *blob;
 	size_t len;
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 
 	sb_profile_add_binary(p, "/bin/w", "ab");
 	sb_profile_meta_set(p, "event_sources", "uprobes: 1 functions; cpu-clock sampling: 500 Hz "
 			    "(per-thread IP samples, spin waits)");
 	sb_profile_meta_set_u64(p, "duration_ns", 2000000000ull);
-	sec.loc = (uint32_t)loc(p, 0x1100, 50);
+	sec_loc = (uint32_t)loc(p, 0x1100, 50);
 	sb_cfg_serialize(g, &blob, &len);
 	sb_profile_add_cfg(p, 0, blob, len);
 	free(blob);
@@ -89,20 +85,13 @@ static struct sb_profile *rotating(double per_ms, double x, int all)
 		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = (uint64_t)((t == (uint32_t)i % NT ? 10 + x : 10) * 1e6);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < 4; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++) {
 				double ms = e == 0 || e == 3 ? (all ? 0 : 5) : e != 2 ? 0 :
@@ -111,7 +100,7 @@ static struct sb_profile *rotating(double per_ms, double x, int all)
 				/* deterministic "Poisson": the mean, rounded */
 				c[t] = (uint64_t)floor(ms * per_ms + 0.5);
 			}
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -179,14 +168,12 @@ static const struct sb_causes_evidence *ev0(const struct sb_causes *c)
 static void test_rotating(void)
 {
 	struct sb_profile *p = rotating(4, 30, 0);   /* 4 samples per ms: plenty */
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	const struct sb_causes_evidence *e;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.n >= 1 && c.c[0].loc >= 0 && p->locs[c.c[0].loc].line == 13,
 	      "a rotating imbalance is found at the deciding branch (line %u)",
@@ -207,7 +194,6 @@ static void test_few(void)
 	 * is derived for), 1 sample per ms: B2's columns 88, 80, 80, 80,
 	 * index of dispersion 0.59 (chi-square, 3 dof): nothing found */
 	struct sb_profile *p = rotating(1, 1, 1);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	const struct sb_causes_evidence *e;
 	char err[256] = "";
@@ -218,8 +204,7 @@ static void test_few(void)
 	/* share: busy seconds per thread (0.328 / 4) over a 2 s run; 500 Hz */
 	double rate = 500 * (0.328 / NT) / 2.0;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	e = ev0(&c);
 	CHECK(c.n == 0, "no cause from %g samples per thread", s);

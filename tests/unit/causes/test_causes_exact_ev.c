@@ -30,10 +30,8 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "causes/causes.h"
+#include "causes/causes_fixture.h"
 #include "causes/causes_priv.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 #include "check.h"
 
 #define NT 12
@@ -42,34 +40,9 @@
 
 enum plant { FEW, ENOUGH, HW_FEW, HW_ENOUGH, FLOW };
 
-static struct sb_cfg *graph(void)
-{
-	struct sb_cfg *g = sb_cfg_alloc();
-
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1050);
-	sb_cfg_add_func(g, "__sanitizer_cov_trace_pc_guard", 0x1050, 0x1060);
-	sb_cfg_add_func(g, "copy", 0x1060, 0x1080);
-	for (uint64_t b = 0; b < 8; b++)
-		sb_cfg_add_block(g, b < 5 ? 0 : b == 5 ? 1 : 2, 0x1000 + 0x10 * b,
-				 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_CALL_RETURN);     /* call copy@plt */
-	sb_cfg_add_edge(g, 2, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 3, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_SEQUENTIAL);
-	sb_cfg_finalize(g);
-	return g;
-}
-
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Samples at the library call, instance-independent. */
@@ -87,53 +60,38 @@ static uint64_t samples(enum plant k, uint32_t t)
 static struct sb_profile *profile(enum plant k)
 {
 	struct sb_profile *p = sb_profile_alloc();
-	struct sb_cfg *g = graph();
+	struct sb_cfg *g = sbt_lib_loop_graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
+	uint32_t sec_loc;
 	/* events: counts of B0..B3; samples of B1 (the library's) */
 	static const int blk[5] = { 0, 1, 2, 3, 1 };
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
+	sbt_add_binary_cfg(p, g);
 	sb_profile_meta_set(p, "event_sources", "uprobes: 1 functions; cpu-clock sampling: 999 Hz "
 			    "(per-thread IP samples, spin waits)");
 	sb_profile_meta_set_u64(p, "duration_ns", 2000000000ull);
-	sec.loc = (uint32_t)loc(p, 0x1100, 50);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sec_loc = (uint32_t)loc(p, 0x1100, 50);
 	for (int e = 0; e < 5; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
-		struct sb_event_def d = {
-			.kind = e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = a, .vaddr2 = a + 0xc, .loc_hot = -1,
-		};
+		struct sb_event_def d = sbt_block_event(
+			e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
 		d.loc = (int32_t)loc(p, a, 20 + (unsigned)blk[e]);
 		d.loc2 = (int32_t)loc(p, a + 0xc, 20 + (unsigned)blk[e]);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = t ? 1000000 : 1300000;
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < 5; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e == 0 ? 1 : e < 4 ? (k == FLOW && !t ? 26 : M) : samples(k, t);
 			if (e < 4 || k != FLOW)
-				sb_profile_add_vector(p, &v);
+				sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -162,7 +120,6 @@ static double needed(void)
 static void run(enum plant k, uint16_t want, const char *what)
 {
 	struct sb_profile *p = profile(k);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	const struct sb_causes_evidence *e;
 	char err[256] = "";
@@ -171,8 +128,7 @@ static void run(enum plant k, uint16_t want, const char *what)
 
 	for (uint32_t t = 0; t < NT; t++)
 		s += (double)(NI * samples(k, t)) / NT;
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "%s: compute: %d %s", what, ret, err);
 	e = c.nev == 1 ? &c.ev[0] : NULL;
 	CHECK(c.exact_counts, "%s: exact counts", what);

@@ -25,10 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
+#include "causes/causes_fixture.h"
 #include "causes/causes_priv.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
 #include "check.h"
 
 #define NT 6
@@ -48,6 +46,14 @@ static void add_graph(struct sb_profile *p, int32_t bin, struct sb_cfg *g)
 
 static void graphs(struct sb_profile *p)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_CALL_RETURN }, { 2, 3, SB_EDGE_CALL_RETURN },
+		{ 3, 2, SB_EDGE_TAKEN }, { 3, 4, SB_EDGE_FALLTHROUGH },
+	};
+	static const struct sbt_edge edges1[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 0, SB_EDGE_TAKEN },
+		{ 1, 2, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc(), *l = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "_start", 0x1000, 0x1020);
@@ -55,20 +61,13 @@ static void graphs(struct sb_profile *p)
 	sb_cfg_add_func(g, "cmp", 0x1200, 0x1210);
 	sb_cfg_add_block(g, 0, 0x1000, 0x1010, 0x100c);
 	sb_cfg_add_block(g, 0, 0x1010, 0x1020, 0x101c);
-	for (uint64_t b = 0; b < 3; b++)
-		sb_cfg_add_block(g, 1, 0x1100 + 0x10 * b, 0x1110 + 0x10 * b, 0x110c + 0x10 * b);
+	sbt_add_blocks(g, 1, 0x1100, 3);
 	sb_cfg_add_block(g, 2, 0x1200, 0x1210, 0x120c);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 3, 2, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	add_graph(p, 0, g);
 	sb_cfg_add_func(l, "msort", 0x5000, 0x5030);
-	for (uint64_t b = 0; b < 3; b++)
-		sb_cfg_add_block(l, 0, 0x5000 + 0x10 * b, 0x5010 + 0x10 * b, 0x500c + 0x10 * b);
-	sb_cfg_add_edge(l, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(l, 1, 0, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(l, 1, 2, SB_EDGE_FALLTHROUGH);
+	sbt_add_blocks(l, 0, 0x5000, 3);
+	sbt_add_edges(l, edges1, sizeof(edges1) / sizeof(edges1[0]));
 	add_graph(p, 1, l);
 }
 
@@ -107,7 +106,7 @@ static struct sb_profile *profile(int named, int fptr)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 
 	sb_profile_add_binary(p, "/bin/w", "ab");
 	sb_profile_add_binary(p, "/lib/x86_64-linux-gnu/libc.so.6", "cd");
@@ -116,7 +115,7 @@ static struct sb_profile *profile(int named, int fptr)
 	if (named)
 		sb_profile_meta_set(p, "executable", named == 2 ? "/usr/bin/w" : "/bin/w");
 	sb_profile_meta_set(p, "pid", "100");
-	sec.loc = (uint32_t)loc(p, 0, 0x1128, 23);
+	sec_loc = (uint32_t)loc(p, 0, 0x1128, 23);
 	graphs(p);
 	for (size_t b = 0; b < NB; b++) {
 		struct sb_event_def d = {
@@ -128,22 +127,15 @@ static struct sb_profile *profile(int named, int fptr)
 		d.loc2 = loc(p, blk[b].bin, d.vaddr2, blk[b].line);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		/* 1 ms a sample (1 kHz), a little jitter */
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * (lib_samples(i, t) * 3 / 2 + 1 + latch_samples(i, t)) +
 					3000 * ((t * 7 + (uint32_t)i) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < NB; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++) {
 				/* the call holds the library's and the
@@ -155,7 +147,7 @@ static struct sb_profile *profile(int named, int fptr)
 				     : fptr ? (e == 5 ? call - 1 : 0)
 				     : e == 3 ? l - l / 3 : e == 4 ? l / 3 : l / 2;
 			}
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -164,13 +156,11 @@ static struct sb_profile *profile(int named, int fptr)
 static void check(int named)
 {
 	struct sb_profile *p = profile(named, 0);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.block_samples && c.nsections_analyzed == 1, "block samples, one section");
 	CHECK(c.n >= 1, "a cause found (executable %s)",

@@ -20,9 +20,7 @@
  */
 #include <stdlib.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 4
@@ -32,11 +30,15 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 13, 19, SB_EDGE_CALL }, { 13, 14, SB_EDGE_CALL_RETURN },
+		{ 14, 1, SB_EDGE_TAKEN }, { 14, 15, SB_EDGE_FALLTHROUGH },
+		{ 17, 17, SB_EDGE_TAKEN }, { 17, 18, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NW);
-	for (uint64_t b = 0; b < NW; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
+	sbt_add_blocks(g, 0, 0x1000, NW);
 	sb_cfg_add_func(g, "dispatch", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x2000);
 	sb_cfg_add_func(g, "do_block", 0x2010, 0x2030);
@@ -53,12 +55,7 @@ static struct sb_cfg *graph(void)
 		sb_cfg_add_edge(g, ck, 16, SB_EDGE_CALL);
 		sb_cfg_add_edge(g, ck, gk + 2, SB_EDGE_CALL_RETURN);
 	}
-	sb_cfg_add_edge(g, 13, 19, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 13, 14, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 14, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 14, 15, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 17, 17, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 17, 18, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -82,17 +79,11 @@ static struct sb_profile *profile(void)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
+	uint32_t sec_loc;
 	uint32_t nev = 0;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x10dc, 76, "worker");
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x10dc, 76, "worker");
 	/* events 0..5: the call copies; 6: do_block's loop; 7: the barrier
 	 * call; then the guards, named with no samples */
 	for (uint32_t e = 0; e < 8 + NCOPY; e++) {
@@ -114,9 +105,7 @@ static struct sb_profile *profile(void)
 		sb_profile_add_event(p, &d);
 		nev++;
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
 		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
 					  .per_thread = pt };
@@ -145,13 +134,11 @@ static struct sb_profile *profile(void)
 int main(void)
 {
 	struct sb_profile *p = profile();
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	if (!ret) {
 		CHECK(!c.exact_counts && c.nsections_analyzed == 1, "samples, one section");

@@ -14,25 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 3, SB_EDGE_TAKEN },
+		{ 1, 2, SB_EDGE_FALLTHROUGH }, { 2, 2, SB_EDGE_TAKEN },
+		{ 2, 3, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1040);
 	for (uint64_t a = 0x1000; a < 0x1040; a += 0x10)
 		sb_cfg_add_block(g, 0, a, a + 0x10, a + 0xc);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 2, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -67,15 +66,9 @@ static struct sb_profile *profile(const double *busy, const uint64_t (*counts)[N
 		[EV_RET] = { 0x103c, 0x5000 },    /* a return: no CFG edge */
 		[EV_LOAD] = { 0x1024, 0 },        /* the load in the loop */
 	};
-	unsigned char *blob;
-	size_t len;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
+	sbt_add_binary_cfg(p, g);
 	sec.loc = (uint32_t)loc(p, 0x1100);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
 	for (int e = 0; e < NEV; e++) {
 		struct sb_event_def d = { .kind = e == EV_LOAD ? SB_EVK_HW : SB_EVK_EDGE,
 					  .binary = 0, .vaddr = ev[e][0], .vaddr2 = ev[e][1],
@@ -111,12 +104,10 @@ static struct sb_profile *profile(const double *busy, const uint64_t (*counts)[N
 
 static const struct sb_cause *top(const struct sb_profile *p, struct sb_causes *c)
 {
-	struct sb_lime_opts o;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, c, err, sizeof(err));
+	ret = sbt_compute(p, c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(!c->block_samples && !c->exact_counts, "from LBR edges: kinds determined");
 	return ret == 0 && c->n ? &c->c[0] : NULL;

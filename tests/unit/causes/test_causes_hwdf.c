@@ -21,45 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 12
 #define NI 30
 #define M 20     /* calls per instance and thread */
-
-static struct sb_cfg *graph(void)
-{
-	struct sb_cfg *g = sb_cfg_alloc();
-
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1050);
-	sb_cfg_add_func(g, "__sanitizer_cov_trace_pc_guard", 0x1050, 0x1060);
-	sb_cfg_add_func(g, "copy", 0x1060, 0x1080);
-	for (uint64_t b = 0; b < 8; b++)
-		sb_cfg_add_block(g, b < 5 ? 0 : b == 5 ? 1 : 2, 0x1000 + 0x10 * b,
-				 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_CALL_RETURN);     /* call copy@plt */
-	sb_cfg_add_edge(g, 2, 5, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 3, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_SEQUENTIAL);
-	sb_cfg_finalize(g);
-	return g;
-}
-
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line, char *fn,
-		char *file)
-{
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = fn, .file = file };
-
-	return sb_profile_add_loc(p, &l);
-}
 
 /* Samples of instance i, thread t: at the library's call (its callee's
  * time), at B3. */
@@ -78,57 +45,40 @@ static uint64_t b3_samples(int i, uint32_t t)
 static struct sb_profile *profile(int real)
 {
 	struct sb_profile *p = sb_profile_alloc();
-	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
 	/* events: counts of B0, B1, B2, B3; samples of B1 (the call site:
 	 * its callee's), of B6 (the library), of B3 */
 	static const int blk[7] = { 0, 1, 2, 3, 1, 6, 3 };
+	long sec_loc;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x1100, 50, "worker", "w.c");
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, sbt_lib_loop_graph());
+	sec_loc = sbt_loc(p, 0x1100, 50, "worker", "w.c");
 	for (int e = 0; e < 7; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
-		struct sb_event_def d = {
-			.kind = e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = a, .vaddr2 = a + 0xc, .loc_hot = -1,
-		};
+		long l = blk[e] == 6 ? sbt_loc(p, a, 500, "copy", "memmove.S")
+				     : sbt_loc(p, a, 20 + (unsigned)blk[e], "worker", "w.c");
+		long l2 = blk[e] == 6 ? sbt_loc(p, a + 0xc, 509, "copy", "memmove.S")
+				      : sbt_loc(p, a + 0xc, 20 + (unsigned)blk[e], "worker", "w.c");
+		struct sb_event_def d = sbt_block_event(
+			e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, l, l2);
 
-		d.loc = (int32_t)(blk[e] == 6 ? loc(p, a, 500, "copy", "memmove.S")
-					      : loc(p, a, 20 + (unsigned)blk[e], "worker", "w.c"));
-		d.loc2 = (int32_t)(blk[e] == 6 ? loc(p, a + 0xc, 509, "copy", "memmove.S")
-					       : loc(p, a + 0xc, 20 + (unsigned)blk[e], "worker",
-						     "w.c"));
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, (uint32_t)sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		/* 1 ms a sample (1 kHz), the loop's own time, a thread's
 		 * persistent speed, jitter */
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * lib_samples(real, i, t) + 20000 * M +
 					400000 * (t % 4) + 3000 * ((t * 7 + (uint32_t)i) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < 7; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e == 0 ? 1 : e < 4 ? M : e < 6 ? lib_samples(real, i, t)
 							       : b3_samples(i, t);
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -137,13 +87,10 @@ static struct sb_profile *profile(int real)
 static void run(int real)
 {
 	struct sb_profile *p = profile(real);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
-	int ret;
+	int ret = sbt_compute(p, &c, err, sizeof(err));
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.exact_counts && c.nsections_analyzed == 1, "exact counts, one section");
 	for (size_t i = 0; i < c.n; i++)

@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 8
@@ -27,28 +25,24 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH },
+		{ 1, 3, SB_EDGE_TAKEN }, { 2, 4, SB_EDGE_JUMP },
+		{ 3, 4, SB_EDGE_SEQUENTIAL }, { 4, 1, SB_EDGE_TAKEN },
+		{ 4, 5, SB_EDGE_FALLTHROUGH },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	for (uint64_t b = 0; b < NB; b++)
-		sb_cfg_add_block(g, 0, 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 4, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 4, 1, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_FALLTHROUGH);
+	sbt_add_blocks(g, 0, 0x1000, NB);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 static unsigned owned(int i, uint32_t t)
@@ -65,31 +59,20 @@ static struct sb_profile *profile(double *spread)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
+	uint32_t sec_loc;
 	double tot[NT] = { 0 }, lo = INFINITY, hi = 0;
-	unsigned char *blob;
-	size_t len;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x1100, 50);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x1100, 50);
 	for (int b = 0; b < NB; b++) {
-		struct sb_event_def d = {
-			.kind = SB_EVK_BLOCK_COUNT, .binary = 0,
-			.vaddr = 0x1000 + 0x10 * (uint64_t)b, .vaddr2 = 0x100c + 0x10 * (uint64_t)b,
-			.loc_hot = -1,
-		};
+		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_COUNT,
+							0x1000 + 0x10 * (uint64_t)b, -1, -1);
 
 		d.loc = (int32_t)loc(p, d.vaddr, 10 + 2 * (unsigned)b);
 		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
 		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
 					  .per_thread = pt };
@@ -103,15 +86,13 @@ static struct sb_profile *profile(double *spread)
 		sb_profile_add_instance(p, &in);
 		for (uint32_t e = 0; e < NB; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			if (e == 4)
 				continue;   /* the latch has no counter */
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e == 0 || e == 5 ? 1 : e == 1 ? m : e == 2 ? owned(i, t)
 									: m - owned(i, t);
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	for (uint32_t t = 0; t < NT; t++) {
@@ -126,14 +107,12 @@ int main(void)
 {
 	double spread;
 	struct sb_profile *p = profile(&spread);
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
 	CHECK(spread == 0, "per-thread totals equal: spread %.3f", spread);
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.exact_counts && c.nsections_analyzed == 1, "exact counts, one section");
 	CHECK(c.n >= 1, "a cause found");

@@ -21,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
@@ -33,6 +31,19 @@
 
 static struct sb_cfg *graph(void)
 {
+	static const struct sbt_edge edges[] = {
+		{ 0, 1, SB_EDGE_SEQUENTIAL },
+		{ 1, 2, SB_EDGE_CALL_RETURN },     /* lock@plt */
+		{ 2, 3, SB_EDGE_FALLTHROUGH }, { 2, 6, SB_EDGE_TAKEN },
+		{ 3, 11, SB_EDGE_CALL }, { 3, 4, SB_EDGE_CALL_RETURN },
+		{ 4, 12, SB_EDGE_CALL }, { 4, 5, SB_EDGE_CALL_RETURN },
+		{ 5, 9, SB_EDGE_JUMP }, { 6, 14, SB_EDGE_CALL },
+		{ 6, 7, SB_EDGE_CALL_RETURN }, { 7, 8, SB_EDGE_FALLTHROUGH },
+		{ 7, 9, SB_EDGE_TAKEN }, { 8, 6, SB_EDGE_JUMP },
+		{ 9, 0, SB_EDGE_TAKEN }, { 9, 10, SB_EDGE_FALLTHROUGH },
+		{ 12, 16, SB_EDGE_CALL }, { 12, 13, SB_EDGE_CALL_RETURN },
+		{ 14, 16, SB_EDGE_CALL }, { 14, 15, SB_EDGE_CALL_RETURN },
+	};
 	struct sb_cfg *g = sb_cfg_alloc();
 	static const char *fn[6] = { "worker", "__sanitizer_cov_trace_pc_guard", "bcast_wrap",
 				     "wait_wrap", "sb_exact_flush", NULL };
@@ -44,36 +55,14 @@ static struct sb_cfg *graph(void)
 	for (uint64_t b = 0; b < NB; b++)
 		sb_cfg_add_block(g, b < 11 ? 0 : b == 11 ? 1 : b < 14 ? 2 : b < 16 ? 3 : 4,
 				 0x1000 + 0x10 * b, 0x1010 + 0x10 * b, 0x100c + 0x10 * b);
-	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
-	sb_cfg_add_edge(g, 1, 2, SB_EDGE_CALL_RETURN);     /* lock@plt */
-	sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 2, 6, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 3, 11, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 3, 4, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 4, 12, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 4, 5, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 5, 9, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 6, 14, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 6, 7, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 7, 8, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 7, 9, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 8, 6, SB_EDGE_JUMP);
-	sb_cfg_add_edge(g, 9, 0, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 9, 10, SB_EDGE_FALLTHROUGH);
-	sb_cfg_add_edge(g, 12, 16, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 12, 13, SB_EDGE_CALL_RETURN);
-	sb_cfg_add_edge(g, 14, 16, SB_EDGE_CALL);
-	sb_cfg_add_edge(g, 14, 15, SB_EDGE_CALL_RETURN);
+	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
 }
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Executions of worker's block b by a thread that arrives last or not. */
@@ -97,46 +86,31 @@ static struct sb_profile *profile(void)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
+	uint32_t sec_loc;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x1068, 60);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x1068, 60);
 	/* events 0..NW-1: worker's counts; NW: B0's samples */
 	for (uint32_t e = 0; e <= NW; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)(e == NW ? 0 : e);
-		struct sb_event_def d = {
-			.kind = e < NW ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = a, .vaddr2 = a + 0xc, .loc_hot = -1,
-		};
+		struct sb_event_def d = sbt_block_event(
+			e < NW ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
 		d.loc = (int32_t)loc(p, a, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
 		d.loc2 = (int32_t)loc(p, a + 0xc, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = 1000000 * samples(i, t) + 3000 * ((t * 7 + (uint32_t)i) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e <= NW; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = e < NW ? runs(e, t == 0) : samples(i, t);
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -145,13 +119,11 @@ static struct sb_profile *profile(void)
 int main(void)
 {
 	struct sb_profile *p = profile();
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.exact_counts && c.nsections_analyzed == 1, "exact counts, one section");
 	CHECK(c.n >= 1, "a cause found");

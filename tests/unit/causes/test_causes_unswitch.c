@@ -22,9 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "causes/causes.h"
-#include "cfg/cfg.h"
-#include "cfg/cfg_io.h"
+#include "causes/causes_fixture.h"
 #include "check.h"
 
 #define NT 6
@@ -67,10 +65,7 @@ static struct sb_cfg *graph(void)
 
 static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
 {
-	struct sb_loc l = { .addr = addr, .offset = addr, .binary = 0, .line = line,
-			    .function = "worker", .file = "w.c" };
-
-	return sb_profile_add_loc(p, &l);
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* The counted blocks and their executions in one iteration. */
@@ -92,44 +87,30 @@ static struct sb_profile *profile(void)
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph();
 	struct sb_thread_time pt[NT];
-	struct sb_section sec = { .kind = SB_SECT_BARRIER, .nthreads = NT, .per_thread = pt };
-	unsigned char *blob;
-	size_t len;
+	uint32_t sec_loc;
 
-	sb_profile_add_binary(p, "/bin/w", "ab");
-	sec.loc = (uint32_t)loc(p, 0x10bc, 60);
-	sb_cfg_serialize(g, &blob, &len);
-	sb_profile_add_cfg(p, 0, blob, len);
-	free(blob);
-	sb_cfg_free(g);
+	sbt_add_binary_cfg(p, g);
+	sec_loc = (uint32_t)loc(p, 0x10bc, 60);
 	for (size_t e = 0; e < NC; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)counted[e];
-		struct sb_event_def d = { .kind = SB_EVK_BLOCK_COUNT, .binary = 0, .vaddr = a,
-					  .vaddr2 = a + 0xc, .loc_hot = -1 };
+		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_COUNT, a, -1, -1);
 
 		d.loc = (int32_t)loc(p, a, 10 + 2 * (unsigned)counted[e]);
 		d.loc2 = (int32_t)loc(p, a + 0xc, 10 + 2 * (unsigned)counted[e]);
 		sb_profile_add_event(p, &d);
 	}
-	for (uint32_t t = 0; t < NT; t++)
-		pt[t] = (struct sb_thread_time){ 100 + t, 0, 0, 0 };
-	sb_profile_add_section(p, &sec);
+	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
-		struct sb_instance in = { .section = 0, .seq = (uint64_t)i, .nthreads = NT,
-					  .per_thread = pt };
-
 		for (uint32_t t = 0; t < NT; t++)
 			pt[t].busy_ns = (t == 0 ? 20000 * K : 0) + 5000 +
 					300 * ((t * 7 + (uint32_t)i * 3) % 5);
-		sb_profile_add_instance(p, &in);
+		sbt_add_instance(p, i, NT, pt);
 		for (uint32_t e = 0; e < NC; e++) {
 			uint64_t c[NT];
-			struct sb_vector v = { .instance = (uint32_t)i, .event = e, .nthreads = NT,
-					       .counts = c };
 
 			for (uint32_t t = 0; t < NT; t++)
 				c[t] = runs(counted[e], t);
-			sb_profile_add_vector(p, &v);
+			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
 	return p;
@@ -138,13 +119,11 @@ static struct sb_profile *profile(void)
 int main(void)
 {
 	struct sb_profile *p = profile();
-	struct sb_lime_opts o;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
 
-	sb_lime_opts_default(&o);
-	ret = sb_causes_compute(p, &o, &c, err, sizeof(err));
+	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	CHECK(c.exact_counts && c.nsections_analyzed == 1, "exact counts, one section");
 	CHECK(c.n >= 1, "a cause found");
