@@ -56,25 +56,6 @@ static bool in_early_exit_loop(const struct sb_cfg *g, long b)
 }
 
 /*
- * Causes of about equal score (one cluster, several leaders, whose eq. 1
- * estimates from block samples differ in the noise: within 1%): a leader
- * inside a function that another leader's block calls ranks after it,
- * since the caller's decision is what multiplies the callee's work.
- *
- * One exception, from what a loop's shape says.  A sampled leader that
- * is a loop repeating a call, and another of nearly its score (within
- * EARLY_EXIT_TOL: the two vary alike, the callee's samples are the call's)
- * in another function, in a loop with an early exit: samples cannot tell
- * more calls from longer ones, but the callee's loop ends where its data
- * says (a search stops at its key) while the caller's may well repeat a
- * fixed number of times; the early-exit loop is the decision that
- * differs, and ranks first.  (Through a function pointer the CFG has no
- * call edge, so the callee is known by its score and shape only.)  Only
- * within one binary: a library's loops (strtod's, strlen's) are no place
- * a reader acts on; the program's call to them stays.
- */
-#define EARLY_EXIT_TOL 0.10
-/*
  * Block a's way on reaches block b (want_call: a block with a CALL edge
  * into b's function) within a's function, by forward flow (no back edge,
  * no call), in at most REACH_MAX blocks.  a itself counts.
@@ -135,6 +116,27 @@ static bool decides_before(const struct sb_cfg *g, const struct sb_lime_cause *x
 	       !leads_to(g, bx, by, false);
 }
 
+/*
+ * Causes of about equal score (one cluster, several leaders, whose eq. 1
+ * estimates from block samples differ in the noise: within 1%): a leader
+ * inside a function that another leader's function calls ranks after it,
+ * since the caller's decision is what multiplies the callee's work; and a
+ * decision ranks before what it leads to (decides_before: a callee's
+ * entry at any score, a block of its own function within 1%).
+ *
+ * One exception, from what a loop's shape says.  A sampled leader that
+ * is a loop repeating a call, and another of nearly its score (within
+ * EARLY_EXIT_TOL: the two vary alike, the callee's samples are the call's)
+ * in another function, in a loop with an early exit: samples cannot tell
+ * more calls from longer ones, but the callee's loop ends where its data
+ * says (a search stops at its key) while the caller's may well repeat a
+ * fixed number of times; the early-exit loop is the decision that
+ * differs, and ranks first.  (Through a function pointer the CFG has no
+ * call edge, so the callee is known by its score and shape only.)  Only
+ * within one binary: a library's loops (strtod's, strlen's) are no place
+ * a reader acts on; the program's call to them stays.
+ */
+#define EARLY_EXIT_TOL 0.10
 void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 {
 	for (size_t i = 1; i < r->ncauses; i++)
