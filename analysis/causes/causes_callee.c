@@ -130,18 +130,10 @@ bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_caus
 	body = malloc(nb ? nb : 1);
 	if (body && sb_causes_loop_of(m, (uint32_t)blk, body) == blk)
 		for (size_t s = 0; s < p->nsections && !r; s++) {
-			const struct sb_loc *l = p->sections[s].loc < p->nlocs ?
-				&p->locs[p->sections[s].loc] : NULL;
-			long b;
+			long b = sb_causes_loc_block(p, g, p->sections[s].loc);
 
-			if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
-			    !g->per_bin[l->binary])
-				continue;
-			b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
-			if (b < 0)
-				continue;
-			b += (long)g->offset[l->binary];
-			r = (uint32_t)b >= first && (uint32_t)b < first + nb && body[b - first];
+			r = b >= 0 && (uint32_t)b >= first && (uint32_t)b < first + nb &&
+			    body[b - first];
 		}
 	free(body);
 	return r;
@@ -181,12 +173,6 @@ struct holders {
 	double bestn[HOLD_LINES];
 	double S[HOLD_LINES][SB_CAUSES_MAX_THREADS];
 };
-
-static bool same_line(const struct sb_loc *a, const struct sb_loc *b)
-{
-	return a->line == b->line && a->binary == b->binary && !a->file == !b->file &&
-	       (!a->file || !strcmp(a->file, b->file));
-}
 
 static uint32_t tid_col(struct holders *h, uint32_t tid)
 {
@@ -231,7 +217,7 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
 		if (SB_CFG_SLOT(m->blocks[b].start) != slot || !sb_cfg_ends_in_call(m, (uint32_t)b) ||
 		    d->loc2 < 0 || !p->locs[d->loc2].line)
 			continue;
-		for (l = 0; l < h->nl && !same_line(&p->locs[h->rep[l]], &p->locs[d->loc2]); l++)
+		for (l = 0; l < h->nl && !sb_causes_same_line(&p->locs[h->rep[l]], &p->locs[d->loc2]); l++)
 			;
 		if (l == h->nl) {
 			if (l == HOLD_LINES)

@@ -181,12 +181,6 @@ static void mark_callees(const struct sb_cfg *m, uint32_t f, uint8_t *fmark, uin
 	}
 }
 
-static bool same_line(const struct sb_loc *a, const struct sb_loc *b)
-{
-	return a->line == b->line && a->binary == b->binary && !a->file == !b->file &&
-	       (!a->file || !strcmp(a->file, b->file));
-}
-
 struct work {
 	struct pairs pr;
 	const struct sb_cfg *m;
@@ -321,7 +315,7 @@ static void group_lines(struct work *w)
 	for (size_t k = 0; k < n; k++) {
 		long e = w->rep[k];
 
-		if (!w->ngroups || !same_line(&p->locs[p->events[w->rep[w->ngroups - 1]].loc],
+		if (!w->ngroups || !sb_causes_same_line(&p->locs[p->events[w->rep[w->ngroups - 1]].loc],
 					      &p->locs[p->events[e].loc])) {
 			w->rep[w->ngroups] = e;   /* k >= ngroups: not yet read */
 			w->gcov[w->ngroups++] = 0;

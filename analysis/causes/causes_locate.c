@@ -338,8 +338,7 @@ static bool locate_call_copies(const struct sb_profile *p, const struct sb_cause
 		if (at.loc < 0 || !p->locs[at.loc].line)
 			return false;        /* a call site of unknown line */
 		l = &p->locs[at.loc];
-		if (line && (l->line != line->line || l->binary != line->binary ||
-			     !l->file != !line->file || (l->file && strcmp(l->file, line->file))))
+		if (line && !sb_causes_same_line(l, line))
 			return false;        /* calls from different lines */
 		line = line ? line : l;
 		n = block_samples(p, g, e->src);

@@ -63,6 +63,23 @@ long sb_causes_event_block(const struct sb_profile *p, const struct sb_causes_gr
 	return b < 0 ? -1 : (long)g->offset[d->binary] + b;
 }
 
+bool sb_causes_same_line(const struct sb_loc *a, const struct sb_loc *b)
+{
+	return a->line == b->line && a->binary == b->binary && !a->file == !b->file &&
+	       (!a->file || !strcmp(a->file, b->file));
+}
+
+long sb_causes_loc_block(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t loc)
+{
+	const struct sb_loc *l = loc < p->nlocs ? &p->locs[loc] : NULL;
+	long b;
+
+	if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries || !g->per_bin[l->binary])
+		return -1;
+	b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
+	return b < 0 ? -1 : (long)g->offset[l->binary] + b;
+}
+
 uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
 			   uint32_t *tids, double **time)
 {

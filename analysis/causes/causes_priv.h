@@ -45,6 +45,13 @@ struct sb_causes_pooled {
 long sb_causes_event_block(const struct sb_profile *p, const struct sb_causes_graph *g,
 			   const struct sb_event_def *d);
 
+/* The merged-graph block of profile location loc (a section's sync), or
+ * -1. */
+long sb_causes_loc_block(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t loc);
+
+/* Two locations on one source line (same binary, file and line). */
+bool sb_causes_same_line(const struct sb_loc *a, const struct sb_loc *b);
+
 /* Section s's threads (tids, first seen first; at most
  * SB_CAUSES_MAX_THREADS) and their summed busy times (time[nt]). */
 uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,

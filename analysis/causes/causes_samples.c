@@ -396,18 +396,9 @@ static bool at_sync(const struct sb_profile *p, const struct sb_causes_graph *g,
 
 	if (blk >= 0 && (size_t)blk < m->nblocks && probed(p, m->funcs[m->blocks[blk].func].name))
 		return true;
-	for (size_t s = 0; s < p->nsections; s++) {
-		const struct sb_loc *l = p->sections[s].loc < p->nlocs ?
-			&p->locs[p->sections[s].loc] : NULL;
-		long b;
-
-		if (!l || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
-		    !g->per_bin[l->binary])
-			continue;
-		b = sb_cfg_block_at(g->per_bin[l->binary], l->offset);
-		if (b >= 0 && (long)g->offset[l->binary] + b == blk)
+	for (size_t s = 0; s < p->nsections; s++)
+		if (blk >= 0 && sb_causes_loc_block(p, g, p->sections[s].loc) == blk)
 			return true;
-	}
 	return false;
 }
 

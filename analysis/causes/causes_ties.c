@@ -197,16 +197,16 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
  * through a pointer (a thread's start routine, an OpenMP outlined body,
  * where an inline barrier macro's code sits beside the work). */
 static bool in_called_function(const struct sb_profile *p, const struct sb_causes_graph *g,
-			       const struct sb_loc *l)
+			       uint32_t loc)
 {
 	const struct sb_cfg *m = g->merged;
+	const struct sb_loc *l = &p->locs[loc];
+	long b = sb_causes_loc_block(p, g, loc);
 	uint32_t entry, f;
-	long b;
 
-	if (l->binary < 0 || (size_t)l->binary >= p->nbinaries || !g->per_bin[l->binary] ||
-	    (b = sb_cfg_block_at(g->per_bin[l->binary], l->offset)) < 0)
+	if (b < 0)
 		return false;
-	f = m->blocks[b + g->offset[l->binary]].func;
+	f = m->blocks[b].func;
 	/* inlined into its caller: the source's function is another's */
 	if (l->function && m->funcs[f].name && strcmp(l->function, m->funcs[f].name))
 		return true;
@@ -232,7 +232,7 @@ static bool in_sync_code(const struct sb_profile *p, const struct sb_causes_grap
 	if (a->line && a->line == b->line)
 		return true;
 	return a->function && b->function &&
-	       !strcmp(a->function, b->function) && in_called_function(p, g, b);
+	       !strcmp(a->function, b->function) && in_called_function(p, g, sec->loc);
 }
 
 int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
