@@ -134,15 +134,7 @@ static const x86_reg gpr[16][5] = {
 	{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B, 0 },
 };
 
-int sb_insn_gpr(uint16_t reg64)
-{
-	for (int i = 0; i < 16; i++)
-		if (reg64 && gpr[i][0] == reg64)
-			return i;
-	return -1;
-}
-
-static int gpr_of(uint16_t r)
+int sb_insn_gpr(uint16_t r)
 {
 	for (int i = 0; i < 16; i++)
 		for (int k = 0; k < 5; k++)
@@ -163,7 +155,7 @@ static uint32_t writes_of(csh cs, const cs_insn *in)
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return 0xffffu;
 	for (uint8_t k = 0; k < nwr; k++) {
-		int g = gpr_of(wr[k]);
+		int g = sb_insn_gpr(wr[k]);
 
 		if (g >= 0)
 			m |= 1u << g;

@@ -69,7 +69,8 @@ struct insn {
 /* SB_BLOCK_CONST_BOUND for the block of instructions ins[i..j] of a
  * function's n: the latch pattern above, else 0. */
 uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t j);
-/* A 64-bit general register's bit in writes (0..15), -1 for others. */
-int sb_insn_gpr(uint16_t reg64);
+/* A general register's bit in writes (0..15), by any of its names (%rax,
+ * %eax, %ax, %al, %ah are one), -1 for other registers. */
+int sb_insn_gpr(uint16_t reg);
 
 #endif
