@@ -104,6 +104,23 @@ static inline struct sb_event_def sbt_block_event(int kind, uint64_t a, long loc
 	return d;
 }
 
+/* A block-sample event of the block at a in worker (w.c): its start on
+ * line `line`, its branch on `line2`; when hot, its most sampled
+ * instruction 4 bytes in, on `line`.  Locations are added in that order. */
+static inline void sbt_add_sampled_block(struct sb_profile *p, uint64_t a, unsigned line,
+					 unsigned line2, bool hot)
+{
+	long l1 = sbt_loc(p, a, line, "worker", "w.c");
+	long l2 = sbt_loc(p, a + 0xc, line2, "worker", "w.c");
+	struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_SAMPLES, a, l1, l2);
+
+	if (hot) {
+		d.hot = a + 4;
+		d.loc_hot = (int32_t)sbt_loc(p, d.hot, line, "worker", "w.c");
+	}
+	sb_profile_add_event(p, &d);
+}
+
 /* Section 0 of nt threads, a barrier at location loc; pt[] is its
  * per-thread table (thread ids 100 + t), reused by every instance. */
 static inline void sbt_add_section(struct sb_profile *p, uint32_t loc, uint32_t nt,

@@ -102,16 +102,9 @@ static struct sb_profile *profile(enum shape s, int call)
 	sec_loc = (uint32_t)loc(p, 0x105c, 52);
 	for (int e = 0; e < 5; e++) {
 		uint64_t b = (uint64_t)blk[e];
-		uint64_t a = b < NB ? 0x1000 + 0x10 * b : 0x2000 + 0x10 * (b - NB);
-		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
-		d.loc = (int32_t)loc(p, d.vaddr, line[b]);
-		d.loc2 = (int32_t)loc(p, d.vaddr2, line[b]);
-		if (e < 3) {
-			d.hot = d.vaddr + 4;
-			d.loc_hot = (int32_t)loc(p, d.hot, line[b]);
-		}
-		sb_profile_add_event(p, &d);
+		sbt_add_sampled_block(p, b < NB ? 0x1000 + 0x10 * b : 0x2000 + 0x10 * (b - NB),
+				      line[b], line[b], e < 3);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {

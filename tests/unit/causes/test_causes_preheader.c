@@ -85,19 +85,9 @@ static struct sb_profile *profile(int zero_trip)
 	sec_loc = (uint32_t)loc(p, 0x106c, 52);
 	for (int e = 0; e < 7; e++) {
 		uint64_t b = (uint64_t)blk[e];
-		struct sb_event_def d = {
-			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
-			.vaddr = 0x1000 + 0x10 * b, .vaddr2 = 0x100c + 0x10 * b, .loc_hot = -1,
-		};
 
-		d.loc = (int32_t)loc(p, d.vaddr, line[b]);
 		/* the work loop's branch is its latch's line */
-		d.loc2 = (int32_t)loc(p, d.vaddr2, b == 4 ? 45 : line[b]);
-		if (e < 2) {
-			d.hot = d.vaddr + 4;
-			d.loc_hot = (int32_t)loc(p, d.hot, line[b]);
-		}
-		sb_profile_add_event(p, &d);
+		sbt_add_sampled_block(p, 0x1000 + 0x10 * b, line[b], b == 4 ? 45 : line[b], e < 2);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
