@@ -153,6 +153,39 @@ static void order_hw_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 		}
 }
 
+/*
+ * Block samples: the decisions the last cause's samples cannot be told
+ * from (causes_alternatives.c), listed right after it with its score, each marked
+ * as its alternative.  0 or -ENOMEM.
+ */
+#define MAX_ALTERNATIVES 2
+static int add_alternatives(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    uint32_t s, struct sb_causes *out, uint32_t *nrank)
+{
+	struct sb_cause alt[MAX_ALTERNATIVES], *arr;
+	size_t at = out->n - 1;
+	long n = sb_causes_alternatives(p, g, s, &out->c[at], alt, MAX_ALTERNATIVES);
+
+	if (n <= 0)
+		return (int)n;
+	if (!(arr = realloc(out->c, (out->n + (size_t)n) * sizeof(*arr))))
+		return -ENOMEM;
+	out->c = arr;
+	for (long i = 0; i < n; i++) {
+		struct sb_cause *a = &out->c[out->n++];
+
+		*a = alt[i];
+		a->section = s;
+		a->rank = ++*nrank;
+		a->score = out->c[at].score;
+		a->same_cluster = 0;
+		a->alternative_of = out->c[at].rank;
+		a->nalternatives = 0;
+	}
+	out->c[at].nalternatives = (uint32_t)n;
+	return 0;
+}
+
 /* Where a profile's vectors come from, most telling first. */
 enum vec_path {
 	PATH_SAMPLES,   /* cpu-clock samples per block: time */
@@ -248,6 +281,9 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 				if (own.loc >= 0 && p->locs[own.loc].line)
 					*c = own;
 			}
+			if (path == PATH_SAMPLES && same[k] == k &&
+			    (ret = add_alternatives(p, g, s, out, &nrank)))
+				goto out;
 		}
 out:
 	for (size_t i = 0; i < nres; i++)

@@ -27,6 +27,12 @@ struct sb_cause {
 	uint32_t same_cluster; /* 0, or the rank of the cause this one is shown
 				* under: a leader perfectly correlated with it
 				* (one cluster), listed as "same cluster" */
+	uint32_t alternative_of; /* 0, or the rank of the (sampled) cause this
+				  * one is another placement of: a decision
+				  * its samples cannot be told from (a loop
+				  * around it, the branch entering it;
+				  * causes_alternatives.c), ranked right after it */
+	uint32_t nalternatives;  /* how many causes are alternative_of this one */
 };
 
 /* What a section's verdict rests on. */

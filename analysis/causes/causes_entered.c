@@ -50,10 +50,10 @@
 #define ENTERED_ALPHA 1e-3
 
 /* Threads seen in section s: tids[], their instance counts n[] and their
- * samples in the loop's blocks S[].  Returns how many (at most max). */
-static uint32_t loop_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
-			     uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
-			     double *n, double *S, uint32_t max)
+ * samples in the body's blocks S[].  Returns how many (at most max). */
+uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+				uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
+				double *n, double *S, uint32_t max)
 {
 	const struct sb_cfg *m = g->merged;
 	uint32_t nt = 0, lo = m->funcs[f].first_block;
@@ -136,7 +136,7 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 	if (!tids || !n || !S || !body || (h = sb_causes_loop_of(m, blk, body)) < 0 ||
 	    (at = sb_cfg_loop_entry(m, (uint32_t)h)) < 0)
 		goto out;
-	nt = loop_samples(p, g, s, f, body, tids, n, S, SB_CAUSES_MAX_THREADS);
+	nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S, SB_CAUSES_MAX_THREADS);
 	if (!not_entered(n, S, nt))
 		at = -1;
 out:

@@ -63,11 +63,15 @@ static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause 
  * latch's branch.  A rotated loop's header holds its body, whose line is
  * not the loop's.
  */
-static bool locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
-			 struct sb_cause *c)
+bool sb_causes_locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
+			    struct sb_cause *c)
 {
-	long b = sb_cfg_latch(g, head);
+	return sb_causes_locate_branch(p, g, sb_cfg_latch(g, head), head, c);
+}
 
+bool sb_causes_locate_branch(const struct sb_profile *p, const struct sb_cfg *g, long b,
+			     uint32_t head, struct sb_cause *c)
+{
 	/* Compilers give the increment-and-jump of a latch line 0 at times:
 	 * then the block before it in the loop, up to the exit test. */
 	for (int steps = 0; b >= 0 && (uint32_t)b != head && steps < 8; steps++) {
@@ -157,8 +161,8 @@ static long guards_of(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 	return n ? n : -1;
 }
 
-static bool locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
-			 uint32_t blk, struct sb_cause *c)
+bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
 	long n = guards_of(g->merged, blk, gs);
@@ -354,7 +358,7 @@ static bool locate_call_copies(const struct sb_profile *p, const struct sb_cause
 	locate(p, m->blocks[best].last_insn, &at);
 	c->loc = at.loc;
 	c->addr = at.addr;
-	locate_guard(p, g, best, c);
+	sb_causes_locate_guard(p, g, best, c);
 	return true;
 }
 
@@ -379,8 +383,8 @@ static bool plain_call(const struct sb_cfg *g, long b)
  * A sampled leader in a loop of pure computation (it calls nothing) that
  * only a loop around it repeats (the blocks of the outer loop call nothing
  * and decide nothing but whether to go round again): the inner loop is
- * the work, the outer one how often it is done.  Samples cannot tell more trips of either loop from the other;
- * the outer loop is the decision that chose how often to run the work,
+ * the work, the outer one how often it is done.  Samples cannot tell
+ * more trips of either loop from the other; the outer loop is the decision that chose how often to run the work,
  * exactly as a loop around a call to the same work would be shown (at its
  * latch), so the cause goes there.  An inner loop with an early exit (a
  * search: two or more blocks leave it) ends where its data says, which no
@@ -402,7 +406,7 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
 	    sb_causes_loop_exits(g, f, inner) == 1 && !sb_causes_loop_calls(g, f, inner) &&
 	    (e = sb_causes_loop_around(g, (uint32_t)l, inner, outer)) >= 0 &&
 	    sb_causes_loop_only_repeats(g, f, outer, inner) &&
-	    locate_latch(p, g, (uint32_t)e, &at)) {
+	    sb_causes_locate_latch(p, g, (uint32_t)e, &at)) {
 		c->loc = at.loc;
 		c->addr = at.addr;
 		moved = true;
@@ -449,9 +453,9 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 	/* (an outer loop of constant trips too decides nothing either) */
 	if (e >= 0 && sb_causes_loop_only_repeats(g, f, outer, inner) &&
 	    !sb_causes_loop_fixed_trips(g, f, (uint32_t)e, outer))
-		moved = locate_latch(p, g, (uint32_t)e, &at);
+		moved = sb_causes_locate_latch(p, g, (uint32_t)e, &at);
 	else if ((in = sb_cfg_loop_entry(g, (uint32_t)l)) >= 0)
-		moved = locate_guard(p, gr, (uint32_t)in, &at);
+		moved = sb_causes_locate_guard(p, gr, (uint32_t)in, &at);
 	if (!moved && sb_causes_repeats_call(g, blk)) {
 		/* entered as often by every thread: what differs is the time
 		 * of a call, the callee's work (a longer string to strlen) */
@@ -477,7 +481,7 @@ static bool locate_entered(const struct sb_profile *p, const struct sb_causes_gr
 {
 	long in = sb_causes_entered(p, g, c->section, blk);
 
-	return in >= 0 && locate_guard(p, g, (uint32_t)in, c);
+	return in >= 0 && sb_causes_locate_guard(p, g, (uint32_t)in, c);
 }
 
 /* A function no call edge leads into, held by call copies on one line
@@ -495,7 +499,7 @@ static bool locate_held_calls(const struct sb_profile *p, const struct sb_causes
 	locate(p, g->merged->blocks[cb].last_insn, &at);
 	c->loc = at.loc;
 	c->addr = at.addr;
-	locate_guard(p, g, (uint32_t)cb, c);
+	sb_causes_locate_guard(p, g, (uint32_t)cb, c);
 	return true;
 }
 
@@ -508,7 +512,7 @@ static bool locate_preheader_guard(const struct sb_profile *p, const struct sb_c
 	long pre = sb_causes_preheader(p, g, blk, &head);
 	struct sb_cause at = *c, ln = *c;
 
-	if (pre < 0 || !locate_guard(p, g, (uint32_t)pre, &at))
+	if (pre < 0 || !sb_causes_locate_guard(p, g, (uint32_t)pre, &at))
 		return false;
 	ln.kind = SB_CAUSE_LOOP;     /* the latch's branch (header's own in a 1-block loop) */
 	locate(p, g->merged->blocks[sb_cfg_latch(g->merged, head)].last_insn, &ln);
@@ -540,7 +544,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_CALL && (cb = sb_causes_copies_caller(p, g, c->section, blk)) >= 0) {
 		locate(p, g->merged->blocks[cb].last_insn, c);
 		at = c->addr;
-		locate_guard(p, g, (uint32_t)cb, c);
+		sb_causes_locate_guard(p, g, (uint32_t)cb, c);
 		c->kind = c->addr != at ? SB_CAUSE_BRANCH : SB_CAUSE_CALL;
 		blk = cb;
 	}
@@ -567,7 +571,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	      sb_causes_repeats_call(g->merged, blk))) &&
-	    locate_latch(p, g->merged, (uint32_t)blk, c))
+	    sb_causes_locate_latch(p, g->merged, (uint32_t)blk, c))
 		return;
 	/* The decision that sends threads into the leader's work.  (Block
 	 * samples only: with exact counts the leader is the decision itself.) */
@@ -577,7 +581,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
 	    !locate_entered(p, g, (uint32_t)blk, c) &&
-	    !locate_guard(p, g, (uint32_t)blk, c))
+	    !sb_causes_locate_guard(p, g, (uint32_t)blk, c))
 		locate_preheader_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */

@@ -185,6 +185,18 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
  * the callee's work (block b merged, -1 for none). */
 bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
 
+/* Where causes_locate.c shows a loop's cause (the latch's branch of the
+ * loop headed by head) and a guarded block's (its guard's branch, one
+ * source line); false, c unchanged, when the profile names no line. */
+bool sb_causes_locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
+			    struct sb_cause *c);
+/* c at block b's branch (b a latch of the loop headed by head), or the
+ * block before it when the profile has no line for that branch. */
+bool sb_causes_locate_branch(const struct sb_profile *p, const struct sb_cfg *g, long b,
+			     uint32_t head, struct sb_cause *c);
+bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    uint32_t blk, struct sb_cause *c);
+
 /* ---- causes_copies.c ---- */
 
 /* Exact mode: block blk (merged) is a function's entry named as a CALL
@@ -211,6 +223,24 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
  * or no loop inside section repeats the entry.  See causes_entered.c. */
 long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_graph *g,
 			 uint32_t blk, uint32_t *head);
+
+/* Section s's threads (tids[], at most max), the instances each is in
+ * (n[]) and their samples in the blocks of function f that body (a byte
+ * per block of f) marks (S[]).  Returns how many threads. */
+uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+				uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
+				double *n, double *S, uint32_t max);
+
+/* ---- causes_alternatives.c ---- */
+
+/* A sampled cause c of section s, placed in a loop: the other decisions
+ * its samples cannot be told from (the branch entering the loop, the
+ * loops around it), nearest first, placed into alt[] (at most max).
+ * Returns how many, 0 when the samples settle it, or -ENOMEM.  See
+ * causes_alternatives.c. */
+long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_graph *g,
+				 uint32_t s, const struct sb_cause *c, struct sb_cause *alt,
+				 size_t max);
 
 /* ---- causes_ties.c ---- */
 

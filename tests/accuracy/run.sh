@@ -100,7 +100,7 @@ LIBOMP=$(for f in "$(clang -print-resource-dir 2>/dev/null)/../../libomp.so" \
 LIBOMP_LINK="-L$(dirname "${LIBOMP:-/nonexistent/x}") -Wl,-rpath,$(dirname "${LIBOMP:-/nonexistent/x}")"
 
 RES=$OUT/results.tsv
-printf 'name\tmode\tcause\tplace\trt\tcc\topt\tpie\tsched\tlaunch\tthreads\tsecs\thz\tpresent\ttop1\ttop3\twrong\tlowev\tsamples\tverdict\tkind1\thardware\tsection_imb\treported\n' >"$RES"
+printf 'name\tmode\tcause\tplace\trt\tcc\topt\tpie\tsched\tlaunch\tthreads\tsecs\thz\tpresent\ttop1\ttop3\twrong\tlowev\tsamples\tverdict\tkind1\thardware\tsection_imb\treported\tunsettled\n' >"$RES"
 INFRA=0
 
 # score META MODE JSON COUNTS: one results row
@@ -110,7 +110,7 @@ score() {
 		($sync | split(" ")) as $sy | ($acc | split(" ")) as $ac |
 		([.sections[] | select(.location as $l | $sy | index([$l]))] | max_by(.instances)) as $sec |
 		if $sec == null then ["0","0","0","0","0","0","-","-","0","-",
-			([.sections[:3][] | "\(.location)(\(.kind))"] | join(";") | if . == "" then "no sections" else "sections: " + . end)]
+			([.sections[:3][] | "\(.location)(\(.kind))"] | join(";") | if . == "" then "no sections" else "sections: " + . end), "0"]
 		else
 		($sec.location) as $s | ($sec.section_index // null) as $si |
 		# two sections can close at one line: by index where the report has one
@@ -123,7 +123,11 @@ score() {
 		 else ([$c[0].counts[]? | select(.section == $s and .kind == "block_samples") | .per_thread[].count] | add // 0)
 		 end) as $n |
 		($ev.verdict // "-") as $v |
-		(if $v != "-" then $v != "causes" elif $mode == "sampled" then $n < 2000 else false end) as $low |
+		# a top cause whose samples cannot tell it from the decisions
+		# listed after it (alternative_of) is marked so: not confident
+		($cs[0].settled == false) as $unsettled |
+		(if $v != "-" then $v != "causes" elif $mode == "sampled" then $n < 2000 else false end
+		 or $unsettled) as $low |
 		(($cs[0].location // "") as $l | $ac | index([$l]) != null) as $t1 |
 		([$cs[:3][] | .location as $l | $ac | index([$l]) != null] | any) as $t3 |
 		["1", (if $t1 then "1" else "0" end), (if $t3 then "1" else "0" end),
@@ -131,7 +135,8 @@ score() {
 		 (if $low then "1" else "0" end), ($n | tostring), $v, ($cs[0].kind // "-"),
 		 (if $t1 and $cs[0].kind == "hardware" then "1" else "0" end),
 		 ($sec.imbalance_pct | tostring),
-		 ([$cs[:3][] | "\(.location)(\(.kind),\(.score))"] | join(";") | if . == "" then "no causes" else . end)]
+		 ([$cs[:3][] | "\(.location)(\(.kind),\(.score))"] | join(";") | if . == "" then "no causes" else . end),
+		 (if $unsettled then "1" else "0" end)]
 		end | join("\t")' "$json"
 }
 

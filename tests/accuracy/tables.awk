@@ -7,6 +7,7 @@ NR == 1 { for (i = 1; i <= NF; i++) C[$i] = i; next }
 	R[rows] = $0
 	n[m]++; pr[m] += $C["present"]; t1[m] += $C["top1"]; t3[m] += $C["top3"]
 	w[m] += $C["wrong"]; lo[m] += $C["lowev"]
+	if ($C["unsettled"]) { un[m]++; unr[m] += $C["top1"] }
 	if (m == "sampled" && $C["samples"] >= 2000) {
 		bn++; bt1 += $C["top1"]; bt3 += $C["top3"]; bw += $C["wrong"]
 	}
@@ -32,6 +33,9 @@ END {
 	for (m in n)
 		printf "%-8s %4d %8s %7s %7s %9s %7s\n", m, n[m], p(pr[m], n[m]), p(t1[m], n[m]), p(t3[m], n[m]), p(w[m], n[m]), p(lo[m], n[m])
 	printf "sampled, >= 2000 samples in the planted section: n=%d top-1 %s top-3 %s confidently wrong %s\n", bn, p(bt1, bn), p(bt3, bn), p(bw, bn)
+	for (m in n)
+		if (un[m])
+			printf "%s: top cause not settled by the samples (alternatives listed): %d, of which right %d\n", m, un[m], unr[m]
 	printf "exact, cache-behaviour programs: n=%d top cause kind hardware %s (at the planted line %s)\n", cn, p(ck, cn), p(ch, cn)
 	printf "\n== per variable (top-1 / top-3 / section found, n)\n"
 	printf "%-22s %-24s %-24s\n", "variable=value", "exact", "sampled"

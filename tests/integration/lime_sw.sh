@@ -15,9 +15,12 @@ lime_cache_group() {
 	loc=$(site cause lime_cache.c)
 	bsec=$(site barrier lime_cache.c)
 	if record_json "$j" -F 999 -- "$(wl $cc lime_cache)" 4 40 200000; then
-		jqcheck "LIME (samples, $cc): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | max_by(.score) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .score > 0.5"
+		jqcheck "LIME (samples, $cc): top cause of the $bsec section is the load at $loc" "$j" "[.causes[] | select(.section == \"$bsec\")] | min_by(.rank) | .location == \"$loc\" and .kind == \"undetermined\" and .rank == 1 and .alternative_of == 0 and .score > 0.5"
 		jqcheck "LIME (samples, $cc): causes carry the JSON contract's fields" "$j" '(.causes | length) > 0 and all(.causes[]; has("rank") and has("section") and has("score") and has("kind") and has("location") and has("function") and has("address"))'
-		jqcheck "LIME (samples, $cc): causes sorted by score" "$j" '[.causes[].score] as $s | $s == ($s | sort | reverse)'
+		# ranked by score within each section (an alternative placement
+		# of a cause has its score and follows it)
+		jqcheck "LIME (samples, $cc): causes ranked by score in each section" "$j" '[.causes | group_by(.section)[] | sort_by(.rank) | [.[].score] as $s | $s == ($s | sort | reverse)] | all'
+		jqcheck "LIME (samples, $cc): the cache cause's loop is listed as its alternative, not settled" "$j" "[.causes[] | select(.section == \"$bsec\")] as \$c | (\$c | map(select(.alternative_of == 1)) | length) >= 1 and (\$c[] | select(.rank == 1) | .settled == false)"
 		check "LIME (samples, $cc): the report hints at exact mode" bash -c "'$SB' report -i '${j%.json}.sbp' | grep -q \"confirm with exact counts\""
 		jqcheck "LIME (samples, $cc): the profile says how many samples decode" "$j" '(.meta.samples_memory_access | tonumber) + (.meta.samples_undecodable | tonumber) + (.meta.samples_no_memory_access | tonumber) > 0'
 	else
