@@ -186,6 +186,28 @@ static int add_alternatives(const struct sb_profile *p, const struct sb_causes_g
 	return 0;
 }
 
+/* Leaders placed at one line (the decision several blocks of its work
+ * lead to: the guard that enters a compiler's copy of a loop, found from
+ * each block of that copy) are one cause: the later ones are kept under
+ * the first shown, as its cluster's are. */
+static void fold_same_line(const struct sb_profile *p, const struct sb_lime_result *comb,
+			   const struct sb_cause *at, size_t *same)
+{
+	for (size_t k = 0; k < comb->ncauses; k++) {
+		if (same[k] != k || at[k].loc < 0 || !p->locs[at[k].loc].line ||
+		    !(comb->causes[k].score > 0))
+			continue;
+		for (size_t j = 0; j < k; j++)
+			if (same[j] == j && at[j].loc >= 0 && comb->causes[j].score > 0 &&
+			    sb_causes_same_line(&p->locs[at[j].loc], &p->locs[at[k].loc])) {
+				for (size_t i = k; i < comb->ncauses; i++)
+					if (same[i] == k)
+						same[i] = j;
+				break;
+			}
+	}
+}
+
 /* Where a profile's vectors come from, most telling first. */
 enum vec_path {
 	PATH_SAMPLES,   /* cpu-clock samples per block: time */
@@ -240,6 +262,7 @@ static int section_causes(const struct sb_profile *p, const struct sb_causes_gra
 		ret = -ENOMEM;
 		goto out;
 	}
+	fold_same_line(p, comb, at, same);
 	/* shown causes ranked 1..k in score order, then those kept under them */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < comb->ncauses; k++) {

@@ -39,15 +39,28 @@
  * thread and is left to the existing placements.  A stray sample (skid
  * into the loop) in a thread that skipped it lowers r to nearly nothing:
  * the test then fails, and the cause stays where it was, never worse.
+ *
+ * A loop entered straight from other code (after a call returns) has no
+ * branch of its own that enters it; when the same threads never entered
+ * the loop around it either, the walk climbs to that loop (gcc and clang
+ * -O3 unswitch `if (rank == 0)` out of the loop around the work: one
+ * copy of that loop per outcome, each thread running one), and from its
+ * entering block back through the straight setup code the compiler puts
+ * before a copy to the block the test's edge enters.  Never past a loop
+ * that repeats the section (it holds the section's sync): every thread
+ * runs it once per instance, however few samples waiting threads leave
+ * in it, so entering it decides nothing.
  */
 #include "causes_priv.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "causes_loops.h"
 
 #define ENTERED_ALPHA 1e-3
+#define ENTERED_DEPTH 4     /* loops around climbed for an entering branch */
 
 /* Threads seen in section s: tids[], their instance counts n[] and their
  * samples in the body's blocks S[].  Returns how many (at most max). */
@@ -122,28 +135,82 @@ static bool not_entered(const double *n, const double *S, uint32_t nt)
 	return zero > 0;
 }
 
+/*
+ * The block a guard enters before loop header h's entering block at: at
+ * itself when a conditional branch guards it, else back through the
+ * straight setup code a compiler puts before a loop it copied (`xor
+ * %r14d,%r14d; movabs $K,%rbx; jmp header`: one way in, one way out,
+ * no call), which the guard walk of sb_cfg_guards() does not pass.
+ */
+static uint32_t guarded_setup(const struct sb_cfg *m, uint32_t at, uint32_t h)
+{
+	uint32_t gs[SB_CFG_MAX_GUARDS], b = at;
+
+	for (int steps = 0; steps < 4; steps++) {
+		const struct sb_cfg_edge *in = NULL;
+
+		if (sb_cfg_guards(m, b, gs, SB_CFG_MAX_GUARDS) > 0)
+			return b;
+		for (uint32_t k = m->in_start[b]; k < m->in_start[b + 1]; k++) {
+			const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+
+			if (b == h && e->back)
+				continue;
+			if (in)
+				return at;        /* two ways in */
+			in = e;
+		}
+		if (!in || (in->kind != SB_EDGE_JUMP && in->kind != SB_EDGE_SEQUENTIAL) ||
+		    sb_cfg_nout(m, in->src) != 1 || in->src == h)
+			return at;
+		b = in->src;
+	}
+	return at;
+}
+
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
 		       uint32_t s, uint32_t blk)
 {
 	const struct sb_cfg *m = g->merged;
-	uint32_t f = m->blocks[blk].func, nb = m->funcs[f].nblocks, nt;
+	uint32_t f = m->blocks[blk].func, nb = m->funcs[f].nblocks;
 	uint32_t *tids = malloc(SB_CAUSES_MAX_THREADS * sizeof(*tids));
 	double *n = malloc(SB_CAUSES_MAX_THREADS * sizeof(*n));
 	double *S = malloc(SB_CAUSES_MAX_THREADS * sizeof(*S));
-	uint8_t *body = malloc(nb ? nb : 1);
+	uint8_t *body = malloc(nb ? nb : 1), *outer = malloc(nb ? nb : 1);
 	long h, at = -1;
 
-	if (!tids || !n || !S || !body || (h = sb_causes_loop_of(m, blk, body)) < 0 ||
-	    (at = sb_cfg_loop_entry(m, (uint32_t)h)) < 0)
+	if (!tids || !n || !S || !body || !outer || (h = sb_causes_loop_of(m, blk, body)) < 0)
 		goto out;
-	nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S, SB_CAUSES_MAX_THREADS);
-	if (!not_entered(n, S, nt))
-		at = -1;
+	/* A loop entered straight from other code (after a call returns) has
+	 * no branch of its own that enters it: when the same threads never
+	 * entered the loop around it either, that loop's entering branch is
+	 * the decision (a compiler's copy of the loop around for the threads
+	 * that take `if (rank == 0)`: gcc and clang -O3 unswitch the test
+	 * out of it and run one copy per outcome). */
+	for (int depth = 0; depth < ENTERED_DEPTH; depth++) {
+		/* the loop around a section's sync runs once per instance on
+		 * every thread: entering it decides nothing in the section,
+		 * whatever few samples waiting threads leave in it */
+		if (sb_causes_repeats_sections(p, g, h)) {
+			at = -1;
+			break;
+		}
+		uint32_t nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S,
+						     SB_CAUSES_MAX_THREADS);
+
+		if (!not_entered(n, S, nt) || (at = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 ||
+		    (h = sb_causes_loop_around(m, (uint32_t)h, body, outer)) < 0)
+			break;
+		memcpy(body, outer, nb);
+	}
+	if (at >= 0)
+		at = guarded_setup(m, (uint32_t)at, (uint32_t)h);
 out:
 	free(tids);
 	free(n);
 	free(S);
 	free(body);
+	free(outer);
 	return at;
 }
 

@@ -235,6 +235,33 @@ static bool in_sync_code(const struct sb_profile *p, const struct sb_causes_grap
 	       !strcmp(a->function, b->function) && in_called_function(p, g, sec->loc);
 }
 
+/* Leader block b (merged) holds code of the section's own line: an inline
+ * barrier macro's release path, which the placement may have moved off
+ * that line (a call in a loop is shown at the loop's latch: the broadcast
+ * in a compiler's copy of the loop only the last thread runs). */
+static bool leader_on_sync_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+				uint32_t s, uint64_t tagged)
+{
+	const struct sb_cfg *m = g->merged;
+	long b = sb_cfg_block_at(m, tagged);
+	const struct sb_loc *sl;
+	uint64_t lo, hi;
+
+	if (b < 0 || p->sections[s].loc >= p->nlocs)
+		return false;
+	sl = &p->locs[p->sections[s].loc];
+	lo = SB_CFG_UNTAG(m->blocks[b].start);
+	hi = SB_CFG_UNTAG(m->blocks[b].end);
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const struct sb_loc *l = &p->locs[i];
+
+		if (l->binary == (int32_t)SB_CFG_SLOT(m->blocks[b].start) && l->offset >= lo &&
+		    l->offset < hi && l->line && sb_causes_same_line(l, sl))
+			return true;
+	}
+	return false;
+}
+
 int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
 			struct sb_lime_result *r, struct sb_cause *at)
 {
@@ -256,7 +283,8 @@ int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph
 			continue;
 		sb_causes_locate(p, g, r->causes[k].addr, &at[k]);
 		sync[k] = s < p->nsections && p->sections[s].kind == SB_SECT_USER_BARRIER &&
-			  in_sync_code(p, g, s, &at[k]);
+			  (in_sync_code(p, g, s, &at[k]) ||
+			   leader_on_sync_line(p, g, s, r->causes[k].addr));
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < r->ncauses; k++)
