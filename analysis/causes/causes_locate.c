@@ -384,9 +384,10 @@ static bool plain_call(const struct sb_cfg *g, long b)
  * only a loop around it repeats (the blocks of the outer loop call nothing
  * and decide nothing but whether to go round again): the inner loop is
  * the work, the outer one how often it is done.  Samples cannot tell
- * more trips of either loop from the other; the outer loop is the decision that chose how often to run the work,
- * exactly as a loop around a call to the same work would be shown (at its
- * latch), so the cause goes there.  An inner loop with an early exit (a
+ * more trips of either loop from the other; the outer loop is the
+ * decision that chose how often to run the work, exactly as a loop around
+ * a call to the same work would be shown (at its latch), so the cause
+ * goes there.  An inner loop with an early exit (a
  * search: two or more blocks leave it) ends where its data says, which no
  * outer loop decides: it stays.  An inner loop that calls is a loop
  * around a call, shown at its own latch (the callee is the work).  True
