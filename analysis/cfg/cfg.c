@@ -332,6 +332,7 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 	if (sb_cfg_reserve(m, nf, nb, ne))
 		goto fail;
 	m->has_flags = true;    /* blocks keep their own; known if all are */
+	m->has_tail_calls = true;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t foff = (uint32_t)m->nfuncs, boff = (uint32_t)m->nblocks;
 
@@ -339,6 +340,7 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 		if (!g[i])
 			continue;
 		m->has_flags &= g[i]->has_flags;
+		m->has_tail_calls &= g[i]->has_tail_calls;
 		for (size_t f = 0; f < g[i]->nfuncs; f++) {
 			struct sb_cfg_func *d = &m->funcs[m->nfuncs++];
 

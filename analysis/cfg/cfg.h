@@ -55,6 +55,21 @@ struct sb_cfg_func {
  */
 #define SB_BLOCK_CONST_BOUND 1u
 
+/*
+ * SB_BLOCK_TAIL_CALL: the block ends in a direct `jmp` to the first
+ * instruction of another function of the same binary, a tail call
+ * (`return f(x);`, or a call last in a void function, compiled to `jmp
+ * f`), and a CALL edge goes from it to that function's entry; no
+ * CALL_RETURN edge leaves it (the callee returns to this function's
+ * caller).  Its stack frame is gone while the callee runs: a cpu-clock
+ * sample in the callee counts for no call site of this block, only for
+ * the frames below (an OpenMP runtime's, a thread's start).  Graphs
+ * without has_tail_calls (cfg_io version 3 or older) have neither flag
+ * nor edge: "unknown".
+ */
+#define SB_BLOCK_TAIL_CALL 2u
+#define SB_BLOCK_FLAGS (SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL)
+
 struct sb_cfg_block {
 	uint64_t start, end;       /* [start, end) */
 	uint64_t last_insn;        /* address of its last instruction */
@@ -74,6 +89,10 @@ struct sb_cfg {
 	 * before they existed (cfg_io version 2) have none, which says
 	 * "unknown", not "no constant bound". */
 	bool has_flags;
+	/* Whether tail calls were looked for (SB_BLOCK_TAIL_CALL and their
+	 * CALL edges): graphs of profiles recorded before (cfg_io version 3
+	 * and older) have none, which says "unknown". */
+	bool has_tail_calls;
 	size_t nfuncs, nblocks, nedges;
 	struct sb_cfg_func *funcs;
 	struct sb_cfg_block *blocks;

@@ -41,6 +41,7 @@ struct xscn {                   /* an executable section with file bytes */
 struct call {                   /* a direct call, resolved after all functions */
 	uint32_t src;
 	uint64_t target;
+	bool tail;              /* a `jmp` out of its function: a tail call */
 };
 
 /* mark[] bits per byte offset of the function being built */
@@ -310,7 +311,7 @@ static size_t sweep(struct builder *b, const struct fsym *s, const unsigned char
 		k = classify(b->in, &t);
 		b->ins[n] = (struct insn){ (uint32_t)(b->in->address - s->start),
 					   (uint8_t)b->in->size, (uint8_t)k, { 0 }, NO_TARGET,
-					   k == K_CALL ? t : 0 };
+					   k == K_CALL || k == K_JMP ? t : 0 };
 		sb_insn_facts(b->cs, b->in, &b->ins[n].fx);
 		/* a direct target inside the function; outside = tail call */
 		if ((k == K_JCC || k == K_JMP) && t - s->start < s->size)
@@ -407,8 +408,14 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				r |= sb_cfg_add_edge(g, bi, bi + 1, SB_EDGE_FALLTHROUGH);
 			break;
 		case K_JMP:
-			if (x->toff != NO_TARGET)
+			if (x->toff != NO_TARGET) {
 				r |= sb_cfg_add_edge(g, bi, b->blk[x->toff], SB_EDGE_JUMP);
+			} else if (x->call) {   /* out of the function: a tail call */
+				if (!grow((void **)&b->calls, &b->cap_calls, b->ncalls + 1,
+					  sizeof(*b->calls)))
+					return -1;
+				b->calls[b->ncalls++] = (struct call){ bi, x->call, true };
+			}
 			break;
 		case K_CALL:    /* noreturn callees are not known: see the header */
 			if (next)
@@ -417,7 +424,7 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				if (!grow((void **)&b->calls, &b->cap_calls, b->ncalls + 1,
 					  sizeof(*b->calls)))
 					return -1;
-				b->calls[b->ncalls++] = (struct call){ bi, x->call };
+				b->calls[b->ncalls++] = (struct call){ bi, x->call, false };
 			}
 			break;
 		case K_PLAIN:
@@ -478,6 +485,7 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 	    (bid && !(b.g->build_id = strdup(bid))) || collect_syms(&b))
 		goto nomem;
 	b.g->has_flags = true;
+	b.g->has_tail_calls = true;
 	for (size_t i = 0; i < b.nsyms; i++) {
 		const struct fsym *s = &b.syms[i];
 		const unsigned char *code;
@@ -496,14 +504,19 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 			goto nomem;
 		end = s->start + s->size;
 	}
-	/* Calls into a function of this binary: an edge to its entry. */
+	/* Calls into a function of this binary, and jumps out of one to
+	 * another's entry (tail calls, SB_BLOCK_TAIL_CALL): an edge to its
+	 * entry.  A jump to anything else (a .cold part's middle) gets none. */
 	for (size_t k = 0; k < b.ncalls; k++) {
 		long dst = sb_cfg_block_at(b.g, b.calls[k].target);
 
-		if (dst >= 0 && b.g->blocks[dst].start == b.calls[k].target &&
-		    b.g->funcs[b.g->blocks[dst].func].first_block == (uint32_t)dst &&
-		    sb_cfg_add_edge(b.g, b.calls[k].src, (uint32_t)dst, SB_EDGE_CALL) < 0)
+		if (dst < 0 || b.g->blocks[dst].start != b.calls[k].target ||
+		    b.g->funcs[b.g->blocks[dst].func].first_block != (uint32_t)dst)
+			continue;
+		if (sb_cfg_add_edge(b.g, b.calls[k].src, (uint32_t)dst, SB_EDGE_CALL) < 0)
 			goto nomem;
+		if (b.calls[k].tail)
+			b.g->blocks[b.calls[k].src].flags |= SB_BLOCK_TAIL_CALL;
 	}
 	/* cfg.c qsort()s g->edges: NULL (no edge at all) upsets UBSan */
 	if (!b.g->edges && (b.g->edges = malloc(sizeof(*b.g->edges))))

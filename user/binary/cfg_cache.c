@@ -102,9 +102,10 @@ static struct sb_cfg *load_cached(const char *path, struct sb_elf *e, const char
 	}
 	if (sb_cfg_deserialize(data, len, &g, err, sizeof(err))) {
 		why = err;
-	} else if (!g->has_flags || (why = matches_binary(g, e, bid))) {
-		/* an entry from before block flags: built again with them */
-		why = why ? why : "no block flags (older format)";
+	} else if (!g->has_flags || !g->has_tail_calls || (why = matches_binary(g, e, bid))) {
+		/* an entry from before block flags or tail calls: built again */
+		why = why ? why : !g->has_flags ? "no block flags (older format)"
+				: "no tail calls (older format)";
 		sb_cfg_free(g);
 		g = NULL;
 	}

@@ -193,7 +193,13 @@ static size_t insn_at(const struct insn *ins, size_t n, uint32_t off)
 /* How far back from a loop's header the straight-line code that enters
  * it is searched for the counter's constant start (a preheader's setup,
  * alignment nops between). */
-#define START_WINDOW 8
+#define START_WINDOW 12
+
+/* The registers a call preserves (SysV x86-64: rbx, rbp, r12-r15, by
+ * their index in gpr[]): gcc sets a counter kept in one of them before
+ * the calls that precede its loop (`xor %ebx,%ebx; call f; call g;
+ * loop:`). */
+#define CALLEE_SAVED ((1u << 1) | (1u << 6) | (0xfu << 12))
 
 /* SB_BLOCK_CONST_BOUND for the block [i, j]: the latch pattern of
  * cfg_insn.h (what the flag promises is in cfg.h). */
@@ -237,6 +243,8 @@ uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t 
 	for (size_t k = t; k > 0 && t - k < START_WINDOW; k--) {
 		const struct insn *y = &ins[k - 1];
 
+		if (y->kind == K_CALL && (bit & CALLEE_SAVED))
+			continue;       /* returns to the next one, REG kept */
 		if (y->kind != K_PLAIN)
 			break;          /* not straight-line into the header */
 		/* the last write of REG before the header: a constant, or

@@ -63,7 +63,7 @@ struct insn {
 	uint8_t size, kind;
 	struct sb_insn_facts fx; /* what a latch's bound needs (cfg_insn.h) */
 	uint32_t toff;          /* resolved target offset, NO_TARGET if none */
-	uint64_t call;          /* a direct call's target address, else 0 */
+	uint64_t call;          /* a direct call's or jump's target address, else 0 */
 };
 
 /* SB_BLOCK_CONST_BOUND for the block of instructions ins[i..j] of a

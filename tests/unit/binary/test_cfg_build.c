@@ -309,7 +309,7 @@ static long backward_jcc_block(struct sb_elf *e, const struct sb_cfg *g, const c
  * first block of the function at that call's target. */
 static void check_call_edges(struct sb_elf *e, const struct sb_cfg *g)
 {
-	size_t ncall = 0, bad = 0;
+	size_t ncall = 0, bad = 0, ntail = 0;
 
 	for (size_t i = 0; i < g->nedges; i++) {
 		const struct sb_cfg_edge *x = &g->edges[i];
@@ -320,16 +320,27 @@ static void check_call_edges(struct sb_elf *e, const struct sb_cfg *g)
 		if (x->kind != SB_EDGE_CALL)
 			continue;
 		ncall++;
-		if (sb_elf_read(e, src->last_insn, code, 5) != 5 || code[0] != 0xe8) {
+		/* a call (e8 rel32), or a tail call's jmp (e9 rel32, eb rel8)
+		 * from a block flagged so */
+		if (sb_elf_read(e, src->last_insn, code, 5) != 5 ||
+		    (code[0] != 0xe8 && !((src->flags & SB_BLOCK_TAIL_CALL) &&
+					  (code[0] == 0xe9 || code[0] == 0xeb)))) {
 			bad++;
 			continue;
 		}
-		memcpy(&rel, code + 1, 4);
+		if (code[0] == 0xeb)
+			rel = (int8_t)code[1] - 3;      /* as if 5 bytes long */
+		else
+			memcpy(&rel, code + 1, 4);
 		bad += src->last_insn + 5 + (int64_t)rel != g->blocks[x->dst].start ||
-		       g->funcs[g->blocks[x->dst].func].first_block != x->dst || x->back;
+		       g->funcs[g->blocks[x->dst].func].first_block != x->dst || x->back ||
+		       ((src->flags & SB_BLOCK_TAIL_CALL) && sb_cfg_nout(g, x->src) != 1);
+		ntail += !!(src->flags & SB_BLOCK_TAIL_CALL);
 	}
 	CHECK(ncall > 0, "direct calls between local functions have CALL edges");
 	CHECK(bad == 0, "%zu of %zu CALL edges do not match their call instruction", bad, ncall);
+	CHECK(ntail > 0 && g->has_tail_calls, "tail calls (tailer's jmp) have CALL edges (%zu)",
+	      ntail);
 }
 
 static void test_shapes(const char *bin)
@@ -397,7 +408,18 @@ static void test_shapes(const char *bin)
 	n = check_named(e, g, "tailer", heads, 4);
 	check_call_edges(e, g);
 	b = block_ending_in(e, g, "tailer", O_JMP);
-	CHECK(n == 0 && b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "tailer: tail call, no edge");
+	CHECK(n == 0 && b >= 0 && (g->blocks[b].flags & SB_BLOCK_TAIL_CALL) &&
+	      sb_cfg_nout(g, (uint32_t)b) == 1 &&
+	      g->edges[g->out_start[b]].kind == SB_EDGE_CALL,
+	      "tailer: tail call, flagged, one CALL edge to the callee's entry");
+	/* a callee-saved counter set before calls still starts constant */
+	b = backward_jcc_block(e, g, "saved_loop");
+	CHECK(b >= 0 && (g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "saved_loop: %%rbx set before a call, kept by it: constant bound (%ld)", b);
+	b = backward_jcc_block(e, g, "clobbered_loop");
+	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "clobbered_loop: %%rcx set before a call, which may clobber it: no constant "
+	      "bound (%ld)", b);
 	/* and every other function of the program (crt code: hlt, jmp *) */
 	for (size_t f = 0; f < g->nfuncs; f++)
 		check_func(g, g->funcs[f].name, g->funcs[f].start,

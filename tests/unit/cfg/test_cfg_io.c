@@ -107,11 +107,14 @@ static struct sb_cfg *handmade(const char *build_id)
 	sb_cfg_add_block(g, 3, UINT64_MAX - 0x20, UINT64_MAX, UINT64_MAX - 1);
 	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
 		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
-	/* with a build-id, block flags (version 3): the latch B2 has a
-	 * constant bound; without, none computed (version 2) */
-	g->has_flags = build_id != NULL;
-	if (g->has_flags)
+	/* with a build-id, block flags and tail calls (version 4): the latch
+	 * B2 has a constant bound, B7's only edge, a CALL, is a tail call;
+	 * without, none computed (version 2) */
+	g->has_flags = g->has_tail_calls = build_id != NULL;
+	if (g->has_flags) {
 		g->blocks[2].flags = SB_BLOCK_CONST_BOUND;
+		g->blocks[7].flags = SB_BLOCK_TAIL_CALL;
+	}
 	finalize(g);
 	return g;
 }
@@ -190,13 +193,29 @@ static void test_roundtrip(void)
 	CHECK(h && same_graph(g, h) && consistent(h), "hand-made graph round-trips");
 	CHECK(h && h->edges[0].back == 0 && sb_cfg_nout(h, 2) == 1 &&
 	      h->edges[h->out_start[2]].back == 1, "back edges derived again");
-	CHECK(buf && buf[8] == SB_CFG_IO_VERSION && h && h->has_flags &&
-	      h->blocks[2].flags == SB_BLOCK_CONST_BOUND && !h->blocks[1].flags,
-	      "block flags written as version %d and read back", SB_CFG_IO_VERSION);
+	CHECK(buf && buf[8] == SB_CFG_IO_VERSION && h && h->has_flags && h->has_tail_calls &&
+	      h->blocks[2].flags == SB_BLOCK_CONST_BOUND && !h->blocks[1].flags &&
+	      h->blocks[7].flags == SB_BLOCK_TAIL_CALL,
+	      "block flags and tail calls written as version %d and read back", SB_CFG_IO_VERSION);
 	printf("hand-made graph: %zu bytes\n", len);
 	sb_cfg_free(h);
-	sb_cfg_free(g);
 	free(buf);
+	/* flags but no tail calls looked for: version 3, what profiles
+	 * recorded before tail calls carry; a tail flag there is an error */
+	g->has_tail_calls = false;
+	g->blocks[7].flags = 0;
+	h = roundtrip(g, &buf, &len);
+	CHECK(buf && buf[8] == SB_CFG_IO_VERSION_NOTAIL && h && h->has_flags &&
+	      !h->has_tail_calls && h->blocks[2].flags == SB_BLOCK_CONST_BOUND,
+	      "flags without tail calls: version 3, read with tail calls unknown");
+	sb_cfg_free(h);
+	free(buf);
+	buf = NULL;
+	g->blocks[7].flags = SB_BLOCK_TAIL_CALL;
+	CHECK(sb_cfg_serialize(g, &buf, &len) != 0,
+	      "a tail-call flag in a graph that did not look for tail calls is refused");
+	free(buf);
+	sb_cfg_free(g);
 	g = handmade(NULL);
 	h = roundtrip(g, &buf, &len);
 	CHECK(h && !h->build_id && same_graph(g, h), "no build-id");
