@@ -162,10 +162,21 @@ static void order_hw_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 static int add_alternatives(const struct sb_profile *p, const struct sb_causes_graph *g,
 			    uint32_t s, struct sb_causes *out, uint32_t *nrank)
 {
-	struct sb_cause alt[MAX_ALTERNATIVES], *arr;
+	struct sb_cause alt[MAX_ALTERNATIVES], *arr, tg = out->c[out->n - 1];
 	size_t at = out->n - 1;
-	long n = sb_causes_alternatives(p, g, s, &out->c[at], alt, MAX_ALTERNATIVES);
+	long n;
 
+	/* work only tail calls reach (causes_tail.c): shown at the branch
+	 * that sends threads there, the work's own place its alternative */
+	if (sb_causes_tail_guard(p, g, s, tg.loc >= 0 ? sb_causes_loc_block(p, g, (uint32_t)tg.loc)
+						      : -1, &tg)) {
+		alt[0] = out->c[at];
+		out->c[at].loc = tg.loc;
+		out->c[at].addr = tg.addr;
+		n = 1;
+	} else {
+		n = sb_causes_alternatives(p, g, s, &out->c[at], alt, MAX_ALTERNATIVES);
+	}
 	if (n <= 0)
 		return (int)n;
 	if (!(arr = realloc(out->c, (out->n + (size_t)n) * sizeof(*arr))))

@@ -114,8 +114,7 @@ uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_caus
 	return nt;
 }
 
-/* Whether the threads without samples in the loop did not enter it. */
-static bool not_entered(const double *n, const double *S, uint32_t nt)
+bool sb_causes_not_entered(const double *n, const double *S, uint32_t nt)
 {
 	double r = INFINITY;
 	uint32_t zero = 0;
@@ -198,7 +197,7 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 		uint32_t nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S,
 						     SB_CAUSES_MAX_THREADS);
 
-		if (!not_entered(n, S, nt) || (at = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 ||
+		if (!sb_causes_not_entered(n, S, nt) || (at = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 ||
 		    (h = sb_causes_loop_around(m, (uint32_t)h, body, outer)) < 0)
 			break;
 		memcpy(body, outer, nb);

@@ -231,6 +231,20 @@ uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_caus
 				uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
 				double *n, double *S, uint32_t max);
 
+/* Whether the threads without samples in the blocks (S[t] == 0 over n[t]
+ * instances, from sb_causes_body_samples) did not run them: see the test
+ * of causes_entered.c. */
+bool sb_causes_not_entered(const double *n, const double *S, uint32_t nt);
+
+/* ---- causes_tail.c ---- */
+
+/* Sampled leader block blk (merged) in a function only tail calls enter,
+ * which some of section s's threads never ran: the branch that sends
+ * threads into the tail calls, placed in *at (from *at's fields); false,
+ * *at unchanged, otherwise.  See causes_tail.c. */
+bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+			  uint32_t s, long blk, struct sb_cause *at);
+
 /* ---- causes_alternatives.c ---- */
 
 /* A sampled cause c of section s, placed in a loop: the other decisions

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sampled work reached through tail calls (causes_priv.h).
+ *
+ * `if (rank == 0) dispatch(n);` last in a function compiles to a `jmp
+ * dispatch`, and `dispatch(n) { if (!n) return; work(n); }` to a `jmp
+ * work`: while work runs, neither frame is on the stack, so no sample
+ * counts for the block that chose to go there, and the work's own loop
+ * is all the samples show.  The graph knows the way in (cfg.h,
+ * SB_BLOCK_TAIL_CALL: a CALL edge from each tail-calling block): when
+ * every caller of the work's function is one tail call, climb it, and
+ * through functions that are entered the same way and pass the call on
+ * from their first block (dispatch's `jmp`), to the first tail-calling
+ * block a branch guards.  That branch is the decision when the threads
+ * without samples anywhere in the work's function did not run it (the
+ * test of causes_entered.c: the others have so many samples there that
+ * none at all would be implausible had these run it too).  They may
+ * also have run it with nothing to do (a zero-trip loop), which samples
+ * cannot tell: the caller keeps the work's own placement as an
+ * alternative, not settled.  Graphs of profiles recorded before tail
+ * calls were looked for have no such edge: nothing changes for them.
+ */
+#include "causes_priv.h"
+
+#include <stdlib.h>
+
+#include "causes.h"
+
+#define TAIL_DEPTH 4    /* tail calls climbed at most */
+
+/* The one block that calls or tail-calls function f when that is its
+ * only caller in the graph; -1 otherwise (none, or several). */
+static long only_caller(const struct sb_cfg *m, uint32_t f)
+{
+	uint32_t entry = m->funcs[f].first_block;
+	long t = -1;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+
+		if (e->kind != SB_EDGE_CALL)
+			continue;
+		if (t >= 0 && t != e->src)
+			return -1;
+		t = e->src;
+	}
+	return t;
+}
+
+bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
+			  uint32_t s, long blk, struct sb_cause *at)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t f, nb, nt;
+	uint32_t *tids = NULL;
+	double *n = NULL, *S = NULL;
+	uint8_t *body = NULL;
+	bool found = false, tail = false;
+	long t;
+
+	if (blk < 0 || !m->has_tail_calls || (t = only_caller(m, m->blocks[blk].func)) < 0)
+		return false;
+	f = m->blocks[blk].func;
+	nb = m->funcs[f].nblocks;
+	tids = malloc(SB_CAUSES_MAX_THREADS * sizeof(*tids));
+	n = malloc(SB_CAUSES_MAX_THREADS * sizeof(*n));
+	S = malloc(SB_CAUSES_MAX_THREADS * sizeof(*S));
+	body = malloc(nb ? nb : 1);
+	if (!tids || !n || !S || !body)
+		goto out;       /* (no memory: left where it was) */
+	for (uint32_t b = 0; b < nb; b++)
+		body[b] = 1;
+	nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S, SB_CAUSES_MAX_THREADS);
+	if (!sb_causes_not_entered(n, S, nt))
+		goto out;
+	for (int depth = 0; depth < TAIL_DEPTH && t >= 0 && !found; depth++) {
+		struct sb_cause a = *at;
+
+		tail |= (m->blocks[t].flags & SB_BLOCK_TAIL_CALL) != 0;
+		a.kind = SB_CAUSE_UNDETERMINED;
+		if (sb_causes_locate_guard(p, g, (uint32_t)t, &a)) {
+			/* with no tail call on the way, the samples already
+			 * count at these call sites: their rules place it */
+			if ((found = tail))
+				*at = a;
+			break;
+		} else if (m->funcs[m->blocks[t].func].first_block == (uint32_t)t) {
+			t = only_caller(m, m->blocks[t].func);   /* passed on */
+		} else {
+			break;
+		}
+	}
+out:
+	free(tids);
+	free(n);
+	free(S);
+	free(body);
+	return found;
+}
