@@ -201,6 +201,16 @@ static size_t insn_at(const struct insn *ins, size_t n, uint32_t off)
  * loop:`). */
 #define CALLEE_SAVED ((1u << 1) | (1u << 6) | (0xfu << 12))
 
+/* No jump among ins[from, to): each runs whenever ins[from] does (calls
+ * return to the next one). */
+static bool straight(const struct insn *ins, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		if (ins[k].kind != K_PLAIN && ins[k].kind != K_CALL)
+			return false;
+	return true;
+}
+
 /* SB_BLOCK_CONST_BOUND for the block [i, j]: the latch pattern of
  * cfg_insn.h (what the flag promises is in cfg.h). */
 uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t j)
@@ -213,16 +223,22 @@ uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t 
 	if (x->kind != K_JCC || !prev || x->fx.jcc_noflags || x->toff == NO_TARGET ||
 	    x->toff > x->off)
 		return 0;
+	t = insn_at(ins, n, x->toff);
 	if (prev->fx.cmp_reg) {
-		for (size_t k = j - 1; k > i && !reg; k--)
-			if (ins[k - 1].fx.step_reg == prev->fx.cmp_reg)
+		/* the step in the latch's block, or on the header's straight
+		 * way in: gcc steps before a call in the body and compares
+		 * after it, in another block; a step behind a branch would not
+		 * run every trip (the loop below checks it is the counter's
+		 * only write) */
+		for (size_t k = j - 1; k > t && !reg; k--)
+			if (ins[k - 1].fx.step_reg == prev->fx.cmp_reg &&
+			    (k - 1 >= i || straight(ins, t, k - 1)))
 				reg = prev->fx.cmp_reg;
 	} else if (prev->fx.step_reg && x->fx.jcc_zero) {
 		reg = prev->fx.step_reg;
 	}
 	if (!reg)
 		return 0;
-	t = insn_at(ins, n, x->toff);
 	/* the loop's code, header to latch: REG written by the step only,
 	 * no way out of it but the latch's own fall-through */
 	if (sb_insn_gpr(reg) < 0)

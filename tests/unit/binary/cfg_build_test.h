@@ -40,20 +40,28 @@ static const char prog_src[] =
 	"__attribute__((noipa)) int tailer(int x)\n"
 	"{ if (x < 0) return -x; return helper(x * 2); }\n"
 	/* a counter set before calls that precede its loop: kept in %rbx,
-	 * which calls preserve (saved_loop), or in %rcx, which they do not
-	 * (clobbered_loop: no constant start) */
+	 * which calls preserve (saved_loop, stepped before the body's call,
+	 * compared after it), or in %rcx, which they do not (clobbered_loop:
+	 * no constant start); stepped behind a branch (branch_step_loop:
+	 * not every trip, no constant trip count) */
 	"__asm__(\".text\\n.globl saved_loop\\n.type saved_loop,@function\\nsaved_loop:\\n"
 	"  push %rbx\\n  xor %ebx,%ebx\\n  mov $1,%edi\\n  call helper\\n"
-	"1: mov %ebx,%edi\\n  call helper\\n  add $1,%rbx\\n  cmp $0x309,%rbx\\n  jne 1b\\n"
+	"1: mov %ebx,%edi\\n  add $1,%rbx\\n  call helper\\n  cmp $0x309,%rbx\\n  jne 1b\\n"
 	"  pop %rbx\\n  ret\\n.size saved_loop,.-saved_loop\\n"
 	".globl clobbered_loop\\n.type clobbered_loop,@function\\nclobbered_loop:\\n"
 	"  push %rbx\\n  xor %ecx,%ecx\\n  mov $1,%edi\\n  call helper\\n"
 	"1: mov %ecx,%edi\\n  add $1,%rcx\\n  cmp $0x309,%rcx\\n  jne 1b\\n"
-	"  pop %rbx\\n  ret\\n.size clobbered_loop,.-clobbered_loop\\n\");\n"
-	"void saved_loop(void); void clobbered_loop(void);\n"
+	"  pop %rbx\\n  ret\\n.size clobbered_loop,.-clobbered_loop\\n"
+	".globl branch_step_loop\\n.type branch_step_loop,@function\\nbranch_step_loop:\\n"
+	"  push %rbx\\n  xor %ebx,%ebx\\n"
+	"1: test $1,%edi\\n  je 2f\\n  add $1,%rbx\\n2: mov %ebx,%edi\\n  call helper\\n"
+	"  cmp $0x309,%rbx\\n  jne 1b\\n  pop %rbx\\n  ret\\n"
+	".size branch_step_loop,.-branch_step_loop\\n\");\n"
+	"void saved_loop(void); void clobbered_loop(void); void branch_step_loop(void);\n"
 	"int main(int argc, char **argv)\n"
 	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4); fixed_loop(); chosen_loop(argc);\n"
 	"  skip_loop(a); jump_loop(a); set_start_loop(argc); saved_loop(); clobbered_loop();\n"
+	"  branch_step_loop();\n"
 	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
 
 static inline int run(const char *fmt, ...)

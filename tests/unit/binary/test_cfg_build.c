@@ -415,7 +415,11 @@ static void test_shapes(const char *bin)
 	/* a callee-saved counter set before calls still starts constant */
 	b = backward_jcc_block(e, g, "saved_loop");
 	CHECK(b >= 0 && (g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
-	      "saved_loop: %%rbx set before a call, kept by it: constant bound (%ld)", b);
+	      "saved_loop: %%rbx set before a call, kept by it, stepped before the body's "
+	      "call: constant bound (%ld)", b);
+	b = backward_jcc_block(e, g, "branch_step_loop");
+	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "branch_step_loop: a step behind a branch is no constant bound (%ld)", b);
 	b = backward_jcc_block(e, g, "clobbered_loop");
 	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
 	      "clobbered_loop: %%rcx set before a call, which may clobber it: no constant "
