@@ -14,25 +14,41 @@
 #include "causes_loops.h"
 #include "cfg/cfg.h"
 
+/* Function fa calls function fb: a CALL edge from one of its blocks (only
+ * its tail calls when tail_only), or into a function that tail-calls fb
+ * (`dispatch(n) { return work(n); }`: the call is work's), up to depth. */
+static bool func_calls(const struct sb_cfg *g, uint32_t fa, uint32_t fb, bool tail_only,
+		       int depth)
+{
+	const struct sb_cfg_func *f = &g->funcs[fa];
+
+	for (uint32_t x = f->first_block; x < f->first_block + f->nblocks; x++) {
+		if (tail_only && !(g->blocks[x].flags & SB_BLOCK_TAIL_CALL))
+			continue;
+		for (uint32_t k = g->out_start[x]; k < g->out_start[x + 1]; k++) {
+			uint32_t fc = g->blocks[g->edges[k].dst].func;
+
+			if (g->edges[k].kind == SB_EDGE_CALL &&
+			    (fc == fb || (depth > 0 && fc != fa &&
+					  func_calls(g, fc, fb, true, depth - 1))))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* True when the function that holds block a calls (a CALL edge from any
- * of its blocks) the other function that holds b.  The function, not the
- * block: a leader of the caller is often a decision beside the call (a
- * loop copy chosen by a hoisted test, a branch whose then-path calls), not
- * the call's own block. */
+ * of its blocks, or through tail calls) the other function that holds b.
+ * The function, not the block: a leader of the caller is often a decision
+ * beside the call (a loop copy chosen by a hoisted test, a branch whose
+ * then-path calls), not the call's own block. */
 static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tagged)
 {
 	long a = sb_cfg_block_at(g, a_tagged), b = sb_cfg_block_at(g, b_tagged);
-	const struct sb_cfg_func *fa;
 
 	if (a < 0 || b < 0 || g->blocks[a].func == g->blocks[b].func)
 		return false;
-	fa = &g->funcs[g->blocks[a].func];
-	for (uint32_t x = fa->first_block; x < fa->first_block + fa->nblocks; x++)
-		for (uint32_t k = g->out_start[x]; k < g->out_start[x + 1]; k++)
-			if (g->edges[k].kind == SB_EDGE_CALL &&
-			    g->blocks[g->edges[k].dst].func == g->blocks[b].func)
-				return true;
-	return false;
+	return func_calls(g, g->blocks[a].func, g->blocks[b].func, false, 2);
 }
 
 /* Block b (merged) lies in a loop with an early exit: two or more of the
