@@ -47,7 +47,8 @@
  * copy of that loop per outcome, each thread running one), and from its
  * entering block back through the straight setup code the compiler puts
  * before a copy to the block the test's edge enters.  Never past a loop
- * that repeats the section (it holds the section's sync): every thread
+ * that repeats the section (it holds the section's sync, or calls the
+ * barrier function that does): every thread
  * runs it once per instance, however few samples waiting threads leave
  * in it, so entering it decides nothing.
  */
@@ -167,6 +168,34 @@ static uint32_t guarded_setup(const struct sb_cfg *m, uint32_t at, uint32_t h)
 	return at;
 }
 
+/* The loop of header h (body, a byte per block of its function f) holds
+ * a section's sync, or calls the function that does (a barrier function:
+ * `rendezvous(&team)`): it repeats the section. */
+static bool holds_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t f,
+		       long h, const uint8_t *body)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t lo = m->funcs[f].first_block;
+
+	if (sb_causes_repeats_sections(p, g, h))
+		return true;
+	for (size_t s = 0; s < p->nsections; s++) {
+		long sb = sb_causes_loc_block(p, g, p->sections[s].loc);
+
+		if (sb < 0 || m->blocks[sb].func == f)
+			continue;
+		for (uint32_t b = lo; b < lo + m->funcs[f].nblocks; b++) {
+			if (!body[b - lo])
+				continue;
+			for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+				if (m->edges[k].kind == SB_EDGE_CALL &&
+				    m->blocks[m->edges[k].dst].func == m->blocks[sb].func)
+					return true;
+		}
+	}
+	return false;
+}
+
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
 		       uint32_t s, uint32_t blk)
 {
@@ -190,7 +219,7 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 		/* the loop around a section's sync runs once per instance on
 		 * every thread: entering it decides nothing in the section,
 		 * whatever few samples waiting threads leave in it */
-		if (sb_causes_repeats_sections(p, g, h)) {
+		if (holds_sync(p, g, f, h, body)) {
 			at = -1;
 			break;
 		}

@@ -28,7 +28,9 @@
  * Thread 0 alone samples the loop (the others wait at the barrier, off
  * CPU).  The loop repeats the section: no thread "did not enter" it.
  * Known answer: the test at B4's branch (0x104c), never the entry test
- * before the loop (B0, line 48).
+ * before the loop (B0, line 48).  The same when the section closes inside
+ * the barrier function B2 calls (a condvar barrier `rendezvous()`: the
+ * section's sync is in B9, not in the loop, which calls it).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -196,5 +198,8 @@ int main(void)
 	CHECK(a == 0x101c, "copies: the unswitched test enters the work (B1's branch), %#llx", a);
 	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x102c, 52, inloop_rate), "inloop");
 	CHECK(a == 0x104c, "inloop: the test inside the section's loop (B4's branch), %#llx", a);
+	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x201c, 31, inloop_rate), "infunc");
+	CHECK(a == 0x104c, "inloop, the section's sync in the barrier function the loop calls: "
+	      "the test inside the loop (B4's branch), %#llx", a);
 	return CHECK_DONE("test_causes_unswitched");
 }
