@@ -98,7 +98,8 @@ uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_caus
 		const struct sb_event_def *d = &p->events[x->event];
 		long b;
 
-		if (in->section != s || d->kind != SB_EVK_BLOCK_SAMPLES)
+		if (in->section != s ||
+		    (d->kind != SB_EVK_BLOCK_SAMPLES && d->kind != SB_EVK_BLOCK_COUNT))
 			continue;
 		b = sb_causes_event_block(p, g, d);
 		if (b < 0 || m->blocks[b].func != f || !body[b - lo])

@@ -197,30 +197,6 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 	return first != NULL;
 }
 
-/*
- * The nearest line of block b (merged index) when no event names it (a
- * block no sample hit): of the profile's locations inside the block (any
- * sampled or unwound address), the last one with a line, nearest the
- * block's branch.  -1 when there is none.
- */
-static int32_t block_line(const struct sb_profile *p, const struct sb_causes_graph *g,
-			  uint32_t b)
-{
-	uint64_t start = SB_CFG_UNTAG(g->merged->blocks[b].start);
-	uint64_t end = SB_CFG_UNTAG(g->merged->blocks[b].end);
-	uint32_t slot = SB_CFG_SLOT(g->merged->blocks[b].start);
-	int32_t best = -1;
-
-	for (size_t i = 0; i < p->nlocs; i++) {
-		const struct sb_loc *l = &p->locs[i];
-
-		if (l->binary != (int32_t)slot || l->offset < start || l->offset >= end || !l->line)
-			continue;
-		if (best < 0 || l->offset > p->locs[best].offset)
-			best = (int32_t)i;
-	}
-	return best;
-}
 
 /* Block b ends in a conditional branch; whether an edge out of it is a
  * back edge (a loop's latch: it decides trip counts, not entry). */
@@ -287,7 +263,7 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
 			if (at.loc < 0 || !p->locs[at.loc].line) {
 				/* unsampled: the nearest line inside it, if any
 				 * (whose function tells whose test it is) */
-				at.loc = block_line(p, gr, b);
+				at.loc = sb_causes_block_line(p, gr, b);
 				at.addr = SB_CFG_UNTAG(g->blocks[b].last_insn);
 			}
 			if (at.loc < 0)
@@ -569,6 +545,12 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	    sb_causes_repeats_call(g->merged, blk) && locate_fixed_trips(p, g, (uint32_t)blk, c))
 		return;
+	/* a loop some threads never entered (exact counts of zero): the
+	 * branch that enters it decides, not its trip count */
+	if (c->kind == SB_CAUSE_LOOP && blk >= 0 && locate_entered(p, g, (uint32_t)blk, c)) {
+		c->kind = SB_CAUSE_BRANCH;
+		return;
+	}
 	if (((c->kind == SB_CAUSE_LOOP && blk >= 0) ||
 	     (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	      sb_causes_repeats_call(g->merged, blk))) &&
@@ -587,7 +569,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
 	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {
-		int32_t l = block_line(p, g, (uint32_t)blk);
+		int32_t l = sb_causes_block_line(p, g, (uint32_t)blk);
 
 		if (l >= 0) {
 			c->loc = l;

@@ -173,3 +173,28 @@ void sb_causes_sort_by_lost(const struct sb_profile *p, uint32_t *inst, size_t n
 {
 	qsort_r(inst, n, sizeof(*inst), by_lost, (void *)p);
 }
+
+/*
+ * The nearest line of block b (merged index) when no event names it (a
+ * block no sample hit): of the profile's locations inside the block (any
+ * sampled or unwound address), the last one with a line, nearest the
+ * block's branch.  -1 when there is none.
+ */
+int32_t sb_causes_block_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+				     uint32_t b)
+{
+	uint64_t start = SB_CFG_UNTAG(g->merged->blocks[b].start);
+	uint64_t end = SB_CFG_UNTAG(g->merged->blocks[b].end);
+	uint32_t slot = SB_CFG_SLOT(g->merged->blocks[b].start);
+	int32_t best = -1;
+
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const struct sb_loc *l = &p->locs[i];
+
+		if (l->binary != (int32_t)slot || l->offset < start || l->offset >= end || !l->line)
+			continue;
+		if (best < 0 || l->offset > p->locs[best].offset)
+			best = (int32_t)i;
+	}
+	return best;
+}

@@ -49,6 +49,11 @@ long sb_causes_event_block(const struct sb_profile *p, const struct sb_causes_gr
  * -1. */
 long sb_causes_loc_block(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t loc);
 
+/* The nearest line of block b (merged): the last profile location inside
+ * it with a line, nearest its branch; -1 when none. */
+int32_t sb_causes_block_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t b);
+
 /* Two locations on one source line (same binary, file and line). */
 bool sb_causes_same_line(const struct sb_loc *a, const struct sb_loc *b);
 
@@ -225,8 +230,9 @@ long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_grap
 			 uint32_t blk, uint32_t *head);
 
 /* Section s's threads (tids[], at most max), the instances each is in
- * (n[]) and their samples in the blocks of function f that body (a byte
- * per block of f) marks (S[]).  Returns how many threads. */
+ * (n[]) and their samples (or exact counts, in a `scalebpf cc` profile)
+ * in the blocks of function f that body (a byte per block of f) marks
+ * (S[]).  Returns how many threads. */
 uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
 				uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
 				double *n, double *S, uint32_t max);
