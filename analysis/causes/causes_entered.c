@@ -198,7 +198,7 @@ static bool holds_sync(const struct sb_profile *p, const struct sb_causes_graph 
 }
 
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
-		       uint32_t s, uint32_t blk)
+		       uint32_t s, uint32_t blk, int min_depth)
 {
 	const struct sb_cfg *m = g->merged;
 	uint32_t f = m->blocks[blk].func, nb = m->funcs[f].nblocks;
@@ -207,6 +207,7 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 	double *S = malloc(SB_CAUSES_MAX_THREADS * sizeof(*S));
 	uint8_t *body = malloc(nb ? nb : 1), *outer = malloc(nb ? nb : 1);
 	long h, at = -1;
+	int depth = 0;
 
 	if (!tids || !n || !S || !body || !outer || (h = sb_causes_loop_of(m, blk, body)) < 0)
 		goto out;
@@ -216,7 +217,7 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 	 * the decision (a compiler's copy of the loop around for the threads
 	 * that take `if (rank == 0)`: gcc and clang -O3 unswitch the test
 	 * out of it and run one copy per outcome). */
-	for (int depth = 0; depth < ENTERED_DEPTH; depth++) {
+	for (; depth < ENTERED_DEPTH; depth++) {
 		/* the loop around a section's sync runs once per instance on
 		 * every thread: entering it decides nothing in the section,
 		 * whatever few samples waiting threads leave in it */
@@ -232,6 +233,8 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 			break;
 		memcpy(body, outer, nb);
 	}
+	if (at >= 0 && depth < min_depth)
+		at = -1;
 	if (at >= 0)
 		at = guarded_setup(m, (uint32_t)at, (uint32_t)h);
 out:

@@ -454,9 +454,9 @@ out:
  * branch that enters it decides, before the latch a loop around a call
  * is otherwise shown at.  True when c moved. */
 static bool locate_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
-			   uint32_t blk, struct sb_cause *c)
+			   uint32_t blk, struct sb_cause *c, int min_depth)
 {
-	long in = sb_causes_entered(p, g, c->section, blk);
+	long in = sb_causes_entered(p, g, c->section, blk, min_depth);
 
 	return in >= 0 && sb_causes_locate_guard(p, g, (uint32_t)in, c);
 }
@@ -540,14 +540,15 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		}
 	}
 	if (c->kind == SB_CAUSE_UNDETERMINED && sb_causes_repeats_call(g->merged, blk) &&
-	    locate_entered(p, g, (uint32_t)blk, c))
+	    locate_entered(p, g, (uint32_t)blk, c, 0))
 		return;
 	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	    sb_causes_repeats_call(g->merged, blk) && locate_fixed_trips(p, g, (uint32_t)blk, c))
 		return;
-	/* a loop some threads never entered (exact counts of zero): the
-	 * branch that enters it decides, not its trip count */
-	if (c->kind == SB_CAUSE_LOOP && blk >= 0 && locate_entered(p, g, (uint32_t)blk, c)) {
+	/* exact: a loop entered straight after a call that some threads
+	 * never entered (counts of zero), nor the loop around it (a
+	 * compiler's copy for `if (rank == 0)`): the hoisted test decides */
+	if (c->kind == SB_CAUSE_LOOP && blk >= 0 && locate_entered(p, g, (uint32_t)blk, c, 1)) {
 		c->kind = SB_CAUSE_BRANCH;
 		return;
 	}
@@ -563,7 +564,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	    !locate_fixed_trips(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
-	    !locate_entered(p, g, (uint32_t)blk, c) &&
+	    !locate_entered(p, g, (uint32_t)blk, c, 0) &&
 	    !sb_causes_locate_guard(p, g, (uint32_t)blk, c))
 		locate_preheader_guard(p, g, (uint32_t)blk, c);
 	/* Every cause gets a source line when any location inside its block

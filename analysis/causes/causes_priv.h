@@ -218,9 +218,12 @@ long sb_causes_copies_caller(const struct sb_profile *p, const struct sb_causes_
  * threads never sampled while the others sampled it too much for that to
  * be chance: they did not enter it.  The block whose conditional in-edge
  * enters the loop (its header, or the preheader before it), whose guard
- * is the decision; -1 when the test does not hold. */
+ * is the decision; -1 when the test does not hold, or when that block is
+ * found fewer than min_depth loops out (1: only through the loop around,
+ * for a loop entered straight after a call; exact counts show a loop's
+ * own entering test as an event of its own). */
 long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph *g,
-		       uint32_t s, uint32_t blk);
+		       uint32_t s, uint32_t blk, int min_depth);
 
 /* The preheader of the loop sampled leader blk (merged) heads or closes
  * (header in *head), the block whose guard decides how often threads
