@@ -292,7 +292,9 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
  * decision is the caller's: when every direct call into the leader's
  * function comes from blocks on one source line, and there are two or
  * more of them, the cause goes to the most sampled copy's guard (or, with
- * none, to the call's line).  One call site is left to LIME's rule.
+ * none, to the call's line).  One call site is left to LIME's rule, but a
+ * function whose one caller calls it unguarded (`run_part(n) { kernel(n);
+ * }`) passes the call on: its caller's copies are looked at.
  * True when c moved.
  */
 static bool locate_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
@@ -304,6 +306,14 @@ static bool locate_call_copies(const struct sb_profile *p, const struct sb_cause
 	uint64_t best_n = 0;
 	size_t ncalls = 0;
 	struct sb_cause at;
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+	long one;
+
+	for (int depth = 0; depth < 3 &&
+			    (one = sb_causes_only_caller(m, m->blocks[entry].func)) >= 0 &&
+			    m->blocks[one].func != m->blocks[entry].func &&
+			    guards_of(m, (uint32_t)one, gs) < 0; depth++)
+		entry = m->funcs[m->blocks[one].func].first_block;
 
 	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
 		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];

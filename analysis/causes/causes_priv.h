@@ -247,6 +247,10 @@ bool sb_causes_not_entered(const double *n, const double *S, uint32_t nt);
 
 /* ---- causes_tail.c ---- */
 
+/* The one block that calls or tail-calls function f (merged) when that
+ * is its only caller in the graph; -1 otherwise (none, or several). */
+long sb_causes_only_caller(const struct sb_cfg *m, uint32_t f);
+
 /* Sampled leader block blk (merged) in a function only tail calls enter,
  * which some of section s's threads never ran: the branch that sends
  * threads into the tail calls, placed in *at (from *at's fields); false,

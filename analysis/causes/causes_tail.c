@@ -28,9 +28,7 @@
 
 #define TAIL_DEPTH 4    /* tail calls climbed at most */
 
-/* The one block that calls or tail-calls function f when that is its
- * only caller in the graph; -1 otherwise (none, or several). */
-static long only_caller(const struct sb_cfg *m, uint32_t f)
+long sb_causes_only_caller(const struct sb_cfg *m, uint32_t f)
 {
 	uint32_t entry = m->funcs[f].first_block;
 	long t = -1;
@@ -58,7 +56,7 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 	bool found = false, tail = false;
 	long t;
 
-	if (blk < 0 || !m->has_tail_calls || (t = only_caller(m, m->blocks[blk].func)) < 0)
+	if (blk < 0 || !m->has_tail_calls || (t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0)
 		return false;
 	f = m->blocks[blk].func;
 	nb = m->funcs[f].nblocks;
@@ -85,7 +83,7 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 				*at = a;
 			break;
 		} else if (m->funcs[m->blocks[t].func].first_block == (uint32_t)t) {
-			t = only_caller(m, m->blocks[t].func);   /* passed on */
+			t = sb_causes_only_caller(m, m->blocks[t].func);   /* passed on */
 		} else {
 			break;
 		}

@@ -16,8 +16,13 @@
  *
  * Known answer: copy k is owned by thread k % 4 (threads 0 and 1 own two
  * copies, 2 and 3 one), 2 samples a call: the cause is an owner test's
- * branch (line 71), not do_block's loop (39).
+ * branch (line 71), not do_block's loop (39).  The same with the tail
+ * call in the graph (CFG version 4: a CALL edge from dispatch's `jmp`,
+ * flagged SB_BLOCK_TAIL_CALL): do_block's one caller passes the call on,
+ * unguarded, and dispatch's callers are the copies (causes_locate.c,
+ * locate_call_copies).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "causes/causes_fixture.h"
@@ -28,7 +33,7 @@
 #define NCOPY 6
 #define NW 16   /* worker's blocks */
 
-static struct sb_cfg *graph(void)
+static struct sb_cfg *graph(bool tail)
 {
 	static const struct sbt_edge edges[] = {
 		{ 13, 19, SB_EDGE_CALL }, { 13, 14, SB_EDGE_CALL_RETURN },
@@ -56,6 +61,11 @@ static struct sb_cfg *graph(void)
 		sb_cfg_add_edge(g, ck, gk + 2, SB_EDGE_CALL_RETURN);
 	}
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	if (tail) {
+		g->has_flags = g->has_tail_calls = true;
+		sb_cfg_add_edge(g, 16, 17, SB_EDGE_CALL);
+		g->blocks[16].flags = SB_BLOCK_TAIL_CALL;
+	}
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -74,10 +84,10 @@ static uint64_t call_smp(uint32_t k, int i, uint32_t t)
 	return k % NT == t ? 2 + (uint64_t)((i + (int)k) % 2) : 0;
 }
 
-static struct sb_profile *profile(void)
+static struct sb_profile *profile(bool tail)
 {
 	struct sb_profile *p = sb_profile_alloc();
-	struct sb_cfg *g = graph();
+	struct sb_cfg *g = graph(tail);
 	struct sb_thread_time pt[NT];
 	uint32_t sec_loc;
 	uint32_t nev = 0;
@@ -133,23 +143,26 @@ static struct sb_profile *profile(void)
 
 int main(void)
 {
-	struct sb_profile *p = profile();
-	struct sb_causes c;
-	char err[256] = "";
-	int ret;
+	for (int tail = 0; tail < 2; tail++) {
+		struct sb_profile *p = profile(tail);
+		struct sb_causes c;
+		char err[256] = "";
+		int ret;
 
-	ret = sbt_compute(p, &c, err, sizeof(err));
-	CHECK(ret == 0, "compute: %d %s", ret, err);
-	if (!ret) {
-		CHECK(!c.exact_counts && c.nsections_analyzed == 1, "samples, one section");
-		CHECK(c.n > 0, "a cause found");
-		if (c.n)
-			CHECK(c.c[0].loc >= 0 && p->locs[c.c[0].loc].line == 71,
-			      "an owner test (line 71), not do_block: line %u at %#llx",
-			      c.c[0].loc >= 0 ? p->locs[c.c[0].loc].line : 0,
-			      (unsigned long long)c.c[0].addr);
-		sb_causes_free(&c);
+		ret = sbt_compute(p, &c, err, sizeof(err));
+		CHECK(ret == 0, "compute (tail edge %d): %d %s", tail, ret, err);
+		if (!ret) {
+			CHECK(!c.exact_counts && c.nsections_analyzed == 1, "samples, one section");
+			CHECK(c.n > 0, "a cause found");
+			if (c.n)
+				CHECK(c.c[0].loc >= 0 && p->locs[c.c[0].loc].line == 71,
+				      "tail edge %d: an owner test (line 71), not do_block: line %u "
+				      "at %#llx", tail,
+				      c.c[0].loc >= 0 ? p->locs[c.c[0].loc].line : 0,
+				      (unsigned long long)c.c[0].addr);
+			sb_causes_free(&c);
+		}
+		sb_profile_free(p);
 	}
-	sb_profile_free(p);
 	return CHECK_DONE("test_causes_held");
 }
