@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "causes_loops.h"
 
 /*
@@ -275,4 +276,93 @@ out:
 	free(per);
 	free(h);
 	return at;
+}
+
+/*
+ * A sampled leader in a callee that the compiler called from several
+ * copies of one call site (clang specializes a copy of a thread function
+ * inlined where main calls it for thread 0): no single call site's
+ * inclusive samples cover the callee's variation, so LIME's call-site
+ * rule cannot lead from the caller and the callee's loop leads.  The
+ * decision is the caller's: when every direct call into the leader's
+ * function comes from blocks on one source line, and there are two or
+ * more of them, the cause goes to the most sampled copy's guard (or, with
+ * none, to the call's line).  One call site is left to LIME's rule, but a
+ * function whose one caller calls it unguarded (`run_part(n) { kernel(n);
+ * }`) passes the call on: its caller's copies are looked at.  Calls from
+ * several lines: the line with the most calls, two or more and more than
+ * any other line (a single call elsewhere, `compute_tile(98)` of every
+ * thread beside the owned copies, is a plain call of its own).
+ * True when c moved.
+ */
+#define COPY_LINES 16    /* distinct calling lines looked at */
+bool sb_causes_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t blk, struct sb_cause *c)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t entry = m->funcs[m->blocks[blk].func].first_block, best = 0;
+	const struct sb_loc *lines[COPY_LINES];
+	size_t count[COPY_LINES], nl = 0, top = 0;
+	uint64_t best_n = 0;
+	struct sb_cause at;
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+	bool tie = false;
+	long one;
+
+	for (int depth = 0; depth < 3 &&
+			    (one = sb_causes_only_caller(m, m->blocks[entry].func)) >= 0 &&
+			    m->blocks[one].func != m->blocks[entry].func &&
+			    sb_causes_guards(m, (uint32_t)one, gs) < 0; depth++)
+		entry = m->funcs[m->blocks[one].func].first_block;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+			const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+			const struct sb_loc *l;
+			size_t i = 0;
+			uint64_t n;
+
+			if (e->kind != SB_EDGE_CALL)
+				continue;
+			at = *c;
+			at.kind = SB_CAUSE_CALL;     /* at the call */
+			sb_causes_locate_insn(p, m->blocks[e->src].last_insn, &at);
+			if (at.loc < 0 || !p->locs[at.loc].line)
+				return false;        /* a call site of unknown line */
+			l = &p->locs[at.loc];
+			while (i < nl && !sb_causes_same_line(l, lines[i]))
+				i++;
+			if (!pass) {
+				if (i == nl && nl == COPY_LINES)
+					return false;
+				if (i == nl) {
+					lines[nl] = l;
+					count[nl++] = 0;
+				}
+				count[i]++;
+				continue;
+			}
+			if (i != top)
+				continue;
+			n = sb_causes_block_samples(p, g, e->src);
+			if (!best_n || n > best_n) {
+				best = e->src;
+				best_n = n ? n : 1;
+			}
+		}
+		if (pass)
+			break;
+		for (size_t i = 1; i < nl; i++)
+			top = count[i] > count[top] ? i : top;
+		for (size_t i = 0; i < nl; i++)
+			tie |= i != top && count[i] == count[top];
+		if (!nl || count[top] < 2 || tie)
+			return false;
+	}
+	at = *c;
+	at.kind = SB_CAUSE_CALL;
+	sb_causes_locate_insn(p, m->blocks[best].last_insn, &at);
+	c->loc = at.loc;
+	c->addr = at.addr;
+	sb_causes_locate_guard(p, g, best, c);
+	return true;
 }

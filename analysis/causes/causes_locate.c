@@ -22,7 +22,7 @@
  * sampled instruction.
  */
 
-static void locate(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
+void sb_causes_locate_insn(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c)
 {
 	uint32_t slot = SB_CFG_SLOT(tagged);
 	uint64_t vaddr = SB_CFG_UNTAG(tagged);
@@ -78,7 +78,7 @@ bool sb_causes_locate_branch(const struct sb_profile *p, const struct sb_cfg *g,
 		struct sb_cause at = *c;
 
 		at.kind = SB_CAUSE_LOOP;   /* at the block's branch */
-		locate(p, g->blocks[b].last_insn, &at);
+		sb_causes_locate_insn(p, g->blocks[b].last_insn, &at);
 		if (at.loc >= 0 && p->locs[at.loc].line) {
 			c->loc = at.loc;
 			c->addr = at.addr;
@@ -105,8 +105,8 @@ bool sb_causes_repeats_call(const struct sb_cfg *g, long b)
 }
 
 /* Samples of block b (merged index) over the whole profile. */
-static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
-			      uint32_t b)
+uint64_t sb_causes_block_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+				 uint32_t b)
 {
 	uint64_t n = 0;
 
@@ -137,7 +137,7 @@ static uint64_t block_samples(const struct sb_profile *p, const struct sb_causes
  * the CFG keeps as a block falling through into b) is no path.  When every
  * other way into b is a conditional branch's edge, those branches guard it.
  */
-static long guards_of(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
+long sb_causes_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 {
 	long n = sb_cfg_guards(g, b, gs, SB_CFG_MAX_GUARDS);
 
@@ -165,7 +165,7 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 			    uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = guards_of(g->merged, blk, gs);
+	long n = sb_causes_guards(g->merged, blk, gs);
 	const struct sb_loc *first = NULL;
 	struct sb_cause best = *c;
 	uint64_t best_n = 0;
@@ -176,7 +176,7 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 		uint64_t ns;
 
 		at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
-		locate(p, g->merged->blocks[gs[i]].last_insn, &at);
+		sb_causes_locate_insn(p, g->merged->blocks[gs[i]].last_insn, &at);
 		if (at.loc < 0 || !p->locs[at.loc].line)
 			return false;
 		l = &p->locs[at.loc];
@@ -184,7 +184,7 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 			      !l->file != !first->file || (l->file && strcmp(l->file, first->file))))
 			return false;
 		first = first ? first : l;
-		ns = n > 1 ? block_samples(p, g, gs[i]) : 0;
+		ns = n > 1 ? sb_causes_block_samples(p, g, gs[i]) : 0;
 		if (!i || ns > best_n || (ns == best_n && at.addr < best.addr)) {
 			best = at;
 			best_n = ns;
@@ -259,7 +259,7 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
 			struct sb_cause at = *c;
 
 			at.kind = SB_CAUSE_BRANCH;   /* at the block's branch */
-			locate(p, g->blocks[b].last_insn, &at);
+			sb_causes_locate_insn(p, g->blocks[b].last_insn, &at);
 			if (at.loc < 0 || !p->locs[at.loc].line) {
 				/* unsampled: the nearest line inside it, if any
 				 * (whose function tells whose test it is) */
@@ -283,70 +283,6 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
 	return moved;
 }
 
-/*
- * A sampled leader in a callee that the compiler called from several
- * copies of one call site (clang specializes a copy of a thread function
- * inlined where main calls it for thread 0): no single call site's
- * inclusive samples cover the callee's variation, so LIME's call-site
- * rule cannot lead from the caller and the callee's loop leads.  The
- * decision is the caller's: when every direct call into the leader's
- * function comes from blocks on one source line, and there are two or
- * more of them, the cause goes to the most sampled copy's guard (or, with
- * none, to the call's line).  One call site is left to LIME's rule, but a
- * function whose one caller calls it unguarded (`run_part(n) { kernel(n);
- * }`) passes the call on: its caller's copies are looked at.
- * True when c moved.
- */
-static bool locate_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
-			       uint32_t blk, struct sb_cause *c)
-{
-	const struct sb_cfg *m = g->merged;
-	uint32_t entry = m->funcs[m->blocks[blk].func].first_block, best = 0;
-	const struct sb_loc *line = NULL;
-	uint64_t best_n = 0;
-	size_t ncalls = 0;
-	struct sb_cause at;
-	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long one;
-
-	for (int depth = 0; depth < 3 &&
-			    (one = sb_causes_only_caller(m, m->blocks[entry].func)) >= 0 &&
-			    m->blocks[one].func != m->blocks[entry].func &&
-			    guards_of(m, (uint32_t)one, gs) < 0; depth++)
-		entry = m->funcs[m->blocks[one].func].first_block;
-
-	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
-		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
-		const struct sb_loc *l;
-		uint64_t n;
-
-		if (e->kind != SB_EDGE_CALL)
-			continue;
-		at = *c;
-		at.kind = SB_CAUSE_CALL;     /* at the call */
-		locate(p, m->blocks[e->src].last_insn, &at);
-		if (at.loc < 0 || !p->locs[at.loc].line)
-			return false;        /* a call site of unknown line */
-		l = &p->locs[at.loc];
-		if (line && !sb_causes_same_line(l, line))
-			return false;        /* calls from different lines */
-		line = line ? line : l;
-		n = block_samples(p, g, e->src);
-		if (!ncalls++ || n > best_n) {
-			best = e->src;
-			best_n = n;
-		}
-	}
-	if (ncalls < 2)
-		return false;
-	at = *c;
-	at.kind = SB_CAUSE_CALL;
-	locate(p, m->blocks[best].last_insn, &at);
-	c->loc = at.loc;
-	c->addr = at.addr;
-	sb_causes_locate_guard(p, g, best, c);
-	return true;
-}
 
 /* Block b is a call every pass runs: it heads no loop, and it is entered
  * only straight on (after the code before it, a call's return, or as a
@@ -447,7 +383,7 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 		/* entered as often by every thread: what differs is the time
 		 * of a call, the callee's work (a longer string to strlen) */
 		at.kind = SB_CAUSE_CALL;
-		locate(p, g->blocks[blk].last_insn, &at);
+		sb_causes_locate_insn(p, g->blocks[blk].last_insn, &at);
 		moved = at.loc >= 0 && p->locs[at.loc].line;
 	}
 	if (moved) {
@@ -483,7 +419,7 @@ static bool locate_held_calls(const struct sb_profile *p, const struct sb_causes
 	if (cb < 0)
 		return false;
 	at.kind = SB_CAUSE_CALL;     /* at the call */
-	locate(p, g->merged->blocks[cb].last_insn, &at);
+	sb_causes_locate_insn(p, g->merged->blocks[cb].last_insn, &at);
 	c->loc = at.loc;
 	c->addr = at.addr;
 	sb_causes_locate_guard(p, g, (uint32_t)cb, c);
@@ -502,7 +438,7 @@ static bool locate_preheader_guard(const struct sb_profile *p, const struct sb_c
 	if (pre < 0 || !sb_causes_locate_guard(p, g, (uint32_t)pre, &at))
 		return false;
 	ln.kind = SB_CAUSE_LOOP;     /* the latch's branch (header's own in a 1-block loop) */
-	locate(p, g->merged->blocks[sb_cfg_latch(g->merged, head)].last_insn, &ln);
+	sb_causes_locate_insn(p, g->merged->blocks[sb_cfg_latch(g->merged, head)].last_insn, &ln);
 	if (ln.loc >= 0 && p->locs[ln.loc].line == p->locs[at.loc].line)
 		return false;
 	*c = at;
@@ -525,11 +461,11 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	long blk, cb;
 	bool per_inst;
 
-	locate(p, tagged, c);
+	sb_causes_locate_insn(p, tagged, c);
 	blk = sb_cfg_block_at(g->merged, tagged);
 	/* a callee's entry: shown at its callers' decision (causes_copies.c) */
 	if (c->kind == SB_CAUSE_CALL && (cb = sb_causes_copies_caller(p, g, c->section, blk)) >= 0) {
-		locate(p, g->merged->blocks[cb].last_insn, c);
+		sb_causes_locate_insn(p, g->merged->blocks[cb].last_insn, c);
 		at = c->addr;
 		sb_causes_locate_guard(p, g, (uint32_t)cb, c);
 		c->kind = c->addr != at ? SB_CAUSE_BRANCH : SB_CAUSE_CALL;
@@ -573,7 +509,7 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_fixed_trips(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !locate_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
+	    !sb_causes_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
 	    !locate_entered(p, g, (uint32_t)blk, c, 0) &&
 	    !sb_causes_locate_guard(p, g, (uint32_t)blk, c))
 		locate_preheader_guard(p, g, (uint32_t)blk, c);

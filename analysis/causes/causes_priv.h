@@ -190,6 +190,21 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
  * the callee's work (block b merged, -1 for none). */
 bool sb_causes_repeats_call(const struct sb_cfg *g, long b);
 
+/* The profile location of a cause from the block event whose start or
+ * last instruction is the (tagged) address (causes_locate.c); block b's
+ * samples over the whole profile; sb_cfg_guards() of block b, padding a
+ * compiler leaves after a `jmp` being no path (-1: none). */
+void sb_causes_locate_insn(const struct sb_profile *p, uint64_t tagged, struct sb_cause *c);
+uint64_t sb_causes_block_samples(const struct sb_profile *p, const struct sb_causes_graph *g,
+				 uint32_t b);
+long sb_causes_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs);
+
+/* A sampled leader in a callee called from copies of one call site (the
+ * line with the most calls): shown at the most sampled copy's guard.
+ * True when c moved.  See causes_callee.c. */
+bool sb_causes_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   uint32_t blk, struct sb_cause *c);
+
 /* Where causes_locate.c shows a loop's cause (the latch's branch of the
  * loop headed by head) and a guarded block's (its guard's branch, one
  * source line); false, c unchanged, when the profile names no line. */
