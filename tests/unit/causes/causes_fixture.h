@@ -39,6 +39,14 @@ static inline void sbt_add_blocks(struct sb_cfg *g, uint32_t func, uint64_t base
 				 base + 0xc + 0x10 * b);
 }
 
+/* Function func, name, of one block at a (16 bytes, its last instruction
+ * at a + 0xc): a callee whose insides a test does not model. */
+static inline void sbt_add_leaf(struct sb_cfg *g, uint32_t func, const char *name, uint64_t a)
+{
+	sb_cfg_add_func(g, name, a, a + 0x10);
+	sb_cfg_add_block(g, func, a, a + 0x10, a + 0xc);
+}
+
 /*
  * The exact-mode loop that calls a library (test_causes_lib.c, _hwdf.c,
  * _exact_ev.c), sanitizer-coverage guards and all:

@@ -52,10 +52,8 @@ static struct sb_cfg *graph(int guard)
 	g->has_flags = true;
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
 	sbt_add_blocks(g, 0, 0x1000, NB);
-	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
-	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	sb_cfg_add_func(g, "work", 0x2010, 0x2020);
-	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
+	sbt_add_leaf(g, 1, "barrier", 0x2000);
+	sbt_add_leaf(g, 2, "work", 0x2010);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	if (guard) {
 		sb_cfg_add_edge(g, 2, 3, SB_EDGE_FALLTHROUGH);

@@ -47,12 +47,9 @@ static struct sb_cfg *graph(bool tail)
 	g->has_tail_calls = tail;
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NW);
 	sbt_add_blocks(g, 0, 0x1000, NW);
-	sb_cfg_add_func(g, "local", 0x2000, 0x2010);
-	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	sb_cfg_add_func(g, "dispatch", 0x2010, 0x2020);
-	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
-	sb_cfg_add_func(g, "barrier", 0x2020, 0x2030);
-	sb_cfg_add_block(g, 3, 0x2020, 0x2030, 0x202c);
+	sbt_add_leaf(g, 1, "local", 0x2000);
+	sbt_add_leaf(g, 2, "dispatch", 0x2010);
+	sbt_add_leaf(g, 3, "barrier", 0x2020);
 	sb_cfg_add_func(g, "work", 0x2030, 0x2060);
 	sbt_add_blocks(g, 4, 0x2030, 3);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));

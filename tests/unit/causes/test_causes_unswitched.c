@@ -61,10 +61,8 @@ static struct sb_cfg *copies_graph(void)
 	g->has_flags = true;
 	sb_cfg_add_func(g, "worker", 0x1000, 0x10c0);
 	sbt_add_blocks(g, 0, 0x1000, 12);
-	sb_cfg_add_func(g, "common", 0x2000, 0x2010);
-	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	sb_cfg_add_func(g, "barrier", 0x2010, 0x2020);
-	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
+	sbt_add_leaf(g, 1, "common", 0x2000);
+	sbt_add_leaf(g, 2, "barrier", 0x2010);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
@@ -84,10 +82,8 @@ static struct sb_cfg *inloop_graph(void)
 	g->has_flags = true;
 	sb_cfg_add_func(g, "worker", 0x1000, 0x1080);
 	sbt_add_blocks(g, 0, 0x1000, 8);
-	sb_cfg_add_func(g, "run_part", 0x2000, 0x2010);
-	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	sb_cfg_add_func(g, "barrier", 0x2010, 0x2020);
-	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
+	sbt_add_leaf(g, 1, "run_part", 0x2000);
+	sbt_add_leaf(g, 2, "barrier", 0x2010);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
