@@ -17,9 +17,11 @@
  * The walk starts at the loop that holds the cause's block:
  *  - the loop's own latch, when the cause is shown at a call inside it
  *    (the call's time, or how often the loop makes it);
- *  - its other latches on other lines, not of fixed trips: loops that
- *    share one header are one natural loop (gcc -O1 jumps from an outer
- *    loop's end straight to the inner one's header);
+ *  - every latch of the loop on another line than the cause's, not of
+ *    fixed trips: its own (a cause shown at a load in the loop: slower
+ *    loads, or more trips), and the other loop's when loops share one
+ *    header, which makes them one natural loop (gcc -O1 jumps from an
+ *    outer loop's end straight to the inner one's header);
  *  - the branch that enters the loop (sb_cfg_loop_entry's guards), unless
  *    it is the loop's own zero-trip test (on the latch's line): an
  *    `if (owns(i, j))` decides how much the loop runs as much as the
@@ -125,7 +127,8 @@ static bool guard_branch(const struct sb_cfg *g, uint32_t b)
 	bool cond = false, back = false;
 
 	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
-		cond |= g->edges[k].kind == SB_EDGE_TAKEN || g->edges[k].kind == SB_EDGE_FALLTHROUGH;
+		cond |= g->edges[k].kind == SB_EDGE_TAKEN ||
+			g->edges[k].kind == SB_EDGE_FALLTHROUGH;
 		back |= g->edges[k].back;
 	}
 	return cond && !back;
@@ -182,7 +185,8 @@ long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_g
 		struct sb_cause a = *c;
 
 		a.kind = SB_CAUSE_UNDETERMINED;
-		if (sb_causes_locate_latch(p, m, (uint32_t)h, &a) && !listed(p, c, alt, (size_t)n, &a))
+		if (sb_causes_locate_latch(p, m, (uint32_t)h, &a) &&
+		    !listed(p, c, alt, (size_t)n, &a))
 			alt[n++] = a;
 	}
 	while ((size_t)n < max) {
@@ -206,7 +210,7 @@ long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_g
 		a = *c;
 		a.kind = SB_CAUSE_UNDETERMINED;
 		/* the branch entering the loop, unless its own zero-trip test */
-		if ((in = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 &&
+		if ((size_t)n < max && (in = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 &&
 		    sb_causes_locate_guard(p, g, (uint32_t)in, &a) &&
 		    !(ll >= 0 && sb_causes_same_line(&p->locs[ll], &p->locs[a.loc])) &&
 		    !listed(p, c, alt, (size_t)n, &a))

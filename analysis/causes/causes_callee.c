@@ -199,8 +199,9 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
 	if (!line || !per || !h)
 		goto out;
 	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
-		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
-			goto out;         /* called directly: locate_call_copies' */
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL &&
+		    !(m->blocks[m->edges[m->in_edges[k]].src].flags & SB_BLOCK_TAIL_CALL))
+			goto out;         /* called directly: sb_causes_call_copies' */
 	/* each event: -2 the function's own block, a line group, or -1 */
 	for (size_t e = 0; e < p->nevents; e++) {
 		const struct sb_event_def *d = &p->events[e];
@@ -288,14 +289,26 @@ out:
  * function comes from blocks on one source line, and there are two or
  * more of them, the cause goes to the most sampled copy's guard (or, with
  * none, to the call's line).  One call site is left to LIME's rule, but a
- * function whose one caller calls it unguarded (`run_part(n) { kernel(n);
- * }`) passes the call on: its caller's copies are looked at.  Calls from
+ * function whose one caller calls it unguarded and outside any loop
+ * (`run_part(n) { kernel(n); }`) passes the call on: its caller's copies
+ * are looked at.  Calls from
  * several lines: the line with the most calls, two or more and more than
  * any other line (a single call elsewhere, `compute_tile(98)` of every
  * thread beside the owned copies, is a plain call of its own).
  * True when c moved.
  */
 #define COPY_LINES 16    /* distinct calling lines looked at */
+
+/* Block b lies in a loop of its function (a call it repeats decides). */
+static bool in_loop(const struct sb_cfg *m, uint32_t b)
+{
+	uint32_t nb = m->funcs[m->blocks[b].func].nblocks;
+	uint8_t *body = malloc(nb ? nb : 1);
+	bool yes = !body || sb_causes_loop_of(m, b, body) >= 0;
+
+	free(body);
+	return yes;
+}
 bool sb_causes_call_copies(const struct sb_profile *p, const struct sb_causes_graph *g,
 			   uint32_t blk, struct sb_cause *c)
 {
@@ -312,7 +325,9 @@ bool sb_causes_call_copies(const struct sb_profile *p, const struct sb_causes_gr
 	for (int depth = 0; depth < 3 &&
 			    (one = sb_causes_only_caller(m, m->blocks[entry].func)) >= 0 &&
 			    m->blocks[one].func != m->blocks[entry].func &&
-			    sb_causes_guards(m, (uint32_t)one, gs) < 0; depth++)
+			    sb_causes_guards(m, (uint32_t)one, gs) < 0 &&
+			    !in_loop(m, (uint32_t)one);
+	     depth++)
 		entry = m->funcs[m->blocks[one].func].first_block;
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {

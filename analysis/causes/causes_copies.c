@@ -130,8 +130,9 @@ static long counted_entry(const struct sb_cfg *m, const uint8_t *counted, uint32
 
 /* How block b hands control to function f, going on without a decision:
  * 3 a direct call into f, 2 a call the CFG does not resolve (through a
- * pointer), 1 out of its function with no edge (a tail `jmp`, a return),
- * 0 none of these. */
+ * pointer), 1 out of its function (a tail `jmp`, whose CALL edge in a
+ * version 4 graph is no call: nothing returns to b; a return), 0 none of
+ * these. */
 static int hands_to(const struct sb_cfg *m, uint32_t b, uint32_t f)
 {
 	int best = 0;
@@ -140,7 +141,9 @@ static int hands_to(const struct sb_cfg *m, uint32_t b, uint32_t f)
 		bool direct = false;
 		long next;
 
-		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+		bool tail = (m->blocks[b].flags & SB_BLOCK_TAIL_CALL) != 0;
+
+		for (uint32_t k = m->out_start[b]; !tail && k < m->out_start[b + 1]; k++)
 			if (m->edges[k].kind == SB_EDGE_CALL) {
 				direct = true;
 				if (m->blocks[m->edges[k].dst].func == f)
@@ -148,7 +151,7 @@ static int hands_to(const struct sb_cfg *m, uint32_t b, uint32_t f)
 			}
 		if (!direct && sb_cfg_ends_in_call(m, b))
 			best = best > 2 ? best : 2;
-		if (!sb_cfg_nout(m, b))
+		if (!sb_cfg_nout(m, b) || tail)
 			return best > 1 ? best : 1;
 		if ((next = straight_on(m, b)) < 0 || m->blocks[next].func != m->blocks[b].func)
 			return best;

@@ -69,6 +69,15 @@ uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_caus
 				uint32_t s, uint32_t f, const uint8_t *body, uint32_t *tids,
 				double *n, double *S, uint32_t max)
 {
+	/* exact counts where the profile has them: its cpu-clock samples,
+	 * kept beside them for the hardware test, would let one skidded
+	 * sample make a thread that ran none of the blocks look like it did */
+	uint32_t kind = SB_EVK_BLOCK_SAMPLES;
+
+	for (size_t e = 0; e < p->nevents && kind == SB_EVK_BLOCK_SAMPLES; e++)
+		if (p->events[e].kind == SB_EVK_BLOCK_COUNT)
+			kind = SB_EVK_BLOCK_COUNT;
+
 	const struct sb_cfg *m = g->merged;
 	uint32_t nt = 0, lo = m->funcs[f].first_block;
 
@@ -98,8 +107,7 @@ uint32_t sb_causes_body_samples(const struct sb_profile *p, const struct sb_caus
 		const struct sb_event_def *d = &p->events[x->event];
 		long b;
 
-		if (in->section != s ||
-		    (d->kind != SB_EVK_BLOCK_SAMPLES && d->kind != SB_EVK_BLOCK_COUNT))
+		if (in->section != s || d->kind != kind)
 			continue;
 		b = sb_causes_event_block(p, g, d);
 		if (b < 0 || m->blocks[b].func != f || !body[b - lo])
@@ -228,7 +236,8 @@ long sb_causes_entered(const struct sb_profile *p, const struct sb_causes_graph 
 		uint32_t nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S,
 						     SB_CAUSES_MAX_THREADS);
 
-		if (!sb_causes_not_entered(n, S, nt) || (at = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 ||
+		if (!sb_causes_not_entered(n, S, nt) ||
+		    (at = sb_cfg_loop_entry(m, (uint32_t)h)) >= 0 ||
 		    (h = sb_causes_loop_around(m, (uint32_t)h, body, outer)) < 0)
 			break;
 		memcpy(body, outer, nb);

@@ -509,7 +509,8 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
 	    !locate_fixed_trips(p, g, (uint32_t)blk, c) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
-	    !sb_causes_call_copies(p, g, (uint32_t)blk, c) && !locate_held_calls(p, g, (uint32_t)blk, c) &&
+	    !sb_causes_call_copies(p, g, (uint32_t)blk, c) &&
+	    !locate_held_calls(p, g, (uint32_t)blk, c) &&
 	    !locate_entered(p, g, (uint32_t)blk, c, 0) &&
 	    !sb_causes_locate_guard(p, g, (uint32_t)blk, c))
 		locate_preheader_guard(p, g, (uint32_t)blk, c);

@@ -180,9 +180,10 @@ uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_cau
 bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_causes_graph *g,
 				long blk);
 
-/* Leader blk's function has no call edge into it (a tail call's target,
- * a pointer's): the most sampled of two or more call blocks on one line
- * whose samples hold the function's on every thread, or -1. */
+/* Leader blk's function has no call edge into it but tail calls' (a tail
+ * call's target, a pointer's): the most sampled of two or more call
+ * blocks on one line whose samples hold the function's on every thread,
+ * or -1. */
 long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_graph *g,
 			     uint32_t s, uint32_t blk);
 

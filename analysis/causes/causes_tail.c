@@ -56,7 +56,8 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 	bool found = false, tail = false;
 	long t;
 
-	if (blk < 0 || !m->has_tail_calls || (t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0)
+	if (blk < 0 || !m->has_tail_calls ||
+	    (t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0)
 		return false;
 	f = m->blocks[blk].func;
 	nb = m->funcs[f].nblocks;

@@ -9,7 +9,8 @@
  * block has a CALL_RETURN edge to the block after the call and, for a
  * direct call into the same binary, a CALL edge to the callee's entry (a
  * whole-program graph, as LIME's leader rule needs: a callee shared by
- * several paths is entered from its call sites).  An edge is a back edge
+ * several paths is entered from its call sites); a tail call's `jmp`
+ * gets one too (SB_BLOCK_TAIL_CALL, below).  An edge is a back edge
  * when its destination dominates its source (a loop's latch -> header),
  * from dominators per function; CALL edges never are.
  */

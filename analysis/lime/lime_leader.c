@@ -36,7 +36,8 @@
  * it runs.  A callee's loop then varies exactly as its caller's decision
  * does, and the CFG's CALL edge cannot tie them: the callee's entry block
  * runs too briefly to be sampled, and tail calls (a wrapper that ends in
- * `jmp`) leave no edge at all.  The samples show the call instead: call
+ * `jmp`) keep no frame: their CALL edge (version 4 graphs) comes from a
+ * block that holds none of the callee's samples.  The samples show the call instead: call
  * site A, in another function than block v, accounts for v's variation
  * when v - A does not vary beyond Poisson noise (sb_lime_overdispersed;
  * everything v does differently across threads it does under A).  Such an
@@ -120,6 +121,9 @@ static uint32_t *nones(size_t n)
 
 static bool is_call_site(const struct sb_cfg *g, uint32_t b)
 {
+	/* a tail call's block holds none of its callee's samples: no frame */
+	if (g->blocks[b].flags & SB_BLOCK_TAIL_CALL)
+		return false;
 	for (uint32_t i = g->out_start[b]; i < g->out_start[b + 1]; i++)
 		if (g->edges[i].kind == SB_EDGE_CALL_RETURN || g->edges[i].kind == SB_EDGE_CALL)
 			return true;
@@ -324,13 +328,18 @@ static bool sampled_caller(const struct sb_lime_leaders *l, uint32_t c, uint32_t
 	return !sb_lime_overdispersed(vc, ac, l->in->nthreads, l->alpha);
 }
 
-/* No CALL edge enters function entry v: the CFG knows none of its callers
- * (a call through a pointer, a wrapper's tail `jmp`, the runtime). */
+/* No CALL edge enters function entry v but tail calls' (version 4 graphs
+ * give a wrapper's tail `jmp` one): the CFG knows none of the callers
+ * whose counted code runs it (a call through a pointer, a tail `jmp`,
+ * the runtime). */
 static bool no_known_caller(const struct sb_cfg *g, uint32_t v)
 {
-	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++)
-		if (g->edges[g->in_edges[k]].kind == SB_EDGE_CALL)
+	for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+
+		if (e->kind == SB_EDGE_CALL && !(g->blocks[e->src].flags & SB_BLOCK_TAIL_CALL))
 			return false;
+	}
 	return true;
 }
 

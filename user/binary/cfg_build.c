@@ -513,6 +513,11 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 		if (dst < 0 || b.g->blocks[dst].start != b.calls[k].target ||
 		    b.g->funcs[b.g->blocks[dst].func].first_block != (uint32_t)dst)
 			continue;
+		/* gcc's foo.cold is foo's code split off: its jumps go back
+		 * into foo, a jump into it is no call */
+		if (b.calls[k].tail && b.g->funcs[b.g->blocks[dst].func].name &&
+		    strstr(b.g->funcs[b.g->blocks[dst].func].name, ".cold"))
+			continue;
 		if (sb_cfg_add_edge(b.g, b.calls[k].src, (uint32_t)dst, SB_EDGE_CALL) < 0)
 			goto nomem;
 		if (b.calls[k].tail)

@@ -18,7 +18,9 @@
  *  - ret and indirect jumps have no edges: switch jump tables are not
  *    followed, so the case blocks have no predecessors (they are still
  *    blocks, since each starts after a jmp/ret or at a direct target);
- *  - direct jumps out of the function (tail calls) have no edge;
+ *  - a direct jump out of the function to another function's entry (a
+ *    tail call) gets a CALL edge there and SB_BLOCK_TAIL_CALL, no other
+ *    edge; other jumps out of the function (into a .cold part) get none;
  *  - a branch into the middle of an instruction (the "jne 1f; lock; 1:"
  *    idiom) is redirected to the start of that instruction;
  *  - undecodable bytes end the function's sweep: the blocks before them

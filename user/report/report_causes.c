@@ -187,9 +187,10 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 			same_cluster(p, c, x, f);
 			sb_source_lines(src, x->loc, f);
 			if (x->nalternatives)
-				fprintf(f, "        not settled by samples: more time here is more trips "
-					"or slower work here, or more\n        entries decided at the "
-					"line%s below (#%u%s); exact counts tell (scalebpf cc)\n",
+				fprintf(f, "        not settled by samples: more time here is more "
+					"trips or slower work here, or more\n        entries "
+					"decided at the line%s below (#%u%s); exact counts tell "
+					"(scalebpf cc)\n",
 					x->nalternatives > 1 ? "s" : "", x->rank + 1,
 					x->nalternatives > 1 ? "..." : "");
 			undetermined |= x->kind == SB_CAUSE_UNDETERMINED;
@@ -299,8 +300,9 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 		fprintf(f, "%s\n    {\"rank\": %u, \"section\": ", k ? "," : "", x->rank);
 		sb_json_str(f, sec);
 		fprintf(f, ", \"section_index\": %u, \"score\": %.4f, \"kind\": \"%s\", "
-			"\"same_cluster\": %u, \"alternative_of\": %u, \"settled\": %s, ", x->section,
-			x->score, sb_cause_kind_name(x->kind), x->same_cluster, x->alternative_of,
+			"\"same_cluster\": %u, \"alternative_of\": %u, \"settled\": %s, ",
+			x->section, x->score, sb_cause_kind_name(x->kind), x->same_cluster,
+			x->alternative_of,
 			x->nalternatives || x->alternative_of ? "false" : "true");
 		sb_json_loc_fields(f, p, x->loc);
 		fputc('}', f);

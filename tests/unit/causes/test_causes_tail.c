@@ -114,8 +114,8 @@ int main(void)
 		CHECK(c.n >= 1 && !c.exact_counts, "samples, causes (tail %d)", tail);
 		if (c.n >= 1 && tail) {
 			CHECK(c.c[0].addr == 0x102c && c.c[0].nalternatives == 1,
-			      "tail calls: the test that enters them (B2's branch), one alternative "
-			      "(%#llx, %u)", (unsigned long long)c.c[0].addr, c.c[0].nalternatives);
+			      "tail calls: the test that enters them (B2's branch), one "
+			      "alternative (%#llx, %u)", (unsigned long long)c.c[0].addr, c.c[0].nalternatives);
 			CHECK(c.n >= 2 && c.c[1].alternative_of == c.c[0].rank &&
 			      c.c[1].addr >= 0x2030 && c.c[1].addr < 0x2060,
 			      "tail calls: work's own placement is the alternative (%#llx)",
