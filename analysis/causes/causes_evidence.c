@@ -64,9 +64,10 @@
  * never as a confident answer.
  *
  * Exact mode (scalebpf cc).  Counts are exact: a control-flow cause
- * (branch, loop, call) needs no samples, CAUSES.  Where the counts explain
- * no imbalance the one explanation left is time per execution (cache
- * misses), which only the cpu-clock samples measure, through the hardware
+ * (branch, loop, call) that explains the imbalance (a top score of at
+ * least FLOW_EXPLAINS) needs no samples, CAUSES.  Where the counts explain
+ * little or none of it the one explanation left is time per execution
+ * (cache misses), which only the cpu-clock samples measure, through the hardware
  * test of causes_exact.c: a hardware event is its thread's mean sampled
  * time less what its executions explain, tested between the n threads
  * against their mean busy time, F(1, n - 2) at level 0.05 / m (m its
@@ -80,8 +81,10 @@
  * the F-test's noncentrality of power P at level 0.05 / m.  No cause and
  * S < S*: FEW_SAMPLES (the samples could not have shown a hardware cause;
  * "no event explains it" would be a guess); no cause and S >= S*: NONE;
- * hardware causes only and S < S*: CAUSES_LOW, as above (which of the
- * hardware events leads rests on those few samples).
+ * hardware causes, or a control-flow cause that explains little, and
+ * S < S*: CAUSES_LOW, as above (which of the hardware events leads, or
+ * whether one would lead the weak flow cause, rests on those few
+ * samples).
  *
  * The samples accrue at S / duration per second (the pooled instances are
  * the section's, all of them while the pool has room), so more_seconds =
@@ -229,12 +232,16 @@ static bool has_cause(const struct sb_causes *out, uint32_t s)
 	return false;
 }
 
-/* A cause exact counts decide (branch, loop, call): not sampled time. */
-static bool has_flow_cause(const struct sb_causes *out, uint32_t s)
+/* The section's top cause is one exact counts decide (branch, loop,
+ * call), not sampled time, and it explains at least FLOW_EXPLAINS of the
+ * imbalance (its score): what is left may be time per execution, which
+ * only the hardware test can see. */
+#define FLOW_EXPLAINS 0.5
+static bool flow_cause_explains(const struct sb_causes *out, uint32_t s)
 {
 	for (size_t i = 0; i < out->n; i++)
-		if (out->c[i].section == s && out->c[i].kind != SB_CAUSE_HW)
-			return true;
+		if (out->c[i].section == s && out->c[i].rank == 1)
+			return out->c[i].kind != SB_CAUSE_HW && out->c[i].score >= FLOW_EXPLAINS;
 	return false;
 }
 
@@ -306,8 +313,9 @@ static int exact_verdict(const struct sb_profile *p, const struct sb_causes_grap
 	int ret;
 
 	e->verdict = any ? SB_VERDICT_CAUSES : SB_VERDICT_NONE;
-	/* counts are exact: a control-flow cause needs no samples */
-	if (has_flow_cause(out, s) || !g)
+	/* counts are exact: a control-flow cause that explains the imbalance
+	 * needs no samples */
+	if (flow_cause_explains(out, s) || !g)
 		return 0;
 	if ((ret = exact_hw(p, g, s, &hw, &npool)))
 		return ret == -ENOMEM ? ret : 0;
