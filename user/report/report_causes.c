@@ -182,7 +182,8 @@ static int causes_text(const struct sb_report_ctx *r, FILE *f)
 				sb_cause_kind_name(x->kind), loc, (unsigned long long)x->addr,
 				low ? "  (low evidence)" : "");
 			if (x->alternative_of)
-				fprintf(f, "  (alternative to #%u: may decide instead)", x->alternative_of);
+				fprintf(f, "  (alternative to #%u: may decide instead)",
+					x->alternative_of);
 			fputc('\n', f);
 			same_cluster(p, c, x, f);
 			sb_source_lines(src, x->loc, f);
