@@ -38,13 +38,14 @@ expect_fail() {
 	fi
 }
 
-# jqcheck DESC FILE FILTER: passes when the jq filter yields true.
+# jqcheck DESC FILE FILTER: passes when FILTER holds on FILE; returns
+# non-zero when it failed, for a caller that prints more then.
 jqcheck() {
 	local desc=$1 file=$2 filter=$3
 	# jq -e succeeds on empty input: a missing report must fail instead.
 	if [ ! -s "$file" ]; then
 		bad "$desc (no JSON: $file is empty or missing)"
-		return
+		return 1
 	fi
 	if jq -e "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then
 		ok "$desc"
@@ -52,6 +53,7 @@ jqcheck() {
 		bad "$desc"
 		echo "     filter: $filter"
 		cat "$TMP/jq.err" 2>/dev/null
+		return 1
 	fi
 }
 
