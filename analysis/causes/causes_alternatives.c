@@ -120,20 +120,6 @@ out:
 	return alike;
 }
 
-/* Block b ends in a conditional branch none of whose edges goes back: a
- * decision that enters (or skips) work, not a loop's latch. */
-static bool guard_branch(const struct sb_cfg *g, uint32_t b)
-{
-	bool cond = false, back = false;
-
-	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
-		cond |= g->edges[k].kind == SB_EDGE_TAKEN ||
-			g->edges[k].kind == SB_EDGE_FALLTHROUGH;
-		back |= g->edges[k].back;
-	}
-	return cond && !back;
-}
-
 /* a's line is c's or one of alt[0..n)'s. */
 static bool listed(const struct sb_profile *p, const struct sb_cause *c,
 		   const struct sb_cause *alt, size_t n, const struct sb_cause *a)
@@ -165,9 +151,11 @@ long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_g
 	uint32_t f, nb;
 	uint8_t *inner = NULL, *outer = NULL;
 	long h, e, in, n = 0;
+	bool latch;
 
-	if (blk < 0 || guard_branch(m, (uint32_t)blk) || !max)
-		return 0;
+	if (blk < 0 || !max ||
+	    (sb_causes_conditional(m, (uint32_t)blk, &latch) && !latch))
+		return 0;       /* a guard: that branch's decision, no walk */
 	f = m->blocks[blk].func;
 	nb = m->funcs[f].nblocks;
 	inner = malloc(nb ? nb : 1);

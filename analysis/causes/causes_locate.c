@@ -197,10 +197,7 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 	return first != NULL;
 }
 
-
-/* Block b ends in a conditional branch; whether an edge out of it is a
- * back edge (a loop's latch: it decides trip counts, not entry). */
-static bool conditional(const struct sb_cfg *g, uint32_t b, bool *latch)
+bool sb_causes_conditional(const struct sb_cfg *g, uint32_t b, bool *latch)
 {
 	bool cond = false;
 
@@ -253,7 +250,7 @@ static bool locate_inlined_caller(const struct sb_profile *p, const struct sb_ca
 		    sb_cfg_ends_in_call(g, d))
 			break;
 		b = d;
-		if (!conditional(g, b, &latch))
+		if (!sb_causes_conditional(g, b, &latch))
 			continue;
 		{
 			struct sb_cause at = *c;

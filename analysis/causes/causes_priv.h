@@ -215,6 +215,9 @@ bool sb_causes_locate_latch(const struct sb_profile *p, const struct sb_cfg *g, 
  * block before it when the profile has no line for that branch. */
 bool sb_causes_locate_branch(const struct sb_profile *p, const struct sb_cfg *g, long b,
 			     uint32_t head, struct sb_cause *c);
+/* Block b ends in a conditional branch; *latch: an edge out of it is a
+ * back edge (a loop's latch: it decides trip counts, not entry). */
+bool sb_causes_conditional(const struct sb_cfg *g, uint32_t b, bool *latch);
 bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
 			    uint32_t blk, struct sb_cause *c);
 
