@@ -39,6 +39,17 @@ static inline void sbt_add_blocks(struct sb_cfg *g, uint32_t func, uint64_t base
 				 base + 0xc + 0x10 * b);
 }
 
+/* A graph whose function 0, worker, is n blocks at 0x1000 (the layout of
+ * sbt_add_blocks); the caller adds the rest, its edges, and finalizes. */
+static inline struct sb_cfg *sbt_worker_graph(uint64_t n)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+
+	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * n);
+	sbt_add_blocks(g, 0, 0x1000, n);
+	return g;
+}
+
 /* Function func, name, of one block at a (16 bytes, its last instruction
  * at a + 0xc): a callee whose insides a test does not model. */
 static inline void sbt_add_leaf(struct sb_cfg *g, uint32_t func, const char *name, uint64_t a)
@@ -84,6 +95,12 @@ static inline long sbt_loc(struct sb_profile *p, uint64_t addr, unsigned line,
 			    .function = (char *)fn, .file = (char *)file };
 
 	return sb_profile_add_loc(p, &l);
+}
+
+/* A location of worker in w.c, the tests' one source file. */
+static inline long sbt_wloc(struct sb_profile *p, uint64_t addr, unsigned line)
+{
+	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Binary 0 ("/bin/w") with g as its recorded CFG; g is freed. */

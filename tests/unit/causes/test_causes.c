@@ -31,11 +31,6 @@ static struct sb_cfg *graph(void)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 static struct sb_profile *profile(void)
 {
 	struct sb_profile *p = sb_profile_alloc();
@@ -48,7 +43,7 @@ static struct sb_profile *profile(void)
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x1100, 50);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1100, 50);
 	for (int b = 0; b < 4; b++) {
 		struct sb_event_def d = {
 			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
@@ -56,8 +51,8 @@ static struct sb_profile *profile(void)
 			.loc_hot = -1,
 		};
 
-		d.loc = (int32_t)loc(p, d.vaddr, 10 + 2 * (unsigned)b);
-		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
+		d.loc = (int32_t)sbt_wloc(p, d.vaddr, 10 + 2 * (unsigned)b);
+		d.loc2 = (int32_t)sbt_wloc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, 4, pt);

@@ -47,11 +47,9 @@ static struct sb_cfg *graph(int guard)
 		{ 6, 9, SB_EDGE_CALL }, { 6, 7, SB_EDGE_CALL_RETURN },
 		{ 7, 1, SB_EDGE_TAKEN }, { 7, 8, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NB);
 
 	g->has_flags = true;
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	sbt_add_blocks(g, 0, 0x1000, NB);
 	sbt_add_leaf(g, 1, "barrier", 0x2000);
 	sbt_add_leaf(g, 2, "work", 0x2010);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
@@ -86,7 +84,7 @@ static struct sb_profile *profile(int guard, enum outer_samples outer)
 	uint32_t nvec = outer == OUTER_NONE ? 3 : 4;
 
 	sbt_add_binary_cfg(p, graph(guard));
-	sec_loc = (uint32_t)sbt_loc(p, 0x106c, 84, "worker", "w.c");
+	sec_loc = (uint32_t)sbt_wloc(p, 0x106c, 84);
 	for (int e = 0; e < 6; e++) {
 		uint64_t b = (uint64_t)blk[e];
 

@@ -45,11 +45,6 @@ static struct sb_cfg *graph(void)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 /* b2_line: the line of B2's (the 64-bit copy's) branch */
 static struct sb_profile *profile(unsigned b2_line)
 {
@@ -65,15 +60,15 @@ static struct sb_profile *profile(unsigned b2_line)
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x1100, 71);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1100, 71);
 	for (int b = 0; b < NB; b++) {
 		struct sb_event_def d = {
 			.kind = SB_EVK_BLOCK_SAMPLES, .binary = 0,
 			.vaddr = start[b], .vaddr2 = last[b], .loc_hot = -1,
 		};
 
-		d.loc = (int32_t)loc(p, d.vaddr, first_line[b]);
-		d.loc2 = (int32_t)loc(p, d.vaddr2, branch_line[b]);
+		d.loc = (int32_t)sbt_wloc(p, d.vaddr, first_line[b]);
+		d.loc2 = (int32_t)sbt_wloc(p, d.vaddr2, branch_line[b]);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, 4, pt);

@@ -45,11 +45,6 @@ static struct sb_cfg *graph(void)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 enum { NT = 4, NI = 8 };
 
 /* Instance i: thread i % NT is busy 10 + x ms (B2: its extra work), the
@@ -69,7 +64,7 @@ static struct sb_profile *rotating(double per_ms, double x, int all)
 	sb_profile_meta_set(p, "event_sources", "uprobes: 1 functions; cpu-clock sampling: 500 Hz "
 			    "(per-thread IP samples, spin waits)");
 	sb_profile_meta_set_u64(p, "duration_ns", 2000000000ull);
-	sec_loc = (uint32_t)loc(p, 0x1100, 50);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1100, 50);
 	sb_cfg_serialize(g, &blob, &len);
 	sb_profile_add_cfg(p, 0, blob, len);
 	free(blob);
@@ -81,8 +76,8 @@ static struct sb_profile *rotating(double per_ms, double x, int all)
 			.loc_hot = -1,
 		};
 
-		d.loc = (int32_t)loc(p, d.vaddr, 10 + 2 * (unsigned)b);
-		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
+		d.loc = (int32_t)sbt_wloc(p, d.vaddr, 10 + 2 * (unsigned)b);
+		d.loc2 = (int32_t)sbt_wloc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);

@@ -43,11 +43,6 @@
 
 enum plant { FEW, ENOUGH, HW_FEW, HW_ENOUGH, FLOW, FLOW_WEAK };
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 /* Samples at the library call, instance-independent. */
 static uint64_t samples(enum plant k, uint32_t t)
 {
@@ -73,14 +68,14 @@ static struct sb_profile *profile(enum plant k)
 	sb_profile_meta_set(p, "event_sources", "uprobes: 1 functions; cpu-clock sampling: 999 Hz "
 			    "(per-thread IP samples, spin waits)");
 	sb_profile_meta_set_u64(p, "duration_ns", 2000000000ull);
-	sec_loc = (uint32_t)loc(p, 0x1100, 50);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1100, 50);
 	for (int e = 0; e < 5; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
 		struct sb_event_def d = sbt_block_event(
 			e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
-		d.loc = (int32_t)loc(p, a, 20 + (unsigned)blk[e]);
-		d.loc2 = (int32_t)loc(p, a + 0xc, 20 + (unsigned)blk[e]);
+		d.loc = (int32_t)sbt_wloc(p, a, 20 + (unsigned)blk[e]);
+		d.loc2 = (int32_t)sbt_wloc(p, a + 0xc, 20 + (unsigned)blk[e]);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);

@@ -45,11 +45,9 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 		{ 6, 9, SB_EDGE_CALL }, { 6, 7, SB_EDGE_CALL_RETURN },
 		{ 7, 1, SB_EDGE_TAKEN }, { 7, 8, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NB);
 
 	g->has_flags = true;
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	sbt_add_blocks(g, 0, 0x1000, NB);
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
 	sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
@@ -83,11 +81,6 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 /* Samples of thread t in the work block B3 in instance i. */
 static uint64_t work(int guard, int i, uint32_t t)
 {
@@ -110,7 +103,7 @@ static struct sb_profile *profile(int guard, int call, int fixed)
 	static const int blk[6] = { 3, 6, 10, 2, 4, 5 };
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x106c, 84);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x106c, 84);
 	for (int e = 0; e < 6; e++) {
 		uint64_t b = (uint64_t)blk[e];
 

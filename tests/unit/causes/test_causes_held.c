@@ -42,10 +42,8 @@ static struct sb_cfg *graph(bool tail, bool common)
 		{ 14, 1, SB_EDGE_TAKEN }, { 14, 15, SB_EDGE_FALLTHROUGH },
 		{ 17, 17, SB_EDGE_TAKEN }, { 17, 18, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NW);
 
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NW);
-	sbt_add_blocks(g, 0, 0x1000, NW);
 	sb_cfg_add_func(g, "dispatch", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x2000);
 	sb_cfg_add_func(g, "do_block", 0x2010, 0x2030);

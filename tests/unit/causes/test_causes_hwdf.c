@@ -52,13 +52,13 @@ static struct sb_profile *profile(int real)
 	long sec_loc;
 
 	sbt_add_binary_cfg(p, sbt_lib_loop_graph());
-	sec_loc = sbt_loc(p, 0x1100, 50, "worker", "w.c");
+	sec_loc = sbt_wloc(p, 0x1100, 50);
 	for (int e = 0; e < 7; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)blk[e];
 		long l = blk[e] == 6 ? sbt_loc(p, a, 500, "copy", "memmove.S")
-				     : sbt_loc(p, a, 20 + (unsigned)blk[e], "worker", "w.c");
+				     : sbt_wloc(p, a, 20 + (unsigned)blk[e]);
 		long l2 = blk[e] == 6 ? sbt_loc(p, a + 0xc, 509, "copy", "memmove.S")
-				      : sbt_loc(p, a + 0xc, 20 + (unsigned)blk[e], "worker", "w.c");
+				      : sbt_wloc(p, a + 0xc, 20 + (unsigned)blk[e]);
 		struct sb_event_def d = sbt_block_event(
 			e < 4 ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, l, l2);
 

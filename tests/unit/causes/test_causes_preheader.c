@@ -45,20 +45,13 @@ static struct sb_cfg *graph(void)
 		{ 6, 7, SB_EDGE_CALL_RETURN }, { 7, 1, SB_EDGE_TAKEN },
 		{ 7, 8, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NB);
 
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	sbt_add_blocks(g, 0, 0x1000, NB);
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
-}
-
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 /* Samples of thread t in the work block B4 in instance i. */
@@ -82,7 +75,7 @@ static struct sb_profile *profile(int zero_trip)
 	if (zero_trip)
 		line[2] = 45;
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x106c, 52);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x106c, 52);
 	for (int e = 0; e < 7; e++) {
 		uint64_t b = (uint64_t)blk[e];
 

@@ -31,18 +31,11 @@ static struct sb_cfg *graph(void)
 		{ 3, 4, SB_EDGE_SEQUENTIAL }, { 4, 1, SB_EDGE_TAKEN },
 		{ 4, 5, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NB);
 
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NB);
-	sbt_add_blocks(g, 0, 0x1000, NB);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
 	sb_cfg_finalize(g);
 	return g;
-}
-
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
 }
 
 static unsigned owned(int i, uint32_t t)
@@ -63,13 +56,13 @@ static struct sb_profile *profile(double *spread)
 	double tot[NT] = { 0 }, lo = INFINITY, hi = 0;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x1100, 50);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1100, 50);
 	for (int b = 0; b < NB; b++) {
 		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_COUNT,
 							0x1000 + 0x10 * (uint64_t)b, -1, -1);
 
-		d.loc = (int32_t)loc(p, d.vaddr, 10 + 2 * (unsigned)b);
-		d.loc2 = (int32_t)loc(p, d.vaddr2, 11 + 2 * (unsigned)b);
+		d.loc = (int32_t)sbt_wloc(p, d.vaddr, 10 + 2 * (unsigned)b);
+		d.loc2 = (int32_t)sbt_wloc(p, d.vaddr2, 11 + 2 * (unsigned)b);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);

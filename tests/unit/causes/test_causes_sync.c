@@ -60,11 +60,6 @@ static struct sb_cfg *graph(void)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 /* Executions of worker's block b by a thread that arrives last or not. */
 static uint64_t runs(uint32_t b, int last)
 {
@@ -89,15 +84,15 @@ static struct sb_profile *profile(void)
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x1068, 60);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x1068, 60);
 	/* events 0..NW-1: worker's counts; NW: B0's samples */
 	for (uint32_t e = 0; e <= NW; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)(e == NW ? 0 : e);
 		struct sb_event_def d = sbt_block_event(
 			e < NW ? SB_EVK_BLOCK_COUNT : SB_EVK_BLOCK_SAMPLES, a, -1, -1);
 
-		d.loc = (int32_t)loc(p, a, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
-		d.loc2 = (int32_t)loc(p, a + 0xc, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
+		d.loc = (int32_t)sbt_wloc(p, a, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
+		d.loc2 = (int32_t)sbt_wloc(p, a + 0xc, 10 + 2 * (unsigned)(a - 0x1000) / 0x10);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);

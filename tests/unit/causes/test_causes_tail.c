@@ -41,12 +41,10 @@ static struct sb_cfg *graph(bool tail)
 		{ 10, 11, SB_EDGE_SEQUENTIAL }, { 11, 10, SB_EDGE_TAKEN },
 		{ 11, 12, SB_EDGE_FALLTHROUGH },
 	};
-	struct sb_cfg *g = sb_cfg_alloc();
+	struct sb_cfg *g = sbt_worker_graph(NW);
 
 	g->has_flags = true;
 	g->has_tail_calls = tail;
-	sb_cfg_add_func(g, "worker", 0x1000, 0x1000 + 0x10 * NW);
-	sbt_add_blocks(g, 0, 0x1000, NW);
 	sbt_add_leaf(g, 1, "local", 0x2000);
 	sbt_add_leaf(g, 2, "dispatch", 0x2010);
 	sbt_add_leaf(g, 3, "barrier", 0x2020);
@@ -74,7 +72,7 @@ static struct sb_profile *profile(bool tail)
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, graph(tail));
-	sec_loc = (uint32_t)sbt_loc(p, 0x103c, 66, "worker", "w.c");
+	sec_loc = (uint32_t)sbt_wloc(p, 0x103c, 66);
 	for (int e = 0; e < 3; e++)
 		sbt_add_sampled_block(p, ev[e] < NW ? 0x1000 + 0x10 * (uint64_t)ev[e]
 						    : 0x2000 + 0x10 * (uint64_t)(ev[e] - NW),

@@ -63,11 +63,6 @@ static struct sb_cfg *graph(void)
 	return g;
 }
 
-static long loc(struct sb_profile *p, uint64_t addr, unsigned line)
-{
-	return sbt_loc(p, addr, line, "worker", "w.c");
-}
-
 /* The counted blocks and their executions in one iteration. */
 static const int counted[] = { 1, 2, 3, 4, 9, 13, 15 };
 #define NC (sizeof(counted) / sizeof(counted[0]))
@@ -90,13 +85,13 @@ static struct sb_profile *profile(void)
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)loc(p, 0x10bc, 60);
+	sec_loc = (uint32_t)sbt_wloc(p, 0x10bc, 60);
 	for (size_t e = 0; e < NC; e++) {
 		uint64_t a = 0x1000 + 0x10 * (uint64_t)counted[e];
 		struct sb_event_def d = sbt_block_event(SB_EVK_BLOCK_COUNT, a, -1, -1);
 
-		d.loc = (int32_t)loc(p, a, 10 + 2 * (unsigned)counted[e]);
-		d.loc2 = (int32_t)loc(p, a + 0xc, 10 + 2 * (unsigned)counted[e]);
+		d.loc = (int32_t)sbt_wloc(p, a, 10 + 2 * (unsigned)counted[e]);
+		d.loc2 = (int32_t)sbt_wloc(p, a + 0xc, 10 + 2 * (unsigned)counted[e]);
 		sb_profile_add_event(p, &d);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);

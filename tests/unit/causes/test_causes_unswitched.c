@@ -112,7 +112,7 @@ static struct sb_profile *profile(struct sb_cfg *g, int nworker, const unsigned 
 	uint32_t sec_loc;
 
 	sbt_add_binary_cfg(p, g);
-	sec_loc = (uint32_t)sbt_loc(p, sync_addr, sync_line, "worker", "w.c");
+	sec_loc = (uint32_t)sbt_wloc(p, sync_addr, sync_line);
 	for (uint32_t e = 0; e < nev; e++)
 		block(p, ev[e], ln[e], nworker);
 	for (int b = 0; b < nworker; b++) {
