@@ -122,7 +122,7 @@ static void draw_cause(struct prog *p)
 		cache_mb_big = (nt > 16 ? 4 : 8) << pick(p, 2);
 		cache_mod = 2 + pick(p, 2);
 		for (int t = 0; t < nt; t++)
-			tw[t] += (t % cache_mod == 0 ? 0.08 : 0.0015) * 1000;
+			tw[t] += (t % cache_mod == 0 ? 0.08 : p->place == P_LIB ? 0.0025 : 0.0015) * 1000;
 		snprintf(p->params, sizeof(p->params), "small_kib=%d big_mib=%d big_if=me%%%d==0",
 			 cache_kb_small, cache_mb_big, cache_mod);
 		break;
@@ -226,6 +226,8 @@ void emit_cause_globals(struct prog *p)
 		break;
 	case C_CACHE:
 		L(p, "static size_t *chains[64];");
+		if (p->place == P_LIB)   /* set at run time: memcpy stays a library call */
+			L(p, "size_t elem_bytes;");
 		if (p->place != P_INLINE && p->place != P_LIB) {
 			L(p, "static __attribute__((noinline)) size_t %s(const size_t *c, size_t at, unsigned long n)", p->chase);
 			L(p, "{");
@@ -305,6 +307,8 @@ void emit_cause_setup(struct prog *p, const char *ind)
 		L(p, "%s}", ind);
 		if (p->place == P_FPTR)
 			L(p, "%schase_fn = %s;", ind, p->chase);
+		if (p->place == P_LIB)
+			L(p, "%selem_bytes = sizeof(chains[0][0]);", ind);
 		break;
 	case C_LOCK:
 		if (p->rt == R_GOMP || p->rt == R_OMP)
@@ -363,16 +367,14 @@ static void cache_site(struct prog *p, const char *ind, const char *me)
 		L(p, "%s\tsink = at;", ind);
 		L(p, "%s}", ind);
 		break;
-	case P_LIB: /* memcpy through a big or small buffer: same bytes */
+	case P_LIB: /* the same chase, each load made by memcpy: a generic
+		     * element copy whose size is known at run time only */
 		L(p, "%s{", ind);
-		L(p, "%s\tsize_t n = %s %% %d == 0 ? (size_t)%d << 20 : (size_t)%d << 10, off = 0;", ind, me, cache_mod, cache_mb_big, cache_kb_small);
-		L(p, "%s\tstatic __thread char dst[4096];", ind);
-		L(p, "%s\tfor (unsigned long a = 0; a < %lu; a++) {", ind, p->bu * 16);
+		L(p, "%s\tsize_t at = 0;", ind);
+		L(p, "%s\tfor (unsigned long a = 0; a < %lu; a++)", ind, p->bu * 1000);
 		accept_here(p);
-		L(p, "%s\t\tmemcpy(dst, (char *)chains[%s] + off, 1024);", ind, me);
-		L(p, "%s\t\toff = (off + 1024 * 613) %% (n - 1024);", ind);
-		L(p, "%s\t}", ind);
-		L(p, "%s\tsink = (unsigned char)dst[5];", ind);
+		L(p, "%s\t\tmemcpy(&at, chains[%s] + at, elem_bytes);", ind, me);
+		L(p, "%s\tsink = at;", ind);
 		L(p, "%s}", ind);
 		break;
 	case P_DEEP: case P_TAIL:
