@@ -38,10 +38,9 @@
 #include "causes_priv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <gsl/gsl_cdf.h>
 
 #include "cfg/cfg_flow.h"
 
@@ -58,6 +57,8 @@ struct pool {
 	uint8_t *instr;          /* functions built with counters (any block
 				  * calls the coverage callback) */
 	uint8_t *cut;            /* blocks whose call closes a segment */
+	uint8_t *ptr_counted;    /* blocks whose pointer call enters counted
+				  * code (calls_counted_by_pointer) */
 	double *bcount;          /* rows * ncols */
 	size_t nbrows, capb;
 	long *srow;              /* profile event -> sampled row, or -1 */
@@ -77,6 +78,7 @@ static void pool_free(struct pool *pl)
 	free(pl->func_on);
 	free(pl->instr);
 	free(pl->cut);
+	free(pl->ptr_counted);
 	free(pl->bcount);
 	free(pl->srow);
 	free(pl->sblock);
@@ -278,6 +280,11 @@ static int pool_fill(const struct sb_profile *p, const struct sb_causes_graph *g
 	return from_code(m, pl);
 }
 
+static struct sb_causes_cols cols_of(const struct pool *pl)
+{
+	return (struct sb_causes_cols){ .ncols = pl->ncols, .ntix = pl->ntix, .tix = pl->tix };
+}
+
 /* Centres each instance's columns of x (its threads' deviations). */
 static void centre(const struct pool *pl, double *x)
 {
@@ -291,93 +298,6 @@ static void centre(const struct pool *pl, double *x)
 		for (uint32_t c = lo; c < hi; c++)
 			x[c] -= mean;
 	}
-}
-
-/*
- * Sampled time is kept as a hardware cause only where it is a thread's
- * own: each pair's value becomes its thread's mean over the instances.
- * Samples measure the very time they are tested against, so a thread
- * that ran slower in one instance by chance (preempted, its cache
- * flushed by a neighbour: 16 threads on 2 cores) correlates with time
- * in that instance at every block it sampled; hardware behaviour that
- * belongs to the code (a larger working set) repeats in every instance.
- * Control flow is not averaged: which thread gets the extra work may
- * change from instance to instance (LU's owners), and counts are exact.
- */
-static int thread_means(const struct pool *pl, double *x, double *sum, uint32_t *cnt)
-{
-	memset(sum, 0, pl->ntix * sizeof(*sum));
-	memset(cnt, 0, pl->ntix * sizeof(*cnt));
-	for (uint32_t c = 0; c < pl->ncols; c++) {
-		sum[pl->tix[c]] += x[c];
-		cnt[pl->tix[c]]++;
-	}
-	for (uint32_t c = 0; c < pl->ncols; c++)
-		x[c] = sum[pl->tix[c]] / cnt[pl->tix[c]];
-	return 0;
-}
-
-/*
- * A hardware event is its thread's mean (thread_means): one value per
- * thread, ntix - 1 degrees of freedom, however many (instance, thread)
- * pairs repeat it.  LIME's regression tests it over the pairs, hundreds of
- * columns, where a thread's time is as persistent as the event: a block
- * whose few samples fell by chance in the busier threads (Poisson noise
- * at 1-5 samples a thread, a thread a little slower throughout) then
- * passes at r = 0.2, and a cache cause is named where there is none.
- * The test that fits the model is between threads: the event's part its
- * superior (its executions) does not explain against the threads' mean
- * times, F(1, ntix - 2), at LIME's level over the section's m hardware
- * events (Bonferroni, as lime_vec.c tests sampled blocks).  An event that
- * fails is no evidence of hardware behaviour: its row is zeroed, which
- * LIME reads as constant.
- */
-#define SB_EXACT_HW_ALPHA 0.05
-
-static size_t drop_unproven_hw(const struct pool *pl, struct sb_causes_pooled *li, size_t n,
-			       double *ty, double *x, double *sum, uint32_t *cnt)
-{
-	size_t nt = pl->ncols, m = 0;
-	double df = (double)pl->ntix - 2;
-
-	memcpy(ty, li->time, nt * sizeof(*ty));
-	thread_means(pl, ty, sum, cnt);
-	for (size_t r = 0; r < n; r++) {
-		const double *v = &li->counts[r * nt];
-		bool varies = false;
-
-		for (size_t c = 1; c < nt && li->ev[r].kind == SB_LIME_HW; c++)
-			varies |= v[c] != v[0];
-		m += varies;
-	}
-	for (size_t r = 0; r < n; r++) {
-		double *v = &li->counts[r * nt], xy = 0, xx = 0, yy = 0, r2;
-
-		if (li->ev[r].kind != SB_LIME_HW)
-			continue;
-		memcpy(x, v, nt * sizeof(*x));
-		if (li->ev[r].superior >= 0) {
-			const double *s = &li->counts[(size_t)li->ev[r].superior * nt];
-			double xs = 0, ss = 0;
-
-			for (size_t c = 0; c < nt; c++) {
-				xs += x[c] * s[c];
-				ss += s[c] * s[c];
-			}
-			for (size_t c = 0; ss > 0 && c < nt; c++)
-				x[c] -= xs / ss * s[c];
-		}
-		for (size_t c = 0; c < nt; c++) {
-			xy += x[c] * ty[c];
-			xx += x[c] * x[c];
-			yy += ty[c] * ty[c];
-		}
-		r2 = xx > 0 && yy > 0 ? xy * xy / (xx * yy) : 0;
-		if (df < 1 || (r2 < 1 && !(gsl_cdf_fdist_Q(r2 * df / (1 - r2), 1, df) <
-					   SB_EXACT_HW_ALPHA / (double)m)))
-			memset(v, 0, nt * sizeof(*v));
-	}
-	return m;
 }
 
 /*
@@ -415,13 +335,86 @@ static bool hw_event_of(const struct sb_cfg *m, const struct pool *pl, uint32_t 
 		return false;            /* uncounted code: taken at its call */
 	if (!sb_cfg_ends_in_call(m, b))
 		return true;
-	return !pl->cut[b] && calls_uncounted(m, pl, b);
+	return !pl->cut[b] && calls_uncounted(m, pl, b) && !pl->ptr_counted[b];
+}
+
+/* Per-thread sums over the pooled columns of a flow row (NULL: zeros). */
+static void per_thread(const struct pool *pl, const double *row, double *t)
+{
+	memset(t, 0, pl->ntix * sizeof(*t));
+	for (uint32_t c = 0; row && c < pl->ncols; c++)
+		t[pl->tix[c]] += row[c];
+}
+
+/*
+ * A call through a pointer has no CALL edge, so calls_uncounted() takes
+ * it for a library call, and its samples, its callee's time, become a
+ * hardware event at the call on top of the callee's own blocks' (an
+ * early-exit search reached by `find_fn(...)`: a "hardware" cause at the
+ * call, 0.99, above the search's exit).  Exact counts say where it went:
+ * a counted function entered, per thread, exactly as often as the call
+ * ran, beyond its direct calls (entries through pointers), is its callee.
+ * Marks those call blocks in pl->ptr_counted.  (A comparator libc's qsort
+ * calls is entered far more often than the program calls qsort: no match,
+ * and qsort's time stays at its call.)
+ */
+static int calls_counted_by_pointer(const struct sb_cfg *m, struct pool *pl,
+				    const struct sb_cfg_flow *fl)
+{
+	size_t nt = pl->ntix ? pl->ntix : 1;
+	double *entries = calloc(m->nfuncs * nt, sizeof(double)), *tb = malloc(nt * sizeof(double));
+	double *call = malloc(nt * sizeof(double));
+	int ret = -ENOMEM;
+
+	pl->ptr_counted = calloc(m->nblocks ? m->nblocks : 1, 1);
+	if (!entries || !tb || !call || !pl->ptr_counted)
+		goto out;
+	/* pointer entries: a function's entry count less its direct calls */
+	for (uint32_t f = 0; f < m->nfuncs; f++)
+		if (pl->instr[f] && m->funcs[f].nblocks)
+			per_thread(pl, sb_cfg_flow_block(fl, m->funcs[f].first_block),
+				   &entries[f * nt]);
+	for (uint32_t b = 0; b < m->nblocks; b++)
+		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
+			uint32_t f = m->blocks[m->edges[k].dst].func;
+
+			if (m->edges[k].kind != SB_EDGE_CALL || !pl->instr[f] ||
+			    m->edges[k].dst != m->funcs[f].first_block)
+				continue;
+			per_thread(pl, sb_cfg_flow_block(fl, b), tb);
+			for (size_t t = 0; t < pl->ntix; t++)
+				entries[f * nt + t] -= tb[t];
+		}
+	for (uint32_t b = 0; b < m->nblocks; b++) {
+		double any = 0;
+
+		if (!pl->instr[m->blocks[b].func] || !sb_cfg_ends_in_call(m, b) || pl->cut[b] ||
+		    !calls_uncounted(m, pl, b) || !sb_cfg_flow_block(fl, b))
+			continue;
+		per_thread(pl, sb_cfg_flow_block(fl, b), call);
+		for (size_t t = 0; t < pl->ntix; t++)
+			any += call[t];
+		for (uint32_t f = 0; any > 0 && f < m->nfuncs && !pl->ptr_counted[b]; f++) {
+			bool same = pl->instr[f] != 0;
+
+			for (size_t t = 0; same && t < pl->ntix; t++)
+				same = fabs(entries[f * nt + t] - call[t]) < 0.5;
+			pl->ptr_counted[b] = same;
+		}
+	}
+	ret = 0;
+out:
+	free(entries);
+	free(tb);
+	free(call);
+	return ret;
 }
 
 static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		       const struct pool *pl, const struct sb_cfg_flow *fl,
 		       struct sb_causes_pooled *li)
 {
+	const struct sb_causes_cols cols = cols_of(pl);
 	size_t n = 0, cap = pl->nsampled * 2, nt = pl->ncols;
 	long *count_ev = malloc((m->nblocks ? m->nblocks : 1) * sizeof(long));
 	uint8_t *skip = calloc(m->nedges ? m->nedges : 1, 1);
@@ -483,7 +476,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 			li->ev[r].counts = &li->counts[r * nt];
 			centre(pl, &li->counts[r * nt]);
 			if (li->ev[r].kind != SB_LIME_EDGE) {
-				thread_means(pl, &li->counts[r * nt], sum, cnt);
+				sb_causes_thread_means(&cols, &li->counts[r * nt], sum, cnt);
 				centre(pl, &li->counts[r * nt]);
 			}
 		}
@@ -500,7 +493,7 @@ static void hw_inputs(const struct sb_profile *p, const struct sb_cfg *m, const 
 		      size_t nhw, struct sb_causes_exact_hw *hw)
 {
 	*hw = (struct sb_causes_exact_hw){ .nthreads = pl->ntix, .m = nhw, .ninst = pl->ninst,
-		.level = SB_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1),
+		.level = SB_CAUSES_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1),
 		.room = (double)SB_EXACT_MAX_OBS / (double)pl->ncols };
 	for (uint32_t k = 0; k < pl->ninst; k++) {
 		const struct sb_instance *in = &p->instances[pl->inst[k]];
@@ -547,17 +540,20 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 		imb += mx > 0 ? sb_causes_lost(in) / (mx * in->nthreads) : 0;
 	}
 	if (sb_cfg_flow_solve_rows(m, pl.ncols, pl.known, pl.brow, pl.bcount, pl.cut, &fl) ||
-	    make_events(p, m, &pl, &fl, li))
+	    calls_counted_by_pointer(m, &pl, &fl) || make_events(p, m, &pl, &fl, li))
 		goto out;
 	centre(&pl, li->time);
 	{
+		const struct sb_causes_cols cols = cols_of(&pl);
 		double *ty = malloc(2 * pl.ncols * sizeof(*ty));
 		double *sum = malloc((pl.ntix ? pl.ntix : 1) * sizeof(*sum));
 		uint32_t *cnt = malloc((pl.ntix ? pl.ntix : 1) * sizeof(*cnt));
 		bool ok = ty && sum && cnt;
 
 		if (ok)
-			nhw = drop_unproven_hw(&pl, li, li->in.nevents, ty, ty + pl.ncols, sum, cnt);
+			nhw = sb_causes_drop_unproven_hw(&cols, li, li->in.nevents,
+							 sb_causes_sample_hz(p), ty, ty + pl.ncols,
+							 sum, cnt);
 		if (ok && hw)
 			hw_inputs(p, m, &pl, nhw, hw);
 		free(ty);

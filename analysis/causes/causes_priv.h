@@ -132,6 +132,29 @@ struct sb_causes_exact_hw {
 	double samples[SB_CAUSES_MAX_THREADS]; /* the hardware events' samples */
 };
 
+/* An exact-mode pool's columns: (instance, thread) pairs, column c being
+ * thread tix[c] of ntix. */
+struct sb_causes_cols {
+	uint32_t ncols, ntix;
+	const uint32_t *tix;
+};
+
+/* The hardware test's level (causes_exact_hw.c), before Bonferroni. */
+#define SB_CAUSES_EXACT_HW_ALPHA 0.05
+
+/* Each column of x becomes its thread's mean over its columns (sum, cnt:
+ * ntix scratch). */
+void sb_causes_thread_means(const struct sb_causes_cols *pl, double *x, double *sum,
+			    uint32_t *cnt);
+
+/* Zeroes the rows of li's first n events that are HW events without
+ * evidence of hardware behaviour (causes_exact_hw.c); hz the sampling rate
+ * (0: unknown); ty, x: ncols scratch, sum, cnt: ntix.  Returns how many HW
+ * events vary, the test's m. */
+size_t sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_causes_pooled *li,
+				  size_t n, double hz, double *ty, double *x, double *sum,
+				  uint32_t *cnt);
+
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
  * instances as (instance, thread) pairs, centred per instance (li->in.
