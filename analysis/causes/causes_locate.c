@@ -66,7 +66,17 @@ void sb_causes_locate_insn(const struct sb_profile *p, uint64_t tagged, struct s
 bool sb_causes_locate_latch(const struct sb_profile *p, const struct sb_cfg *g, uint32_t head,
 			    struct sb_cause *c)
 {
-	return sb_causes_locate_branch(p, g, sb_cfg_latch(g, head), head, c);
+	uint32_t f = g->blocks[head].func;
+	uint8_t *body = malloc(g->funcs[f].nblocks ? g->funcs[f].nblocks : 1);
+	long latch = sb_cfg_latch(g, head), test = latch;
+
+	/* a latch that only falls into the header: the loop's test decides */
+	if (body && latch >= 0 && sb_causes_loop_of(g, head, body) == (long)head)
+		test = sb_causes_latch_test(g, (uint32_t)latch, f, body);
+	free(body);
+	if (test == (long)head)
+		test = latch;   /* a `while` tested at its top: its latch's jump */
+	return sb_causes_locate_branch(p, g, test >= 0 ? test : latch, head, c);
 }
 
 bool sb_causes_locate_branch(const struct sb_profile *p, const struct sb_cfg *g, long b,

@@ -152,6 +152,44 @@ bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *bod
 	return false;
 }
 
+/* b ends in a decision: a conditional branch, not a fall or jump into
+ * the next block. */
+static bool decides(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_TAKEN || g->edges[k].kind == SB_EDGE_FALLTHROUGH)
+			return true;
+	return false;
+}
+
+long sb_causes_loop_test(const struct sb_cfg *g, uint32_t f, const uint8_t *body)
+{
+	const struct sb_cfg_func *fn = &g->funcs[f];
+	long test = -1;
+
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
+		if (!body[b - fn->first_block])
+			continue;
+		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+			uint32_t d = g->edges[k].dst;
+
+			if (g->edges[k].kind != SB_EDGE_CALL && g->blocks[d].func == f &&
+			    !body[d - fn->first_block]) {
+				if (test >= 0)
+					return -1;
+				test = b;
+				break;
+			}
+		}
+	}
+	return test >= 0 && decides(g, (uint32_t)test) ? test : -1;
+}
+
+long sb_causes_latch_test(const struct sb_cfg *g, uint32_t latch, uint32_t f, const uint8_t *body)
+{
+	return decides(g, latch) ? (long)latch : sb_causes_loop_test(g, f, body);
+}
+
 bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,
 				const uint8_t *body)
 {
@@ -159,10 +197,12 @@ bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,
 
 	for (uint32_t k = g->in_start[h]; k < g->in_start[h + 1]; k++) {
 		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+		long test;
 
 		if (!e->back || g->blocks[e->src].func != f)
 			continue;
-		if (!(g->blocks[e->src].flags & SB_BLOCK_CONST_BOUND))
+		test = sb_causes_latch_test(g, e->src, f, body);
+		if (test < 0 || !(g->blocks[test].flags & SB_BLOCK_CONST_BOUND))
 			return false;
 		nlatch++;
 	}

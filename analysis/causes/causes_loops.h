@@ -27,10 +27,25 @@ long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *in
  * more for one with an early exit (a search's `break`, a `&&` test). */
 uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
 
+/* The loop's test: the one block of it that leaves it, when that block
+ * ends in a conditional branch; -1 when more than one leaves (a `break`)
+ * or none decides. */
+long sb_causes_loop_test(const struct sb_cfg *g, uint32_t f, const uint8_t *body);
+
+/* Where the loop decides to repeat through latch (a source of a back edge
+ * into the header): the latch when it ends in a conditional branch, else
+ * (it falls or jumps into the header: gcc -O3's rotated loop entered by a
+ * jump, `jmp test_part; top: reload; test_part: ... jne top`, whose back
+ * edge is the reload's fall into the part the entry jumped to) the loop's
+ * test, sb_causes_loop_test.  -1 when there is none. */
+long sb_causes_latch_test(const struct sb_cfg *g, uint32_t latch, uint32_t f,
+			  const uint8_t *body);
+
 /* The loop of header h (body) runs the same number of trips each time it
  * is entered, as far as its code shows: every latch (source of a back
- * edge into h) ends in a branch on a constant bound (SB_BLOCK_CONST_BOUND,
- * cfg.h: a counter compared with, or counted down from, a constant) and
+ * edge into h) decides (sb_causes_latch_test) by a branch on a constant
+ * bound (SB_BLOCK_CONST_BOUND, cfg.h: a counter compared with, or
+ * counted down from, a constant) and
  * no other block leaves the loop (a `break` ends it where its data says).
  * False for graphs without block flags (profiles recorded before them). */
 bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,

@@ -203,7 +203,7 @@ ri_cfg_cache_group() {
 		bad "CFG cache: the workload copy has no build-id"
 		return
 	fi
-	entry=$RI/cache/scalebpf/cfg/$bid.cfg
+	entry=$RI/cache/scalebpf/cfg/$bid.r2.cfg   # SB_CFG_CACHE_EXT
 	for what in devzero fifo; do
 		rm -rf "$RI/cache"
 		mkdir -p "$RI/cache/scalebpf/cfg"

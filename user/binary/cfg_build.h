@@ -62,7 +62,15 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 struct sb_cfg *sb_cfg_build(struct sb_elf *e, char *err, size_t errlen);
 
 /*
- * sb_cfg_build() through a cache: <cache_dir>/<build-id>.cfg, cache_dir
+ * What the builder finds beyond the format (cfg_io.h): its block flags'
+ * patterns, as a revision in the cache file's name: a graph cached by a
+ * builder that found less is not read.  Bump it when a pattern changes
+ * (r2: a counted loop entered by a jump into it, cfg_insn.c).
+ */
+#define SB_CFG_CACHE_EXT ".r2.cfg"
+
+/*
+ * sb_cfg_build() through a cache: <cache_dir>/<build-id>.r<N>.cfg, cache_dir
  * NULL meaning $XDG_CACHE_HOME/scalebpf/cfg, else $HOME/.cache/scalebpf/cfg
  * (missing directories are created 0700).  *hit tells whether the graph
  * came from the cache.  Binaries without a build-id are built every

@@ -140,7 +140,7 @@ struct sb_cfg *sb_cfg_cached(struct sb_elf *e, const char *cache_dir, bool *hit,
 	*hit = false;
 	/* The build-id names the file: only plain hex is trusted there. */
 	if (bid && bid[0] && strspn(bid, "0123456789abcdef") == strlen(bid) &&
-	    (dir = sb_cache_dir(cache_dir, "cfg")) && asprintf(&path, "%s/%s.cfg", dir, bid) < 0)
+	    (dir = sb_cache_dir(cache_dir, "cfg")) && asprintf(&path, "%s/%s" SB_CFG_CACHE_EXT, dir, bid) < 0)
 		path = NULL;
 	if (path && (g = load_cached(path, e, bid)))
 		*hit = true;

@@ -256,11 +256,19 @@ uint32_t sb_insn_latch_flags(const struct insn *ins, size_t n, size_t i, size_t 
 				return 0;
 		}
 	}
-	for (size_t k = t; k > 0 && t - k < START_WINDOW; k--) {
+	for (size_t k = t, entry_jumps = 0; k > 0 && t - k < START_WINDOW; k--) {
 		const struct insn *y = &ins[k - 1];
 
 		if (y->kind == K_CALL && (bit & CALLEE_SAVED))
 			continue;       /* returns to the next one, REG kept */
+		/* gcc -O3 enters a rotated loop by a jump past its first
+		 * instructions (`jmp` into the loop, padding, then the
+		 * header): the code before that jump is the way in */
+		if (y->kind == K_JMP && !entry_jumps && y->toff != NO_TARGET &&
+		    y->toff >= x->toff && y->toff <= x->off) {
+			entry_jumps++;
+			continue;
+		}
 		if (y->kind != K_PLAIN)
 			break;          /* not straight-line into the header */
 		/* the last write of REG before the header: a constant, or

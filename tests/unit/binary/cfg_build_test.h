@@ -56,12 +56,19 @@ static const char prog_src[] =
 	"  push %rbx\\n  xor %ebx,%ebx\\n"
 	"1: test $1,%edi\\n  je 2f\\n  add $1,%rbx\\n2: mov %ebx,%edi\\n  call helper\\n"
 	"  cmp $0x309,%rbx\\n  jne 1b\\n  pop %rbx\\n  ret\\n"
-	".size branch_step_loop,.-branch_step_loop\\n\");\n"
+	".size branch_step_loop,.-branch_step_loop\\n"
+	/* gcc -O3's rotated loop entered by a jump past its top (jump_entry_loop):
+	 * the counter's constant start is before the jump */
+	".globl jump_entry_loop\\n.type jump_entry_loop,@function\\njump_entry_loop:\\n"
+	"  push %rbx\\n  mov $0x309,%ebx\\n  xor %eax,%eax\\n  jmp 2f\\n  nop\\n"
+	"1: mov %ebx,%edi\\n2: call helper\\n  sub $1,%rbx\\n  jne 1b\\n  pop %rbx\\n  ret\\n"
+	".size jump_entry_loop,.-jump_entry_loop\\n\");\n"
 	"void saved_loop(void); void clobbered_loop(void); void branch_step_loop(void);\n"
+	"void jump_entry_loop(void);\n"
 	"int main(int argc, char **argv)\n"
 	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4); fixed_loop(); chosen_loop(argc);\n"
 	"  skip_loop(a); jump_loop(a); set_start_loop(argc); saved_loop(); clobbered_loop();\n"
-	"  branch_step_loop();\n"
+	"  branch_step_loop(); jump_entry_loop();\n"
 	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
 
 static inline int run(const char *fmt, ...)

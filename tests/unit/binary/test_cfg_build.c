@@ -420,6 +420,10 @@ static void test_shapes(const char *bin)
 	b = backward_jcc_block(e, g, "branch_step_loop");
 	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
 	      "branch_step_loop: a step behind a branch is no constant bound (%ld)", b);
+	b = backward_jcc_block(e, g, "jump_entry_loop");
+	CHECK(b >= 0 && (g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
+	      "jump_entry_loop: entered by a jump into the loop, %%rbx set before the jump: "
+	      "constant bound (%ld)", b);
 	b = backward_jcc_block(e, g, "clobbered_loop");
 	CHECK(b >= 0 && !(g->blocks[b].flags & SB_BLOCK_CONST_BOUND),
 	      "clobbered_loop: %%rcx set before a call, which may clobber it: no constant "

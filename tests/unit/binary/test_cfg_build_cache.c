@@ -42,7 +42,7 @@ static void test_cache(const char *bin, const char *nobid)
 	struct stat sbuf;
 
 	snprintf(cdir, sizeof(cdir), "%s/cache/a/b", dir);
-	snprintf(file, sizeof(file), "%s/%s.cfg", cdir, sb_elf_build_id(e));
+	snprintf(file, sizeof(file), "%s/%s" SB_CFG_CACHE_EXT, cdir, sb_elf_build_id(e));
 	g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
 	CHECK(g && !hit && stat(file, &sbuf) == 0, "first call: miss, file written");
 	CHECK(stat(cdir, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "cache dir 0700");
@@ -68,14 +68,14 @@ static void test_cache(const char *bin, const char *nobid)
 	/* default directories */
 	setenv("XDG_CACHE_HOME", cdir, 1);
 	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
-	snprintf(file, sizeof(file), "%s/scalebpf/cfg/%s.cfg", cdir, sb_elf_build_id(e));
+	snprintf(file, sizeof(file), "%s/scalebpf/cfg/%s" SB_CFG_CACHE_EXT, cdir, sb_elf_build_id(e));
 	CHECK(g && !hit && stat(file, &sbuf) == 0, "$XDG_CACHE_HOME/scalebpf/cfg");
 	sb_cfg_free(g);
 	unsetenv("XDG_CACHE_HOME");
 	snprintf(file, sizeof(file), "%s/home", dir);
 	setenv("HOME", file, 1);
 	g = sb_cfg_cached(e, NULL, &hit, err, sizeof(err));
-	snprintf(file, sizeof(file), "%s/home/.cache/scalebpf/cfg/%s.cfg", dir, sb_elf_build_id(e));
+	snprintf(file, sizeof(file), "%s/home/.cache/scalebpf/cfg/%s" SB_CFG_CACHE_EXT, dir, sb_elf_build_id(e));
 	CHECK(g && !hit && stat(file, &sbuf) == 0, "$HOME/.cache/scalebpf/cfg");
 	snprintf(file, sizeof(file), "%s/home/.cache", dir);
 	CHECK(stat(file, &sbuf) == 0 && (sbuf.st_mode & 0777) == 0700, "created 0700");

@@ -13,6 +13,9 @@
  *           back to B10) -> B13: the outer loop decides, it does not
  *           only repeat.
  *   calls:  B14 -> B15 (calls, back to itself) -> B16.
+ *   rotated: gcc -O3's loop entered by a jump: B17 jumps to B19 (calls),
+ *           B20 tests (back to B18, out to B21), B18 reloads and falls into
+ *           B19.  B19 heads it; its latch B18 decides nothing, B20 does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,9 @@ static struct sb_cfg *graph(void)
 	sb_cfg_add_func(g, "calls", 0x10e0, 0x1110);
 	for (uint32_t b = 14; b < 17; b++)
 		block(g, 3, b);
+	sb_cfg_add_func(g, "rotated", 0x1110, 0x1160);
+	for (uint32_t b = 17; b < 22; b++)
+		block(g, 4, b);
 	/* rep */
 	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
 	sb_cfg_add_edge(g, 1, 2, SB_EDGE_SEQUENTIAL);
@@ -69,6 +75,13 @@ static struct sb_cfg *graph(void)
 	sb_cfg_add_edge(g, 15, 0, SB_EDGE_CALL);
 	sb_cfg_add_edge(g, 15, 16, SB_EDGE_CALL_RETURN);
 	sb_cfg_add_edge(g, 16, 15, SB_EDGE_TAKEN);
+	/* rotated */
+	sb_cfg_add_edge(g, 17, 19, SB_EDGE_JUMP);
+	sb_cfg_add_edge(g, 18, 19, SB_EDGE_SEQUENTIAL);
+	sb_cfg_add_edge(g, 19, 0, SB_EDGE_CALL);
+	sb_cfg_add_edge(g, 19, 20, SB_EDGE_CALL_RETURN);
+	sb_cfg_add_edge(g, 20, 18, SB_EDGE_TAKEN);
+	sb_cfg_add_edge(g, 20, 21, SB_EDGE_FALLTHROUGH);
 	return g;
 }
 
@@ -113,6 +126,24 @@ int main(void)
 
 	h = sb_causes_loop_of(g, 15, in);
 	CHECK(h == 15 && sb_causes_loop_calls(g, 3, in), "a loop around a call calls (%ld)", h);
+
+	h = sb_causes_loop_of(g, 20, in);
+	CHECK(h == 19 && in[18 - 17] && in[19 - 17] && in[20 - 17] && !in[21 - 17],
+	      "rotated: heads at B19, body {B18, B19, B20} (%ld)", h);
+	CHECK(sb_cfg_latch(g, 19) == 18, "rotated: B18's fall into B19 is the back edge (%ld)",
+	      sb_cfg_latch(g, 19));
+	CHECK(sb_causes_loop_test(g, 4, in) == 20 && sb_causes_latch_test(g, 18, 4, in) == 20,
+	      "rotated: B20 tests for the latch that decides nothing (%ld)",
+	      sb_causes_latch_test(g, 18, 4, in));
+	CHECK(!sb_causes_loop_fixed_trips(g, 4, 19, in), "rotated, no flag: not known fixed");
+	g->blocks[20].flags = SB_BLOCK_CONST_BOUND;
+	CHECK(sb_causes_loop_fixed_trips(g, 4, 19, in),
+	      "rotated: its test on a constant bound: fixed trips");
+	g->blocks[18].flags = SB_BLOCK_CONST_BOUND;   /* a latch's own flag is not its test's */
+	g->blocks[20].flags = 0;
+	CHECK(!sb_causes_loop_fixed_trips(g, 4, 19, in), "rotated: the test decides, not B18");
+	h = sb_causes_loop_of(g, 7, in);
+	CHECK(sb_causes_loop_test(g, 1, in) == -1, "a search has two tests: none is the loop's");
 
 	sb_cfg_free(g);
 	return CHECK_DONE("test_causes_loops");

@@ -179,7 +179,7 @@ int main(void)
 	ref = e ? sb_cfg_build(e, err, sizeof(err)) : NULL;
 	CHECK(ref && sb_elf_build_id(e), "build the reference graph: %s", err);
 	if (ref) {
-		snprintf(file, sizeof(file), "%s/%s.cfg", cdir, sb_elf_build_id(e));
+		snprintf(file, sizeof(file), "%s/%s" SB_CFG_CACHE_EXT, cdir, sb_elf_build_id(e));
 		g = sb_cfg_cached(e, cdir, &hit, err, sizeof(err));
 		CHECK(g && !hit, "first call writes the entry");
 		sb_cfg_free(g);
