@@ -28,9 +28,15 @@
  * block count, the thread's outermost frame; a few unwinds stop short of
  * it), and some thread with samples never has it.  A call a thread's own
  * decision makes (the root's extra work) shares its thread's time with
- * the code every thread runs, so it holds clearly less; a thread that
- * does nothing in the section but one call has that call taken for its
- * frame, and the callee's blocks, which hold the same samples, stand in.
+ * the code every thread runs, so it holds clearly less.  A thread that
+ * does nothing in the section but that call (`if (id == 0) run_part(n)`
+ * in an OpenMP region whose master is the main thread) holds it whole,
+ * though: what tells the two apart is the section's sync.  A frame
+ * encloses the section, so its callee leads to the sync that closes it;
+ * a call into the program's own function that cannot reach the sync's
+ * function (CALL edges, SYNC_DEPTH deep) is work inside the section,
+ * never a frame.  (Calls that leave the graph, into the OpenMP runtime
+ * or through a pointer, cannot be followed: the share decides.)
  *
  * Callbacks.  A program function no call edge of the program enters (a
  * pointer calls it: qsort's comparator, called by the library) whose
@@ -64,6 +70,7 @@
 #define ENCLOSES 0.95
 #define CALLBACK_SLACK 0.05
 #define CALLBACK_SHARE 0.75
+#define SYNC_DEPTH 8
 
 /* Section s's samples per (event, thread): sum[e * nt + k], thread k of
  * tids (first seen first). */
@@ -122,18 +129,62 @@ static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tid
 	return sum;
 }
 
+/* Function f reaches function to by CALL edges (tail calls too) within
+ * depth calls; seen: nfuncs bytes of scratch, cleared by the caller. */
+static bool reaches(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *seen)
+{
+	const struct sb_cfg_func *fn = &m->funcs[f];
+
+	if (f == to)
+		return true;
+	if (depth <= 0 || seen[f])
+		return false;
+	seen[f] = 1;
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+			if (m->edges[k].kind == SB_EDGE_CALL &&
+			    reaches(m, m->blocks[m->edges[k].dst].func, to, depth - 1, seen))
+				return true;
+	return false;
+}
+
+/* Block b calls a function of the program that cannot reach the function
+ * holding section s's sync: section code, no frame around it. */
+static bool calls_inside(const struct sb_profile *p, const struct sb_causes_graph *g,
+			 uint32_t s, uint32_t b, uint8_t *seen)
+{
+	const struct sb_cfg *m = g->merged;
+	long sb = p->sections[s].loc < p->nlocs ? sb_causes_loc_block(p, g, p->sections[s].loc)
+						 : -1;
+
+	if (sb < 0)
+		return false;
+	for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
+		if (m->edges[k].kind != SB_EDGE_CALL)
+			continue;
+		memset(seen, 0, m->nfuncs);
+		return !reaches(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func, SYNC_DEPTH,
+				seen);
+	}
+	return false;
+}
+
 /* Marks the enclosing frames (see the header) among the program's blocks:
  * call sites (a frame is a call on the stack) in the main thread only. */
-static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *g,
+static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
 		      const double *sum, const uint32_t *tids, uint32_t nt, const uint8_t *lib,
 		      uint8_t *skip)
 {
 	double *most = calloc(nt ? nt : 1, sizeof(*most));
+	uint8_t *seen = malloc(g->merged->nfuncs ? g->merged->nfuncs : 1);
 	const char *pid = sb_profile_meta_get(p, "pid");
 	uint32_t main_tid = pid ? (uint32_t)strtoul(pid, NULL, 10) : 0;
 
-	if (!most)
+	if (!most || !seen) {
+		free(most);
+		free(seen);
 		return;
+	}
 	for (size_t e = 0; e < p->nevents; e++)
 		for (uint32_t k = 0; k < nt; k++)
 			if (sum[e * nt + k] > most[k])
@@ -157,10 +208,11 @@ static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *
 				absent = true;
 			}
 		}
-		if (holds && frame && absent)
+		if (holds && frame && absent && !calls_inside(p, g, s, (uint32_t)b, seen))
 			skip[e] = 1;
 	}
 	free(most);
+	free(seen);
 }
 
 /* Block b leaves the program's graph with a call: it ends in a call and
@@ -319,7 +371,7 @@ int sb_causes_sample_skips(const struct sb_profile *p, const struct sb_causes_gr
 	for (size_t e = 0; e < p->nevents; e++)
 		lib[e] = p->events[e].kind == SB_EVK_BLOCK_SAMPLES &&
 			 sb_profile_library(p, p->events[e].binary);
-	enclosing(p, g, sum, tids, nt, lib, skip);
+	enclosing(p, g, s, sum, tids, nt, lib, skip);
 	ret = callbacks(p, g, s, lib, skip);
 	for (size_t e = 0; e < p->nevents; e++)
 		skip[e] |= lib[e];
