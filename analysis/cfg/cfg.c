@@ -404,22 +404,30 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 	}
 	for (int steps = 0; steps <= ENTRY_STEPS; steps++) {
 		const struct sb_cfg_edge *in = NULL;
-		uint32_t src;
+		uint32_t src, nin = 0, branched = 0;
 
 		for (uint32_t k = g->in_start[b]; k < g->in_start[b + 1]; k++) {
 			const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
 
 			if (e->kind == SB_EDGE_CALL || (b == h && e->back))
 				continue;
-			if (in)
-				return -1;        /* two ways in */
+			nin++;
+			/* (an enclosing loop's back edge repeats the loop: no
+			 * test of whether it runs) */
+			branched += !e->back && (e->kind == SB_EDGE_TAKEN ||
+						 e->kind == SB_EDGE_FALLTHROUGH ||
+						 e->kind == SB_EDGE_JUMP);
 			in = e;
 		}
 		if (!in)
 			return -1;                /* a function's entry */
-		if (in->kind == SB_EDGE_TAKEN || in->kind == SB_EDGE_FALLTHROUGH ||
-		    in->kind == SB_EDGE_JUMP)
+		/* every way in a branch: the one test, or copies of it that
+		 * gcc -O3 placed on each way round an irreducible loop
+		 * (sb_cfg_guards finds them all) */
+		if (branched == nin)
 			return b;
+		if (nin > 1)
+			return -1;                /* straight-line code among them */
 		if (in->kind != SB_EDGE_SEQUENTIAL)
 			return -1;                /* a call's return */
 		src = in->src;

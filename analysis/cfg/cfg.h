@@ -184,9 +184,12 @@ long sb_cfg_conditional_pred(const struct sb_cfg *g, uint32_t b);
  * edge (or a lone `jmp`, see sb_cfg_guards) enters before it, looking
  * back through up to 4 straight blocks of one edge in and one out that
  * call nothing (a preheader: loop setup).  sb_cfg_guards() of that block
- * are the branches deciding whether the loop runs at all.  -1: b is in no
- * loop's header or latch, or the loop is entered some other way (two ways
- * in, code that does other things, a call's return) (needs finalize).
+ * are the branches deciding whether the loop runs at all; several ways in,
+ * each a branch (copies of one test on the ways round an irreducible
+ * loop), are several guards.  -1: b is in no loop's header or latch, or
+ * the loop is entered some other way (straight-line code among its ways
+ * in, an enclosing loop's back edge, code that does other things, a
+ * call's return) (needs finalize).
  */
 long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b);
 

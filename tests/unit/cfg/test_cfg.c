@@ -103,6 +103,55 @@ static void guards(void)
 	sb_cfg_free(g);
 }
 
+/*
+ * Loop entries with more than one way in (sb_cfg_loop_entry):
+ *   k (gcc -O3, an irreducible loop round a test it copied): 0 `if` -fall->
+ *   1 call -> 2 `if` -taken-> 1;  0 -taken-> 3;  2 -fall-> 3 preheader ->
+ *   4 loop call -> 5 latch -taken-> 4;  5 -fall-> 6 jmp -> 2.  Both ways
+ *   into 3 are branches, neither a back edge: 3 is the entry, 0 and 2 its
+ *   guards.
+ *   j: 7 `if` -fall-> 8 preheader -> 9 loop <-> 9 -fall-> 10 call ->
+ *   11 outer latch -taken-> 8 (back);  7, 11 -> 12.  The outer loop's back
+ *   edge repeats 9's loop, no test of whether it runs: no entry.
+ */
+static void multi_entry(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	uint32_t gs[SB_CFG_MAX_GUARDS];
+	static const uint32_t ed[][3] = {
+		{ 0, 1, SB_EDGE_FALLTHROUGH }, { 0, 3, SB_EDGE_TAKEN }, { 1, 2, SB_EDGE_CALL_RETURN },
+		{ 2, 1, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_FALLTHROUGH }, { 3, 4, SB_EDGE_SEQUENTIAL },
+		{ 4, 5, SB_EDGE_CALL_RETURN }, { 5, 4, SB_EDGE_TAKEN }, { 5, 6, SB_EDGE_FALLTHROUGH },
+		{ 6, 2, SB_EDGE_JUMP },
+		{ 7, 8, SB_EDGE_FALLTHROUGH }, { 7, 12, SB_EDGE_TAKEN }, { 8, 9, SB_EDGE_SEQUENTIAL },
+		{ 9, 9, SB_EDGE_TAKEN }, { 9, 10, SB_EDGE_FALLTHROUGH },
+		{ 10, 11, SB_EDGE_CALL_RETURN }, { 11, 8, SB_EDGE_TAKEN },
+		{ 11, 12, SB_EDGE_FALLTHROUGH },
+	};
+	long n;
+
+	sb_cfg_add_func(g, "k", 0x4000, 0x4070);
+	for (uint64_t i = 0; i < 7; i++)
+		sb_cfg_add_block(g, 0, 0x4000 + 0x10 * i, 0x4010 + 0x10 * i, 0x400c + 0x10 * i);
+	sb_cfg_add_func(g, "j", 0x5000, 0x5060);
+	for (uint64_t i = 0; i < 6; i++)
+		sb_cfg_add_block(g, 1, 0x5000 + 0x10 * i, 0x5010 + 0x10 * i, 0x500c + 0x10 * i);
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize multi-entry graph");
+	CHECK(edge_back(g, 5, 4) == 1 && edge_back(g, 6, 2) == 0 && edge_back(g, 2, 1) == 0,
+	      "k: only the inner loop is reducible");
+	n = sb_cfg_guards(g, 3, gs, SB_CFG_MAX_GUARDS);
+	CHECK(sb_cfg_loop_entry(g, 4) == 3 && n == 2 &&
+	      ((gs[0] == 0 && gs[1] == 2) || (gs[0] == 2 && gs[1] == 0)),
+	      "k: entered past 3, guarded by both copies of the test (%ld, %ld guards)",
+	      sb_cfg_loop_entry(g, 4), n);
+	CHECK(edge_back(g, 11, 8) == 1 && sb_cfg_loop_entry(g, 9) == -1,
+	      "j: an enclosing loop's back edge into the preheader is no entry test (%ld)",
+	      sb_cfg_loop_entry(g, 9));
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	struct sb_cfg *g = build();
@@ -157,5 +206,6 @@ int main(void)
 	}
 	sb_cfg_free(g);
 	guards();
+	multi_entry();
 	return CHECK_DONE("test_cfg");
 }
