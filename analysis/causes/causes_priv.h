@@ -137,6 +137,8 @@ struct sb_causes_exact_hw {
 struct sb_causes_cols {
 	uint32_t ncols, ntix;
 	const uint32_t *tix;
+	uint32_t ninst;
+	const uint32_t *off;    /* first column of each instance */
 };
 
 /* The hardware test's level (causes_exact_hw.c), before Bonferroni. */
@@ -147,13 +149,14 @@ struct sb_causes_cols {
 void sb_causes_thread_means(const struct sb_causes_cols *pl, double *x, double *sum,
 			    uint32_t *cnt);
 
-/* Zeroes the rows of li's first n events that are HW events without
- * evidence of hardware behaviour (causes_exact_hw.c); hz the sampling rate
- * (0: unknown); ty, x: ncols scratch, sum, cnt: ntix.  Returns how many HW
- * events vary, the test's m. */
-size_t sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_causes_pooled *li,
-				  size_t n, double hz, double *ty, double *x, double *sum,
-				  uint32_t *cnt);
+/* The rows of li's first n events, centred per instance, become what LIME
+ * reads: HW and COUNT rows their threads' means (re-centred), and HW rows
+ * without evidence of hardware behaviour zeroes (causes_exact_hw.c); hz
+ * the sampling rate (0: unknown); ty, x: ncols scratch, sum, cnt: ntix.
+ * Returns how many HW events vary, the test's m, or -1 without memory. */
+long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_causes_pooled *li,
+				size_t n, double hz, double *ty, double *x, double *sum,
+				uint32_t *cnt);
 
 /*
  * Exact mode (the profile has SB_EVK_BLOCK_COUNT vectors): section s's
