@@ -101,5 +101,5 @@ int main(void)
 {
 	run(PERSISTS);
 	run(CHANCE);
-	return CHECK_DONE("test_causes_hw3");
+	return CHECK_DONE("test_causes_fewthreads");
 }
