@@ -187,11 +187,14 @@ long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_g
 		 * not fixed is the other loop's decision */
 		for (uint32_t k = m->in_start[h]; k < m->in_start[h + 1] && (size_t)n < max; k++) {
 			const struct sb_cfg_edge *be = &m->edges[m->in_edges[k]];
+			/* (a latch that only falls into the header: the loop's test) */
+			long t = be->back ? sb_causes_latch_test(m, be->src, f, inner) : -1;
 
+			t = t >= 0 && t != h ? t : (long)be->src;   /* (a `while`: its jump) */
 			a = *c;
 			a.kind = SB_CAUSE_UNDETERMINED;
-			if (be->back && !(m->blocks[be->src].flags & SB_BLOCK_CONST_BOUND) &&
-			    sb_causes_locate_branch(p, m, be->src, (uint32_t)h, &a) &&
+			if (be->back && !(m->blocks[t].flags & SB_BLOCK_CONST_BOUND) &&
+			    sb_causes_locate_branch(p, m, t, (uint32_t)h, &a) &&
 			    !listed(p, c, alt, (size_t)n, &a))
 				alt[n++] = a;
 		}

@@ -339,12 +339,23 @@ static bool hw_event_of(const struct sb_cfg *m, const struct pool *pl, uint32_t 
 	return !pl->cut[b] && calls_uncounted(m, pl, b) && !pl->ptr_counted[b];
 }
 
-/* Per-thread sums over the pooled columns of a flow row (NULL: zeros). */
-static void per_thread(const struct pool *pl, const double *row, double *t)
+/* Function f's calls lead to function to (CALL edges, depth calls deep);
+ * left: nfuncs bytes of scratch, zeroed by the caller. */
+static bool leads_to(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
 {
-	memset(t, 0, pl->ntix * sizeof(*t));
-	for (uint32_t c = 0; row && c < pl->ncols; c++)
-		t[pl->tix[c]] += row[c];
+	const struct sb_cfg_func *fn = &m->funcs[f];
+
+	if (f == to)
+		return true;
+	if (depth <= 0 || left[f] >= depth)
+		return false;
+	left[f] = (uint8_t)depth;
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+			if (m->edges[k].kind == SB_EDGE_CALL &&
+			    leads_to(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
+				return true;
+	return false;
 }
 
 /*
@@ -353,61 +364,81 @@ static void per_thread(const struct pool *pl, const double *row, double *t)
  * hardware event at the call on top of the callee's own blocks' (an
  * early-exit search reached by `find_fn(...)`: a "hardware" cause at the
  * call, 0.99, above the search's exit).  Exact counts say where it went:
- * a counted function entered, per thread, exactly as often as the call
- * ran, beyond its direct calls (entries through pointers), is its callee.
- * Marks those call blocks in pl->ptr_counted.  (A comparator libc's qsort
- * calls is entered far more often than the program calls qsort: no match,
- * and qsort's time stays at its call.)
+ * the one counted function entered exactly as often as the call ran,
+ * beyond its direct calls (entries through pointers), in every (instance,
+ * thread) pair, is its callee.  Never a function that holds the call or
+ * leads to it: an OpenMP region's body or a thread's start routine is
+ * entered through a pointer once a pair too, and a library call made
+ * once a pair there (a large memcpy) would match it.  Marks those call
+ * blocks in pl->ptr_counted.  (A comparator libc's qsort calls is entered
+ * far more often than the program calls qsort: no match, and qsort's time
+ * stays at its call.)
  */
+#define PTR_DEPTH 8
+
 static int calls_counted_by_pointer(const struct sb_cfg *m, struct pool *pl,
 				    const struct sb_cfg_flow *fl)
 {
-	size_t nt = pl->ntix ? pl->ntix : 1;
-	double *entries = calloc(m->nfuncs * nt, sizeof(double)), *tb = malloc(nt * sizeof(double));
-	double *call = malloc(nt * sizeof(double));
+	size_t nc = pl->ncols ? pl->ncols : 1, nf = 0;
+	uint32_t *fs = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof(*fs));
+	long *fidx = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof(*fidx));
+	uint8_t *left = malloc(m->nfuncs ? m->nfuncs : 1);
+	double *entries = NULL;
 	int ret = -ENOMEM;
 
 	pl->ptr_counted = calloc(m->nblocks ? m->nblocks : 1, 1);
-	if (!entries || !tb || !call || !pl->ptr_counted)
+	if (!fs || !fidx || !left || !pl->ptr_counted)
 		goto out;
-	/* pointer entries: a function's entry count less its direct calls */
-	for (uint32_t f = 0; f < m->nfuncs; f++)
-		if (pl->instr[f] && m->funcs[f].nblocks)
-			per_thread(pl, sb_cfg_flow_block(fl, m->funcs[f].first_block),
-				   &entries[f * nt]);
+	/* counted functions entered in the section: their entry counts */
+	for (uint32_t f = 0; f < m->nfuncs; f++) {
+		fidx[f] = -1;
+		if (pl->instr[f] && m->funcs[f].nblocks &&
+		    sb_cfg_flow_block(fl, m->funcs[f].first_block))
+			fidx[f] = (long)nf, fs[nf++] = f;
+	}
+	if (!(entries = malloc((nf ? nf : 1) * nc * sizeof(*entries))))
+		goto out;
+	for (size_t i = 0; i < nf; i++)
+		memcpy(&entries[i * nc], sb_cfg_flow_block(fl, m->funcs[fs[i]].first_block),
+		       pl->ncols * sizeof(*entries));
+	/* less their direct calls: what is left came through pointers */
 	for (uint32_t b = 0; b < m->nblocks; b++)
 		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
 			uint32_t f = m->blocks[m->edges[k].dst].func;
+			const double *calls = sb_cfg_flow_block(fl, b);
 
-			if (m->edges[k].kind != SB_EDGE_CALL || !pl->instr[f] ||
+			if (m->edges[k].kind != SB_EDGE_CALL || fidx[f] < 0 || !calls ||
 			    m->edges[k].dst != m->funcs[f].first_block)
 				continue;
-			per_thread(pl, sb_cfg_flow_block(fl, b), tb);
-			for (size_t t = 0; t < pl->ntix; t++)
-				entries[f * nt + t] -= tb[t];
+			for (size_t c = 0; c < pl->ncols; c++)
+				entries[(size_t)fidx[f] * nc + c] -= calls[c];
 		}
 	for (uint32_t b = 0; b < m->nblocks; b++) {
+		const double *calls = sb_cfg_flow_block(fl, b);
+		uint32_t fb = m->blocks[b].func, nmatch = 0;
 		double any = 0;
 
-		if (!pl->instr[m->blocks[b].func] || !sb_cfg_ends_in_call(m, b) || pl->cut[b] ||
-		    !calls_uncounted(m, pl, b) || !sb_cfg_flow_block(fl, b))
+		if (!pl->instr[fb] || !sb_cfg_ends_in_call(m, b) || pl->cut[b] ||
+		    !calls_uncounted(m, pl, b) || !calls)
 			continue;
-		per_thread(pl, sb_cfg_flow_block(fl, b), call);
-		for (size_t t = 0; t < pl->ntix; t++)
-			any += call[t];
-		for (uint32_t f = 0; any > 0 && f < m->nfuncs && !pl->ptr_counted[b]; f++) {
-			bool same = pl->instr[f] != 0;
+		for (size_t c = 0; c < pl->ncols; c++)
+			any += calls[c];
+		for (size_t i = 0; any > 0 && i < nf && nmatch < 2; i++) {
+			bool same = true;
 
-			for (size_t t = 0; same && t < pl->ntix; t++)
-				same = fabs(entries[f * nt + t] - call[t]) < 0.5;
-			pl->ptr_counted[b] = same;
+			for (size_t c = 0; same && c < pl->ncols; c++)
+				same = fabs(entries[i * nc + c] - calls[c]) < 0.5;
+			memset(left, 0, m->nfuncs);
+			nmatch += same && !leads_to(m, fs[i], fb, PTR_DEPTH, left);
 		}
+		pl->ptr_counted[b] = nmatch == 1;
 	}
 	ret = 0;
 out:
+	free(fs);
+	free(fidx);
+	free(left);
 	free(entries);
-	free(tb);
-	free(call);
 	return ret;
 }
 
@@ -476,17 +507,23 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 static void hw_inputs(const struct sb_profile *p, const struct sb_cfg *m, const struct pool *pl,
 		      size_t nhw, struct sb_causes_exact_hw *hw)
 {
-	*hw = (struct sb_causes_exact_hw){ .nthreads = pl->ntix, .m = nhw, .ninst = pl->ninst,
+	*hw = (struct sb_causes_exact_hw){ .nthreads = pl->ntix < SB_CAUSES_MAX_THREADS ? pl->ntix
+								   : SB_CAUSES_MAX_THREADS,
+		.m = nhw, .ninst = pl->ninst,
 		.level = SB_CAUSES_EXACT_HW_ALPHA / (double)(nhw ? nhw : 1),
 		.room = (double)SB_EXACT_MAX_OBS / (double)pl->ncols };
 	for (uint32_t k = 0; k < pl->ninst; k++) {
 		const struct sb_instance *in = &p->instances[pl->inst[k]];
 
+		/* (threads made afresh each instance may number more than the
+		 * arrays hold: the power estimate looks at the first ones) */
 		for (uint32_t t = 0; t < in->nthreads && t < SB_CAUSES_MAX_THREADS; t++)
-			hw->time[pl->tix[pl->off[k] + t]] += (double)in->per_thread[t].busy_ns / 1e9;
+			if (pl->tix[pl->off[k] + t] < SB_CAUSES_MAX_THREADS)
+				hw->time[pl->tix[pl->off[k] + t]] +=
+					(double)in->per_thread[t].busy_ns / 1e9;
 	}
 	for (uint32_t c = 0; c < pl->ncols; c++)
-		for (size_t r = 0; r < pl->nsampled; r++)
+		for (size_t r = 0; r < pl->nsampled && pl->tix[c] < SB_CAUSES_MAX_THREADS; r++)
 			if (hw_event_of(m, pl, pl->sblock[r]))
 				hw->samples[pl->tix[c]] += pl->scount[r * pl->ncols + c];
 }

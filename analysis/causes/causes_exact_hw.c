@@ -3,7 +3,8 @@
  * Exact mode's hardware test (causes_exact.c pools the events): which
  * blocks' sampled time, beyond what their executions explain, is a cause
  * of imbalance.  Columns are (instance, thread) pairs (struct
- * sb_causes_cols); every value here is a thread's mean over its columns.
+ * sb_causes_cols); the tests between threads use each thread's mean over
+ * its columns, the test of persistence the pairs themselves.
  */
 #include "causes_priv.h"
 
@@ -192,9 +193,11 @@ long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_cause
 		return -1;
 	memcpy(ty, li->time, nt * sizeof(*ty));
 	sb_causes_thread_means(pl, ty, sum, cnt);
+	/* counts (an edge's, or a block's whose edges flow could not split)
+	 * that differ between an instance's threads: centred, not zero */
 	for (size_t r = 0; r < n && !flow_varies; r++)
-		for (size_t c = 0; c < nt && li->ev[r].kind == SB_LIME_EDGE; c++)
-			flow_varies |= li->counts[r * nt + c] != 0;   /* centred */
+		for (size_t c = 0; c < nt && li->ev[r].kind != SB_LIME_HW; c++)
+			flow_varies |= li->counts[r * nt + c] != 0;
 	for (size_t r = 0; r < n; r++) {
 		double *v = &li->counts[r * nt];
 
@@ -213,7 +216,8 @@ long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_cause
 		m += varies;
 	}
 	for (size_t r = 0; r < n; r++) {
-		double *v = &li->counts[r * nt], xy = 0, yy = 0, level = SB_CAUSES_EXACT_HW_ALPHA / (double)m;
+		double *v = &li->counts[r * nt], xy = 0, yy = 0;
+		double level = m ? SB_CAUSES_EXACT_HW_ALPHA / (double)m : 0;
 		bool keep;
 
 		if (li->ev[r].kind != SB_LIME_HW)
@@ -234,8 +238,9 @@ long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_cause
 			xy += x[c] * ty[c];
 			yy += ty[c] * ty[c];
 		}
-		keep = f_passes(r2_without(pl, x, ty, UINT32_MAX), df, level) ||
-		       (!flow_varies && pl->ntix < 5 && persist[r] < level && xy > 0);
+		/* (a cause adds time: more of it on the busier threads) */
+		keep = xy > 0 && (f_passes(r2_without(pl, x, ty, UINT32_MAX), df, level) ||
+				  (!flow_varies && pl->ntix < 5 && persist[r] < level));
 		if (keep && hz > 0 && yy > 0)
 			keep = xy / yy * 1e9 / hz >= SB_EXACT_HW_SHARE;
 		if (keep && flow_varies && pl->ntix >= 5)

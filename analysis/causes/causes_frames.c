@@ -33,10 +33,12 @@
  * in an OpenMP region whose master is the main thread) holds it whole,
  * though: what tells the two apart is the section's sync.  A frame
  * encloses the section, so its callee leads to the sync that closes it;
- * a call into the program's own function that cannot reach the sync's
- * function (CALL edges, SYNC_DEPTH deep) is work inside the section,
- * never a frame.  (Calls that leave the graph, into the OpenMP runtime
- * or through a pointer, cannot be followed: the share decides.)
+ * a call into the program's own function whose calls stay in the graph
+ * and never reach the sync's function (CALL edges, SYNC_DEPTH deep) is
+ * work inside the section, never a frame.  A call whose callees leave the
+ * graph (into the OpenMP runtime that runs a region, a library's barrier,
+ * a pointer: main's `worker(0)` in a join section) cannot be followed:
+ * the share decides.
  *
  * Callbacks.  A program function no call edge of the program enters (a
  * pointer calls it: qsort's comparator, called by the library) whose
@@ -129,29 +131,42 @@ static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tid
 	return sum;
 }
 
-/* Function f reaches function to by CALL edges (tail calls too) within
- * depth calls; seen: nfuncs bytes of scratch, cleared by the caller. */
-static bool reaches(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *seen)
+/* Function f's calls, followed along CALL edges (tail calls too) within
+ * depth calls, may lead to function to: they do, or one leaves the graph
+ * (a library's PLT stub, a pointer: the OpenMP runtime running a region,
+ * a thread's start), or the depth runs out.  left: nfuncs bytes of
+ * scratch, zeroed by the caller, the most depth a function was looked at
+ * with (a function met again by a shorter way is looked at again). */
+static bool may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
 {
 	const struct sb_cfg_func *fn = &m->funcs[f];
 
-	if (f == to)
+	if (f == to || depth <= 0)
 		return true;
-	if (depth <= 0 || seen[f])
-		return false;
-	seen[f] = 1;
-	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
-		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
-			if (m->edges[k].kind == SB_EDGE_CALL &&
-			    reaches(m, m->blocks[m->edges[k].dst].func, to, depth - 1, seen))
+	if (left[f] >= depth)
+		return false;           /* looked at with as much depth or more */
+	left[f] = (uint8_t)depth;
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
+		bool call = false;
+
+		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
+			if (m->edges[k].kind != SB_EDGE_CALL)
+				continue;
+			call = true;
+			if (may_lead(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
 				return true;
+		}
+		if (!call && sb_cfg_ends_in_call(m, b))
+			return true;    /* out of the graph: anywhere */
+	}
 	return false;
 }
 
-/* Block b calls a function of the program that cannot reach the function
- * holding section s's sync: section code, no frame around it. */
+/* Block b calls a function of the program whose calls, all inside the
+ * program's graph, never reach the function holding section s's sync:
+ * section code, no frame around it. */
 static bool calls_inside(const struct sb_profile *p, const struct sb_causes_graph *g,
-			 uint32_t s, uint32_t b, uint8_t *seen)
+			 uint32_t s, uint32_t b, uint8_t *left)
 {
 	const struct sb_cfg *m = g->merged;
 	long sb = p->sections[s].loc < p->nlocs ? sb_causes_loc_block(p, g, p->sections[s].loc)
@@ -162,9 +177,9 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 	for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
 		if (m->edges[k].kind != SB_EDGE_CALL)
 			continue;
-		memset(seen, 0, m->nfuncs);
-		return !reaches(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func, SYNC_DEPTH,
-				seen);
+		memset(left, 0, m->nfuncs);
+		return !may_lead(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func, SYNC_DEPTH,
+				 left);
 	}
 	return false;
 }
@@ -176,13 +191,13 @@ static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *
 		      uint8_t *skip)
 {
 	double *most = calloc(nt ? nt : 1, sizeof(*most));
-	uint8_t *seen = malloc(g->merged->nfuncs ? g->merged->nfuncs : 1);
+	uint8_t *left = malloc(g->merged->nfuncs ? g->merged->nfuncs : 1);
 	const char *pid = sb_profile_meta_get(p, "pid");
 	uint32_t main_tid = pid ? (uint32_t)strtoul(pid, NULL, 10) : 0;
 
-	if (!most || !seen) {
+	if (!most || !left) {
 		free(most);
-		free(seen);
+		free(left);
 		return;
 	}
 	for (size_t e = 0; e < p->nevents; e++)
@@ -208,11 +223,11 @@ static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *
 				absent = true;
 			}
 		}
-		if (holds && frame && absent && !calls_inside(p, g, s, (uint32_t)b, seen))
+		if (holds && frame && absent && !calls_inside(p, g, s, (uint32_t)b, left))
 			skip[e] = 1;
 	}
 	free(most);
-	free(seen);
+	free(left);
 }
 
 /* Block b leaves the program's graph with a call: it ends in a call and

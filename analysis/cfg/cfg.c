@@ -388,6 +388,12 @@ long sb_cfg_latch(const struct sb_cfg *g, uint32_t b)
 /* Straight blocks walked back from a loop's header to its entering branch. */
 #define ENTRY_STEPS 4
 
+/* Block b is only an unconditional `jmp` (its one instruction). */
+static bool lone_jump(const struct sb_cfg *g, uint32_t b)
+{
+	return g->blocks[b].start == g->blocks[b].last_insn && sb_cfg_nout(g, b) == 1;
+}
+
 long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 {
 	uint32_t h = b;
@@ -413,21 +419,23 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 				continue;
 			nin++;
 			/* (an enclosing loop's back edge repeats the loop: no
-			 * test of whether it runs) */
+			 * test of whether it runs; a `jmp` after code of its
+			 * own is straight-line code) */
 			branched += !e->back && (e->kind == SB_EDGE_TAKEN ||
 						 e->kind == SB_EDGE_FALLTHROUGH ||
-						 e->kind == SB_EDGE_JUMP);
+						 (e->kind == SB_EDGE_JUMP && lone_jump(g, e->src)));
 			in = e;
 		}
 		if (!in)
 			return -1;                /* a function's entry */
-		/* every way in a branch: the one test, or copies of it that
-		 * gcc -O3 placed on each way round an irreducible loop
-		 * (sb_cfg_guards finds them all) */
-		if (branched == nin)
+		if (nin == 1 && (in->kind == SB_EDGE_TAKEN || in->kind == SB_EDGE_FALLTHROUGH ||
+				 in->kind == SB_EDGE_JUMP))
 			return b;
+		/* several ways in, each a branch: copies of one test that gcc
+		 * -O3 placed on each way round an irreducible loop
+		 * (sb_cfg_guards finds them all) */
 		if (nin > 1)
-			return -1;                /* straight-line code among them */
+			return branched == nin ? (long)b : -1;
 		if (in->kind != SB_EDGE_SEQUENTIAL)
 			return -1;                /* a call's return */
 		src = in->src;

@@ -8,9 +8,9 @@
  *  - PERSISTS: thread 0's samples at the call are 4x the others' in every
  *    one of 24 instances (jitter 0-3).  Known answer: hardware at the call
  *    (line 21).
- *  - CHANCE: every thread 10 +- jitter, the jitter a different thread's
- *    in each instance, and busy time following it.  Known answer: no
- *    hardware cause.
+ *  - CHANCE: every thread 10 + jitter 0-3 drawn afresh in each instance
+ *    (its threads' means differ a little, by chance), and busy time
+ *    following it.  Known answer: no hardware cause.
  *
  *   worker: B0 (guard call) -> B1 (call copy, PLT) -> B2 (guard call) ->
  *   B3 -(taken, back)-> B1; B3 -> B4 return.
@@ -30,7 +30,9 @@ enum plant { PERSISTS, CHANCE };
 
 static uint64_t samples(enum plant k, int i, uint32_t t)
 {
-	uint64_t jitter = (uint64_t)((t * 5 + (uint32_t)i * 3) % 4);
+	/* 0-3, a hash of (instance, thread): the threads' means differ a
+	 * little over 24 instances, as chance has them, and do not persist */
+	uint64_t jitter = ((uint64_t)(i * 7 + 3) * (t + 11) * 2654435761u >> 13) % 4;
 
 	return (k == PERSISTS && t == 0 ? 40 : 10) + jitter;
 }

@@ -9,24 +9,29 @@
  * loop (line 18), whose trips are the same in every call.  The call is no
  * frame: its callee never reaches the barrier that closes the section.
  * (Taken for a frame, the call and run_part's call were skipped and the
- * loop inside the callee led.)
+ * loop inside the callee led.)  When do_block also calls out of the
+ * graph (a library, a pointer: where it leads nobody knows) the call
+ * holding all of the main thread's samples stays a frame, as main's
+ * `worker(0)` in a join section must.
  *
  *   _start: S0 (call __libc_start_main@plt) -> S1.
  *   body:   B0 (id != 0?) -fall-> B1 (call run_part) -> B2 (call the
  *           barrier@plt, the section's sync); B0 -taken-> B2.
  *   run_part: R0 (call do_block) -> R1 return.
- *   do_block: D0 (loop, back to itself) -> D1 return.
+ *   do_block: D0 (loop, back to itself) -> D1 return (leaves: D1 calls
+ *   out@plt, no CALL edge, and returns to D2).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "causes/causes_fixture.h"
+#include "causes/causes_priv.h"
 #include "check.h"
 
 #define NT 6
 #define NI 16
 
-static struct sb_cfg *graph(void)
+static struct sb_cfg *graph(int leaves)
 {
 	static const struct sbt_edge edges[] = {
 		{ 0, 1, SB_EDGE_CALL_RETURN },                            /* _start */
@@ -44,9 +49,10 @@ static struct sb_cfg *graph(void)
 	sbt_add_blocks(g, 1, 0x1100, 4);
 	sb_cfg_add_func(g, "run_part", 0x1200, 0x1220);
 	sbt_add_blocks(g, 2, 0x1200, 2);
-	sb_cfg_add_func(g, "do_block", 0x1300, 0x1320);
-	sbt_add_blocks(g, 3, 0x1300, 2);
+	sb_cfg_add_func(g, "do_block", 0x1300, 0x1330);
+	sbt_add_blocks(g, 3, 0x1300, 3);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	sb_cfg_add_edge(g, 9, 10, leaves ? SB_EDGE_CALL_RETURN : SB_EDGE_SEQUENTIAL);
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -68,13 +74,13 @@ static uint64_t common(int i, uint32_t t)
 	return 2 + (uint64_t)((t + (uint32_t)i) % 2);
 }
 
-static struct sb_profile *profile(void)
+static struct sb_profile *profile(int leaves)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_thread_time pt[NT];
 	uint32_t sec_loc;
 
-	sbt_add_binary_cfg(p, graph());
+	sbt_add_binary_cfg(p, graph(leaves));
 	sb_profile_meta_set(p, "executable", "/bin/w");
 	sb_profile_meta_set(p, "pid", "100");   /* thread 0 is the main thread */
 	sec_loc = (uint32_t)sbt_loc(p, 0x1120, 65, "body", "w.c");
@@ -110,9 +116,30 @@ static struct sb_profile *profile(void)
 	return p;
 }
 
+/* Whether B1's call is skipped as the main thread's frame. */
+static void frame(int leaves)
+{
+	struct sb_profile *p = profile(leaves);
+	struct sb_causes_graph g;
+	uint8_t skip[NB] = { 0 };
+	char err[256] = "";
+	int ret = sb_causes_graph_load(p, &g, err, sizeof(err));
+
+	CHECK(ret == 0, "graph: %d %s", ret, err);
+	ret = ret ? ret : sb_causes_sample_skips(p, &g, 0, skip);
+	CHECK(ret == 0, "skips: %d", ret);
+	CHECK(skip[0], "_start is the main thread's frame");
+	CHECK(skip[2] == leaves && skip[3] == leaves,
+	      "the root's call and run_part's %s (%d %d)",
+	      leaves ? "stay frames: do_block calls out of the graph" : "are section work",
+	      skip[2], skip[3]);
+	sb_causes_graph_free(&g, p->nbinaries);
+	sb_profile_free(p);
+}
+
 int main(void)
 {
-	struct sb_profile *p = profile();
+	struct sb_profile *p = profile(0);
 	struct sb_causes c;
 	char err[256] = "";
 	int ret = sbt_compute(p, &c, err, sizeof(err));
@@ -129,5 +156,7 @@ int main(void)
 	}
 	sb_causes_free(&c);
 	sb_profile_free(p);
+	frame(0);
+	frame(1);
 	return CHECK_DONE("test_causes_rootcall");
 }

@@ -152,6 +152,33 @@ static void multi_entry(void)
 	sb_cfg_free(g);
 }
 
+/*
+ * Ways in through a `jmp`: 0 `if` -taken-> 2 preheader;  0 -fall-> 1, then
+ * 1 -jmp-> 2;  2 -> 3 loop <-> 3 -> 4.  With 1 a lone `jmp` both ways into
+ * 2 are 0's branch (2 is the entry); with code of its own before the `jmp`
+ * 1 is straight-line work on one of them (no entry).
+ */
+static void jump_entry(bool lone)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	static const uint32_t ed[][3] = {
+		{ 0, 2, SB_EDGE_TAKEN }, { 0, 1, SB_EDGE_FALLTHROUGH }, { 1, 2, SB_EDGE_JUMP },
+		{ 2, 3, SB_EDGE_SEQUENTIAL }, { 3, 3, SB_EDGE_TAKEN }, { 3, 4, SB_EDGE_FALLTHROUGH },
+	};
+
+	sb_cfg_add_func(g, "q", 0x6000, 0x6050);
+	for (uint64_t i = 0; i < 5; i++)
+		sb_cfg_add_block(g, 0, 0x6000 + 0x10 * i, 0x6010 + 0x10 * i,
+				 i == 1 && lone ? 0x6010 : 0x600c + 0x10 * i);
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize jump-entry graph");
+	CHECK(sb_cfg_loop_entry(g, 3) == (lone ? 2 : -1),
+	      "q: a %s `jmp` into the preheader: entry %ld", lone ? "lone" : "code's",
+	      sb_cfg_loop_entry(g, 3));
+	sb_cfg_free(g);
+}
+
 int main(void)
 {
 	struct sb_cfg *g = build();
@@ -207,5 +234,7 @@ int main(void)
 	sb_cfg_free(g);
 	guards();
 	multi_entry();
+	jump_entry(true);
+	jump_entry(false);
 	return CHECK_DONE("test_cfg");
 }
