@@ -131,13 +131,7 @@ static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tid
 	return sum;
 }
 
-/* Function f's calls, followed along CALL edges (tail calls too) within
- * depth calls, may lead to function to: they do, or one leaves the graph
- * (a library's PLT stub, a pointer: the OpenMP runtime running a region,
- * a thread's start), or the depth runs out.  left: nfuncs bytes of
- * scratch, zeroed by the caller, the most depth a function was looked at
- * with (a function met again by a shorter way is looked at again). */
-static bool may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
+bool sb_causes_may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
 {
 	const struct sb_cfg_func *fn = &m->funcs[f];
 
@@ -150,10 +144,15 @@ static bool may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth,
 		bool call = false;
 
 		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++) {
+			const char *name = m->funcs[m->blocks[m->edges[k].dst].func].name;
+
 			if (m->edges[k].kind != SB_EDGE_CALL)
 				continue;
 			call = true;
-			if (may_lead(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
+			/* (`scalebpf cc`'s counting callback is bookkeeping) */
+			if (name && !strncmp(name, "__sanitizer_cov_", 16))
+				continue;
+			if (sb_causes_may_lead(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
 				return true;
 		}
 		if (!call && sb_cfg_ends_in_call(m, b))
@@ -178,8 +177,8 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 		if (m->edges[k].kind != SB_EDGE_CALL)
 			continue;
 		memset(left, 0, m->nfuncs);
-		return !may_lead(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func, SYNC_DEPTH,
-				 left);
+		return !sb_causes_may_lead(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func,
+					   SYNC_DEPTH, left);
 	}
 	return false;
 }

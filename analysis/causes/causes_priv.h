@@ -119,6 +119,13 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 			const double *v, double *cols);
 void sb_causes_rank_free(struct sb_causes_ranks *r);
 
+/* Function f's calls, followed along CALL edges (tail calls too) within
+ * depth calls, may lead to function to: they do, or one leaves the graph
+ * (a library's PLT stub, a pointer: the OpenMP runtime running a region,
+ * a thread's start), or the depth runs out (causes_frames.c).  left:
+ * nfuncs bytes of scratch, zeroed by the caller. */
+bool sb_causes_may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left);
+
 /* Exact mode: what section s's hardware test (causes_exact.c: between
  * threads, F(1, nthreads - 2) at level over m events) rests on, for the
  * power of causes_evidence.c (sb_causes_pool_exact's hw). */

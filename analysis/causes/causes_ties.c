@@ -278,6 +278,44 @@ static bool leader_on_sync_line(const struct sb_profile *p, const struct sb_caus
 	return false;
 }
 
+/*
+ * Exact mode: a CALL leader at the entry of a function no call edge of
+ * the program enters (a pointer calls it: qsort's comparator, called back
+ * by the library; a function the program calls through a pointer) whose
+ * own calls never lead to the section's sync.  Its entries vary as the
+ * calls that run it do (more qsort calls, more comparisons); what decided
+ * is the program's, around those calls, and the callee's entry ranked
+ * above it would put a callee's insides above that decision (the
+ * comparator at 0.72, the ownership test at 0.05).  It ranks after the
+ * section's other causes, as sampled mode leaves such callbacks out
+ * (causes_frames.c).  Not a thread's start routine or an OpenMP region's
+ * body: their calls lead to the sync, or out of the graph.
+ */
+static bool callback_entry(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
+			   const struct sb_lime_cause *c)
+{
+	const struct sb_cfg *m = g->merged;
+	long b = sb_cfg_block_at(m, c->addr), sb;
+	uint32_t f;
+	uint8_t *left;
+	bool yes;
+
+	if (c->kind != SB_CAUSE_CALL || b < 0 || p->sections[s].loc >= p->nlocs ||
+	    (sb = sb_causes_loc_block(p, g, p->sections[s].loc)) < 0)
+		return false;
+	f = m->blocks[b].func;
+	if (m->funcs[f].first_block != (uint32_t)b || f == m->blocks[sb].func)
+		return false;
+	for (uint32_t k = m->in_start[b]; k < m->in_start[b + 1]; k++)
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
+			return false;
+	if (!(left = calloc(m->nfuncs ? m->nfuncs : 1, 1)))
+		return false;
+	yes = !sb_causes_may_lead(m, f, m->blocks[sb].func, 8, left);
+	free(left);
+	return yes;
+}
+
 int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
 			struct sb_lime_result *r, struct sb_cause *at)
 {
@@ -298,9 +336,10 @@ int sb_causes_sink_sync(const struct sb_profile *p, const struct sb_causes_graph
 		if (!(r->causes[k].score > 0))
 			continue;
 		sb_causes_locate(p, g, r->causes[k].addr, &at[k]);
-		sync[k] = s < p->nsections && p->sections[s].kind == SB_SECT_USER_BARRIER &&
-			  (in_sync_code(p, g, s, &at[k]) ||
-			   leader_on_sync_line(p, g, s, r->causes[k].addr));
+		sync[k] = (s < p->nsections && p->sections[s].kind == SB_SECT_USER_BARRIER &&
+			   (in_sync_code(p, g, s, &at[k]) ||
+			    leader_on_sync_line(p, g, s, r->causes[k].addr))) ||
+			  (s < p->nsections && callback_entry(p, g, s, &r->causes[k]));
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < r->ncauses; k++)

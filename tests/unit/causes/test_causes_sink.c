@@ -25,7 +25,11 @@
  *  - work's entry as a CALL cause above worker's test that leads to the
  *    call: the test first at any score; a block after the call does not;
  *  - within one function, of nearly equal score (1%), the test before the
- *    block it leads to; 3% apart, LIME's order.
+ *    block it leads to; 3% apart, LIME's order;
+ *  - work reached only through a pointer (no CALL edge: a comparator the
+ *    library calls back), its entry a CALL cause at 0.72 above the planted
+ *    test at 0.05: the test first, the callback's entry after it; called
+ *    directly, sink_sync keeps LIME's order (the tie rules decide there).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +40,7 @@
 #include "check.h"
 
 #define NB 8
-enum { CALLED, PTHREAD, UNCALLED, INLINED };
+enum { CALLED, PTHREAD, UNCALLED, INLINED, PTRCALL };
 
 static const unsigned line_of[NB] = { 58, 62, 63, 66, 24, 30, 16, 18 };
 static const int func_of[NB] = { 0, 0, 0, 0, 1, 1, 2, 2 };
@@ -66,7 +70,8 @@ static struct sb_cfg *graph(int mode)
 	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
 	sb_cfg_add_edge(g, 1, 2, SB_EDGE_FALLTHROUGH);
 	sb_cfg_add_edge(g, 1, 3, SB_EDGE_TAKEN);
-	sb_cfg_add_edge(g, 2, 6, SB_EDGE_CALL);
+	if (mode != PTRCALL)      /* (through a pointer: no CALL edge) */
+		sb_cfg_add_edge(g, 2, 6, SB_EDGE_CALL);
 	sb_cfg_add_edge(g, 2, 3, SB_EDGE_CALL_RETURN);
 	if (mode == INLINED) {
 		sb_cfg_add_edge(g, 3, 4, SB_EDGE_SEQUENTIAL);
@@ -146,9 +151,33 @@ static void sink(int mode, unsigned *first, unsigned *second)
 	teardown(&x);
 }
 
+/* A callback's entry (work, block 6) as a CALL cause above the test. */
+static void callback(int mode, unsigned *first, unsigned *second)
+{
+	struct fix x;
+	struct sb_lime_cause cs[2] = {
+		{ .kind = SB_CAUSE_CALL, .addr = SB_CFG_TAG(0, last(6)), .score = 0.72,
+		  .leader_score = 1, .beta = 0.72 },
+		branch(1, 0.05),
+	};
+	struct sb_lime_result r = { .causes = cs, .ncauses = 2 };
+	struct sb_cause at[2];
+
+	setup(&x, mode);
+	CHECK(sb_causes_sink_sync(x.p, &x.g, 0, &r, at) == 0, "sink_sync: returns 0");
+	*first = at[0].loc >= 0 ? x.p->locs[at[0].loc].line : 0;
+	*second = at[1].loc >= 0 ? x.p->locs[at[1].loc].line : 0;
+	teardown(&x);
+}
+
 int main(void)
 {
 	unsigned a, b;
+
+	callback(PTRCALL, &a, &b);
+	CHECK(a == 62 && b == 16, "a callback's entry ranks after the planted test (%u, %u)", a, b);
+	callback(CALLED, &a, &b);
+	CHECK(a == 16 && b == 62, "a directly called function's entry: LIME's order (%u, %u)", a, b);
 
 	sink(CALLED, &a, &b);
 	CHECK(a == 62 && b == 24, "called barrier function: planted test first (%u, %u)", a, b);
