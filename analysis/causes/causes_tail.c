@@ -19,14 +19,71 @@
  * cannot tell: the caller keeps the work's own placement as an
  * alternative, not settled.  Graphs of profiles recorded before tail
  * calls were looked for have no such edge: nothing changes for them.
+ *
+ * A work function shared by a direct call every thread makes and one
+ * tail call (`common(n); if (rank == 0) return common(2n);` ends in
+ * `jmp common`): the direct call's site holds its own share of the
+ * work's samples (a sample counts for every call site on its stack); what
+ * the work has beyond its direct callers' sites is the tail path's.  The
+ * threads with none of that did not take it, by the same test, and the
+ * tail call's guard decides.
  */
 #include "causes_priv.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "causes.h"
 
 #define TAIL_DEPTH 4    /* tail calls climbed at most */
+
+/* Function f's one tail-calling caller, its other callers calling it
+ * directly (CALL edges from blocks that are no tail calls), or -1. */
+static long one_tail_caller(const struct sb_cfg *m, uint32_t f)
+{
+	uint32_t entry = m->funcs[f].first_block;
+	long t = -1;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+
+		if (e->kind != SB_EDGE_CALL || !(m->blocks[e->src].flags & SB_BLOCK_TAIL_CALL))
+			continue;
+		if (t >= 0 && t != e->src)
+			return -1;
+		t = e->src;
+	}
+	return t;
+}
+
+/* S[] less the samples at every direct (non-tail) call site of function
+ * f, per thread (the same threads, in the same order, as
+ * sb_causes_body_samples gives S): what f ran outside those calls. */
+static int less_direct_calls(const struct sb_profile *p, const struct sb_causes_graph *g,
+			     uint32_t s, uint32_t f, double *S, uint32_t nt)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t entry = m->funcs[f].first_block, tids[SB_CAUSES_MAX_THREADS], n2;
+	double n[SB_CAUSES_MAX_THREADS], C[SB_CAUSES_MAX_THREADS];
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++) {
+		const struct sb_cfg_edge *e = &m->edges[m->in_edges[k]];
+		uint32_t cf = m->blocks[e->src].func, nb = m->funcs[cf].nblocks;
+		uint8_t *one;
+
+		if (e->kind != SB_EDGE_CALL || (m->blocks[e->src].flags & SB_BLOCK_TAIL_CALL))
+			continue;
+		if (!(one = calloc(nb ? nb : 1, 1)))
+			return -ENOMEM;
+		one[e->src - m->funcs[cf].first_block] = 1;
+		n2 = sb_causes_body_samples(p, g, s, cf, one, tids, n, C, SB_CAUSES_MAX_THREADS);
+		free(one);
+		for (uint32_t t = 0; t < nt && t < n2; t++)
+			S[t] = fmax(0, S[t] - C[t]);
+	}
+	return 0;
+}
 
 long sb_causes_only_caller(const struct sb_cfg *m, uint32_t f)
 {
@@ -56,9 +113,16 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 	bool found = false, tail = false;
 	long t;
 
-	if (blk < 0 || !m->has_tail_calls ||
-	    (t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0)
+	bool shared = false;
+
+	if (blk < 0 || !m->has_tail_calls)
 		return false;
+	if ((t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0) {
+		/* several callers: one tail call among direct ones */
+		if ((t = one_tail_caller(m, m->blocks[blk].func)) < 0)
+			return false;
+		shared = true;
+	}
 	f = m->blocks[blk].func;
 	nb = m->funcs[f].nblocks;
 	tids = malloc(SB_CAUSES_MAX_THREADS * sizeof(*tids));
@@ -70,7 +134,7 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 	for (uint32_t b = 0; b < nb; b++)
 		body[b] = 1;
 	nt = sb_causes_body_samples(p, g, s, f, body, tids, n, S, SB_CAUSES_MAX_THREADS);
-	if (!sb_causes_not_entered(n, S, nt))
+	if ((shared && less_direct_calls(p, g, s, f, S, nt)) || !sb_causes_not_entered(n, S, nt))
 		goto out;
 	for (int depth = 0; depth < TAIL_DEPTH && t >= 0 && !found; depth++) {
 		struct sb_cause a = *at;

@@ -20,6 +20,11 @@
  * may have run with nothing to do on the others: samples cannot tell),
  * not settled.  Without the tail-call edges (a graph of version 3, the
  * flag unknown) the cause stays in work, as before.
+ *
+ * Shared: B1 calls work itself (every thread, 2 samples each instance,
+ * which B1's call site holds too) instead of local, and thread 0 runs it
+ * again through the tail calls (5 more, which no call site holds).  Known
+ * answer: the same, B2's branch first, work's loop its alternative.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +36,10 @@
 #define NI 100
 #define NW 7
 
-static struct sb_cfg *graph(bool tail)
+static struct sb_cfg *graph(bool tail, bool shared)
 {
 	static const struct sbt_edge edges[] = {
-		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 7, SB_EDGE_CALL }, { 1, 2, SB_EDGE_CALL_RETURN },
+		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_CALL_RETURN },
 		{ 2, 6, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_FALLTHROUGH },
 		{ 3, 9, SB_EDGE_CALL }, { 3, 4, SB_EDGE_CALL_RETURN },
 		{ 4, 1, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_FALLTHROUGH },
@@ -51,6 +56,7 @@ static struct sb_cfg *graph(bool tail)
 	sb_cfg_add_func(g, "work", 0x2030, 0x2060);
 	sbt_add_blocks(g, 4, 0x2030, 3);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	sb_cfg_add_edge(g, 1, shared ? 10 : 7, SB_EDGE_CALL);
 	if (tail) {
 		sb_cfg_add_edge(g, 6, 8, SB_EDGE_CALL);
 		sb_cfg_add_edge(g, 8, 10, SB_EDGE_CALL);
@@ -60,18 +66,19 @@ static struct sb_cfg *graph(bool tail)
 	return g;
 }
 
-static struct sb_profile *profile(bool tail)
+static struct sb_profile *profile(bool tail, bool shared)
 {
-	/* sampled: local's B7, work's body B11, the barrier call B3; named
-	 * without samples: the rest of worker and work */
-	static const int ev[3] = { 7, 11, 3 };
+	/* sampled: local's B7 (shared: B1, the direct call of work), work's
+	 * body B11, the barrier call B3; named without samples: the rest of
+	 * worker and work */
+	const int ev[3] = { shared ? 1 : 7, 11, 3 };
 	static const unsigned ln[13] = { 55, 59, 63, 66, 61, 70, 64, 40, 50, 90, 18, 19, 21 };
-	static const int named[8] = { 0, 1, 2, 4, 5, 6, 10, 12 };
+	const int named[8] = { 0, shared ? 7 : 1, 2, 4, 5, 6, 10, 12 };
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_thread_time pt[NT];
 	uint32_t sec_loc;
 
-	sbt_add_binary_cfg(p, graph(tail));
+	sbt_add_binary_cfg(p, graph(tail, shared));
 	sec_loc = (uint32_t)sbt_wloc(p, 0x103c, 66);
 	for (int e = 0; e < 3; e++)
 		sbt_add_sampled_block(p, ev[e] < NW ? 0x1000 + 0x10 * (uint64_t)ev[e]
@@ -90,7 +97,8 @@ static struct sb_profile *profile(bool tail)
 			uint64_t c[NT];
 
 			for (uint32_t t = 0; t < NT; t++)
-				c[t] = e == 0 ? 2 : e == 1 ? (t ? 0 : 5) : (!t && i % 5 == 0);
+				c[t] = e == 0 ? 2 : e == 1 ? (shared ? 2 : 0) + (t ? 0 : 5)
+							   : (!t && i % 5 == 0);
 			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
@@ -99,8 +107,9 @@ static struct sb_profile *profile(bool tail)
 
 int main(void)
 {
-	for (int tail = 1; tail >= 0; tail--) {
-		struct sb_profile *p = profile(tail);
+	for (int run = 2; run >= 0; run--) {
+		bool tail = run >= 1, shared = run == 2;
+		struct sb_profile *p = profile(tail, shared);
 		struct sb_causes c;
 		char err[256] = "";
 		int ret = sbt_compute(p, &c, err, sizeof(err));
