@@ -286,21 +286,6 @@ static struct sb_causes_cols cols_of(const struct pool *pl)
 					.ninst = pl->ninst, .off = pl->off };
 }
 
-/* Centres each instance's columns of x (its threads' deviations). */
-static void centre(const struct pool *pl, double *x)
-{
-	for (uint32_t k = 0; k < pl->ninst; k++) {
-		uint32_t lo = pl->off[k], hi = k + 1 < pl->ninst ? pl->off[k + 1] : pl->ncols;
-		double mean = 0;
-
-		for (uint32_t c = lo; c < hi; c++)
-			mean += x[c];
-		mean /= (double)(hi - lo);
-		for (uint32_t c = lo; c < hi; c++)
-			x[c] -= mean;
-	}
-}
-
 /*
  * Which sampled blocks become hardware events.  The profile adds a sample
  * to every call site on its stack, so a call site's samples are its
@@ -446,6 +431,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 		       const struct pool *pl, const struct sb_cfg_flow *fl,
 		       struct sb_causes_pooled *li)
 {
+	const struct sb_causes_cols cols = cols_of(pl);
 	size_t n = 0, cap = pl->nsampled * 2, nt = pl->ncols;
 	long *count_ev = malloc((m->nblocks ? m->nblocks : 1) * sizeof(long));
 	uint8_t *skip = calloc(m->nedges ? m->nedges : 1, 1);
@@ -496,7 +482,7 @@ static int make_events(const struct sb_profile *p, const struct sb_cfg *m,
 	/* (HW and COUNT rows become thread means in the hardware test) */
 	for (size_t r = 0; r < n; r++) {
 		li->ev[r].counts = &li->counts[r * nt];
-		centre(pl, &li->counts[r * nt]);
+		sb_causes_centre(&cols, &li->counts[r * nt]);
 	}
 	li->in.nevents = n;
 	free(count_ev);
@@ -563,7 +549,11 @@ int sb_causes_pool_exact(const struct sb_profile *p, const struct sb_causes_grap
 	if (sb_cfg_flow_solve_rows(m, pl.ncols, pl.known, pl.brow, pl.bcount, pl.cut, &fl) ||
 	    calls_counted_by_pointer(m, &pl, &fl) || make_events(p, m, &pl, &fl, li))
 		goto out;
-	centre(&pl, li->time);
+	{
+		const struct sb_causes_cols cols = cols_of(&pl);
+
+		sb_causes_centre(&cols, li->time);
+	}
 	{
 		const struct sb_causes_cols cols = cols_of(&pl);
 		double *ty = malloc(2 * pl.ncols * sizeof(*ty));

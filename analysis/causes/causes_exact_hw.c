@@ -178,8 +178,7 @@ static uint32_t most_influential(const struct sb_causes_cols *pl, const double *
 	return best;
 }
 
-/* Centres each instance's columns of x. */
-static void centre(const struct sb_causes_cols *pl, double *x)
+void sb_causes_centre(const struct sb_causes_cols *pl, double *x)
 {
 	for (uint32_t k = 0; k < pl->ninst; k++) {
 		uint32_t lo = pl->off[k], hi = k + 1 < pl->ninst ? pl->off[k + 1] : pl->ncols;
@@ -245,7 +244,7 @@ long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_cause
 		persist[r] = li->ev[r].kind == SB_LIME_HW ? thread_effect_p(pl, v, sum, cnt) : 1;
 		if (li->ev[r].kind != SB_LIME_EDGE) {
 			sb_causes_thread_means(pl, v, sum, cnt);
-			centre(pl, v);
+			sb_causes_centre(pl, v);
 		}
 	}
 	for (size_t r = 0; r < n; r++) {

@@ -94,24 +94,28 @@ long sb_causes_loop_around(const struct sb_cfg *g, uint32_t h, const uint8_t *in
 	return innermost(g, h, n, outer);
 }
 
+/* Block b of the loop (body, over function f's blocks) leaves it: an
+ * edge to a block of f outside the body. */
+static bool leaves(const struct sb_cfg *g, uint32_t f, const uint8_t *body, uint32_t b)
+{
+	uint32_t lo = g->funcs[f].first_block;
+
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
+		uint32_t d = g->edges[k].dst;
+
+		if (g->edges[k].kind != SB_EDGE_CALL && g->blocks[d].func == f && !body[d - lo])
+			return true;
+	}
+	return false;
+}
+
 uint32_t sb_causes_loop_exits(const struct sb_cfg *g, uint32_t f, const uint8_t *body)
 {
 	const struct sb_cfg_func *fn = &g->funcs[f];
 	uint32_t n = 0;
 
-	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
-		if (!body[b - fn->first_block])
-			continue;
-		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
-			uint32_t d = g->edges[k].dst;
-
-			if (g->edges[k].kind != SB_EDGE_CALL && g->blocks[d].func == f &&
-			    !body[d - fn->first_block]) {
-				n++;
-				break;
-			}
-		}
-	}
+	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
+		n += body[b - fn->first_block] && leaves(g, f, body, b);
 	return n;
 }
 
@@ -168,19 +172,11 @@ long sb_causes_loop_test(const struct sb_cfg *g, uint32_t f, const uint8_t *body
 	long test = -1;
 
 	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++) {
-		if (!body[b - fn->first_block])
+		if (!body[b - fn->first_block] || !leaves(g, f, body, b))
 			continue;
-		for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++) {
-			uint32_t d = g->edges[k].dst;
-
-			if (g->edges[k].kind != SB_EDGE_CALL && g->blocks[d].func == f &&
-			    !body[d - fn->first_block]) {
-				if (test >= 0)
-					return -1;
-				test = b;
-				break;
-			}
-		}
+		if (test >= 0)
+			return -1;
+		test = b;
 	}
 	return test >= 0 && decides(g, (uint32_t)test) ? test : -1;
 }

@@ -148,6 +148,9 @@ struct sb_causes_cols {
 	const uint32_t *off;    /* first column of each instance */
 };
 
+/* Centres each instance's columns of x (its threads' deviations). */
+void sb_causes_centre(const struct sb_causes_cols *pl, double *x);
+
 /* The hardware test's level (causes_exact_hw.c), before Bonferroni. */
 #define SB_CAUSES_EXACT_HW_ALPHA 0.05
 
