@@ -183,6 +183,14 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 	return false;
 }
 
+/* Block b is in the executable's entry point, _start. */
+static bool is_start(const struct sb_cfg *m, uint32_t b)
+{
+	const char *name = m->funcs[m->blocks[b].func].name;
+
+	return name && !strcmp(name, "_start");
+}
+
 /* Marks the enclosing frames (see the header) among the program's blocks:
  * call sites (a frame is a call on the stack) in the main thread only. */
 static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
@@ -210,6 +218,13 @@ static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *
 
 		if (skip[e] || lib[e] || b < 0 || !sb_cfg_ends_in_call(g->merged, (uint32_t)b))
 			continue;
+		/* the program's entry point encloses all there is, whatever
+		 * share of a thread's samples the unwinds that reached it hold
+		 * (a few stop short; with 100 samples that is more than 5%) */
+		if (is_start(g->merged, (uint32_t)b)) {
+			skip[e] = 1;
+			continue;
+		}
 		for (uint32_t k = 0; k < nt && frame; k++) {
 			double x = sum[e * nt + k];
 
