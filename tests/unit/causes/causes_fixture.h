@@ -50,6 +50,14 @@ static inline struct sb_cfg *sbt_worker_graph(uint64_t n)
 	return g;
 }
 
+/* The start of block b of a test graph whose worker has nworker blocks at
+ * 0x1000 (sbt_worker_graph) and whose other functions' blocks follow from
+ * 0x2000 (sbt_add_leaf, sbt_add_blocks), every 0x10. */
+static inline uint64_t sbt_block_addr(uint64_t b, uint64_t nworker)
+{
+	return b < nworker ? 0x1000 + 0x10 * b : 0x2000 + 0x10 * (b - nworker);
+}
+
 /* Function func, name, of one block at a (16 bytes, its last instruction
  * at a + 0xc): a callee whose insides a test does not model. */
 static inline void sbt_add_leaf(struct sb_cfg *g, uint32_t func, const char *name, uint64_t a)

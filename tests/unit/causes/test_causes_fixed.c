@@ -107,8 +107,7 @@ static struct sb_profile *profile(int guard, int call, int fixed)
 	for (int e = 0; e < 6; e++) {
 		uint64_t b = (uint64_t)blk[e];
 
-		sbt_add_sampled_block(p, b < NB ? 0x1000 + 0x10 * b : 0x2000 + 0x10 * (b - NB),
-				      line[b], line[b], e < 3);
+		sbt_add_sampled_block(p, sbt_block_addr(b, NB), line[b], line[b], e < 3);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {

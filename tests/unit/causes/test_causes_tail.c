@@ -81,13 +81,11 @@ static struct sb_profile *profile(bool tail, bool shared)
 	sbt_add_binary_cfg(p, graph(tail, shared));
 	sec_loc = (uint32_t)sbt_wloc(p, 0x103c, 66);
 	for (int e = 0; e < 3; e++)
-		sbt_add_sampled_block(p, ev[e] < NW ? 0x1000 + 0x10 * (uint64_t)ev[e]
-						    : 0x2000 + 0x10 * (uint64_t)(ev[e] - NW),
-				      ln[ev[e]], ln[ev[e]], true);
+		sbt_add_sampled_block(p, sbt_block_addr((uint64_t)ev[e], NW), ln[ev[e]], ln[ev[e]],
+				      true);
 	for (int k = 0; k < 8; k++)
-		sbt_add_sampled_block(p, named[k] < NW ? 0x1000 + 0x10 * (uint64_t)named[k]
-							: 0x2000 + 0x10 * (uint64_t)(named[k] - NW),
-				      ln[named[k]], ln[named[k]], false);
+		sbt_add_sampled_block(p, sbt_block_addr((uint64_t)named[k], NW), ln[named[k]],
+				      ln[named[k]], false);
 	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
 		for (uint32_t t = 0; t < NT; t++)

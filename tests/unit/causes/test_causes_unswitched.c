@@ -92,10 +92,7 @@ static struct sb_cfg *inloop_graph(void)
 /* A sampled block of worker or of the callees at 0x2000. */
 static void block(struct sb_profile *p, int b, unsigned line, int nworker)
 {
-	uint64_t a = b < nworker ? 0x1000 + 0x10 * (uint64_t)b
-				 : 0x2000 + 0x10 * (uint64_t)(b - nworker);
-
-	sbt_add_sampled_block(p, a, line, line, true);
+	sbt_add_sampled_block(p, sbt_block_addr((uint64_t)b, (uint64_t)nworker), line, line, true);
 }
 
 /* The profile: events on blocks ev[] (lines ln[]), thread t's samples in
