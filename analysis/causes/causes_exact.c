@@ -324,25 +324,6 @@ static bool hw_event_of(const struct sb_cfg *m, const struct pool *pl, uint32_t 
 	return !pl->cut[b] && calls_uncounted(m, pl, b) && !pl->ptr_counted[b];
 }
 
-/* Function f's calls lead to function to (CALL edges, depth calls deep);
- * left: nfuncs bytes of scratch, zeroed by the caller. */
-static bool leads_to(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
-{
-	const struct sb_cfg_func *fn = &m->funcs[f];
-
-	if (f == to)
-		return true;
-	if (depth <= 0 || left[f] >= depth)
-		return false;
-	left[f] = (uint8_t)depth;
-	for (uint32_t b = fn->first_block; b < fn->first_block + fn->nblocks; b++)
-		for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
-			if (m->edges[k].kind == SB_EDGE_CALL &&
-			    leads_to(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
-				return true;
-	return false;
-}
-
 /*
  * A call through a pointer has no CALL edge, so calls_uncounted() takes
  * it for a library call, and its samples, its callee's time, become a
@@ -413,8 +394,10 @@ static int calls_counted_by_pointer(const struct sb_cfg *m, struct pool *pl,
 
 			for (size_t c = 0; same && c < pl->ncols; c++)
 				same = fabs(entries[i * nc + c] - calls[c]) < 0.5;
+			if (!same)
+				continue;
 			memset(left, 0, m->nfuncs);
-			nmatch += same && !leads_to(m, fs[i], fb, PTR_DEPTH, left);
+			nmatch += !sb_causes_calls_reach(m, fs[i], fb, PTR_DEPTH, false, left);
 		}
 		pl->ptr_counted[b] = nmatch == 1;
 	}

@@ -241,7 +241,9 @@ long sb_causes_drop_unproven_hw(const struct sb_causes_cols *pl, struct sb_cause
 	for (size_t r = 0; r < n; r++) {
 		double *v = &li->counts[r * nt];
 
-		persist[r] = li->ev[r].kind == SB_LIME_HW ? thread_effect_p(pl, v, sum, cnt) : 1;
+		/* (read only where no flow varies, with 3 or 4 threads) */
+		persist[r] = li->ev[r].kind == SB_LIME_HW && !flow_varies && pl->ntix < 5
+			     ? thread_effect_p(pl, v, sum, cnt) : 1;
 		if (li->ev[r].kind != SB_LIME_EDGE) {
 			sb_causes_thread_means(pl, v, sum, cnt);
 			sb_causes_centre(pl, v);

@@ -131,12 +131,15 @@ static double *thread_sums(const struct sb_profile *p, uint32_t s, uint32_t *tid
 	return sum;
 }
 
-bool sb_causes_may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left)
+bool sb_causes_calls_reach(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth,
+			   bool unknown, uint8_t *left)
 {
 	const struct sb_cfg_func *fn = &m->funcs[f];
 
-	if (f == to || depth <= 0)
+	if (f == to)
 		return true;
+	if (depth <= 0)
+		return unknown;
 	if (left[f] >= depth)
 		return false;           /* looked at with as much depth or more */
 	left[f] = (uint8_t)depth;
@@ -152,10 +155,11 @@ bool sb_causes_may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int dep
 			/* (`scalebpf cc`'s counting callback is bookkeeping) */
 			if (name && !strncmp(name, "__sanitizer_cov_", 16))
 				continue;
-			if (sb_causes_may_lead(m, m->blocks[m->edges[k].dst].func, to, depth - 1, left))
+			if (sb_causes_calls_reach(m, m->blocks[m->edges[k].dst].func, to, depth - 1,
+						  unknown, left))
 				return true;
 		}
-		if (!call && sb_cfg_ends_in_call(m, b))
+		if (unknown && !call && sb_cfg_ends_in_call(m, b))
 			return true;    /* out of the graph: anywhere */
 	}
 	return false;
@@ -177,8 +181,8 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 		if (m->edges[k].kind != SB_EDGE_CALL)
 			continue;
 		memset(left, 0, m->nfuncs);
-		return !sb_causes_may_lead(m, m->blocks[m->edges[k].dst].func, m->blocks[sb].func,
-					   SYNC_DEPTH, left);
+		return !sb_causes_calls_reach(m, m->blocks[m->edges[k].dst].func,
+					      m->blocks[sb].func, SYNC_DEPTH, true, left);
 	}
 	return false;
 }

@@ -119,12 +119,15 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 			const double *v, double *cols);
 void sb_causes_rank_free(struct sb_causes_ranks *r);
 
-/* Function f's calls, followed along CALL edges (tail calls too) within
- * depth calls, may lead to function to: they do, or one leaves the graph
- * (a library's PLT stub, a pointer: the OpenMP runtime running a region,
- * a thread's start), or the depth runs out (causes_frames.c).  left:
- * nfuncs bytes of scratch, zeroed by the caller. */
-bool sb_causes_may_lead(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth, uint8_t *left);
+/* Function f's calls, followed along CALL edges (tail calls too; not
+ * into `scalebpf cc`'s counting callback) within depth calls, reach
+ * function to.  unknown: a call that leaves the graph (a library's PLT
+ * stub, a pointer: the OpenMP runtime running a region, a thread's start)
+ * or the depth running out counts as reaching it too ("may lead there");
+ * else only CALL edges that do (causes_frames.c).  left: nfuncs bytes of
+ * scratch, zeroed by the caller. */
+bool sb_causes_calls_reach(const struct sb_cfg *m, uint32_t f, uint32_t to, int depth,
+			   bool unknown, uint8_t *left);
 
 /* Exact mode: what section s's hardware test (causes_exact.c: between
  * threads, F(1, nthreads - 2) at level over m events) rests on, for the

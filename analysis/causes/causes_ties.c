@@ -311,7 +311,7 @@ static bool callback_entry(const struct sb_profile *p, const struct sb_causes_gr
 			return false;
 	if (!(left = calloc(m->nfuncs ? m->nfuncs : 1, 1)))
 		return false;
-	yes = !sb_causes_may_lead(m, f, m->blocks[sb].func, 8, left);
+	yes = !sb_causes_calls_reach(m, f, m->blocks[sb].func, 8, true, left);
 	free(left);
 	return yes;
 }
