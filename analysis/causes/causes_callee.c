@@ -149,9 +149,10 @@ bool sb_causes_repeats_sections(const struct sb_profile *p, const struct sb_caus
  * call's return address), including those a tail call's target took in
  * its caller's frame, so the program's call blocks whose samples contain
  * the function's, thread by thread, are its call sites, whatever the
- * edges say.  When they are two or more blocks on one source line (one
- * call the compiler copied, an unrolled `for (j) if (owns(j))
- * dispatch()`), no one site's samples carry the variation and LIME's
+ * edges say.  When they are two or more blocks on one source line, each
+ * with samples in the section (one call the compiler copied, an unrolled
+ * `for (j) if (owns(j)) dispatch()`; not main's region call beside its
+ * thread-count query), no one site's samples carry the variation and LIME's
  * call-site rule could not lead from them, the same case as
  * locate_call_copies' direct calls: the decision is the caller's, at the
  * most sampled copy (its guard, placed by the caller).  Contain: on every
@@ -228,7 +229,6 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
 			h->best[l] = -1;
 		}
 		line[e] = (long)l;
-		h->nblk[l]++;
 	}
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *x = &p->vectors[v];
@@ -253,6 +253,11 @@ long sb_causes_holding_calls(const struct sb_profile *p, const struct sb_causes_
 	for (size_t e = 0; e < p->nevents; e++) {
 		long l = line[e];
 
+		/* copies this section ran (another section's call on the
+		 * line, main's region call beside its thread-count query, is
+		 * none) */
+		if (l >= 0 && per[e] > 0)
+			h->nblk[l]++;
 		if (l >= 0 && (h->best[l] < 0 || per[e] > h->bestn[l])) {
 			h->best[l] = sb_causes_event_block(p, g, &p->events[e]);
 			h->bestn[l] = per[e];

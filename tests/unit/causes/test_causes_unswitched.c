@@ -19,6 +19,16 @@
  * copy around it was never entered by the others either, and its entry
  * is the setup block the test's taken edge leads to.
  *
+ * region: copies as an OpenMP region's body (gcc -O3, p003 of the
+ * accuracy suite): worker is run through a pointer (no call edge enters
+ * it), on thread 0 under main's call into the runtime, B15 (line 49,
+ * holding all of thread 0's samples), the only thread with any (the
+ * others wait off CPU).  Main's B14 calls for the thread count on the
+ * same line, with no samples in the section.  Known answer: still the
+ * test (B1), not main's line: one call on a line is no set of copies of
+ * a call (causes_callee.c), whatever other calls the line has.
+ *   main: B14 call out -> B15 call out -> B16 return.
+ *
  * inloop: the guard inside the loop that repeats the section (`for (it)
  * { if (!self) run_part(); barrier; }`, gcc -O2 entering at the test).
  *   B0 entry test (48) -(taken)-> B7 return;  -(fall)-> B1 `jmp` -> B4.
@@ -63,7 +73,11 @@ static struct sb_cfg *copies_graph(void)
 	sbt_add_blocks(g, 0, 0x1000, 12);
 	sbt_add_leaf(g, 1, "common", 0x2000);
 	sbt_add_leaf(g, 2, "barrier", 0x2010);
+	sb_cfg_add_func(g, "main", 0x2020, 0x2050);
+	sbt_add_blocks(g, 3, 0x2020, 3);
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	sb_cfg_add_edge(g, 14, 15, SB_EDGE_CALL_RETURN);     /* omp_get_max_threads@plt */
+	sb_cfg_add_edge(g, 15, 16, SB_EDGE_CALL_RETURN);     /* GOMP_parallel@plt */
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -148,6 +162,20 @@ static uint64_t copies_rate(uint32_t e, uint32_t t, int i)
 	}
 }
 
+/* region: the events of copies, then main's B14 and B15; thread 0's
+ * alone, B15 holding them all (B7's 2, common's inside them, B8's 5) */
+static uint64_t region_rate(uint32_t e, uint32_t t, int i)
+{
+	if (t)
+		return 0;
+	switch (e) {
+	case 0:
+	case 4: return 0;
+	case 5: return 7;
+	default: return copies_rate(e, t, i);
+	}
+}
+
 /* inloop: events B5 (the call of run_part), run_part's B8, B2 (the
  * barrier call: thread 0 arrives last and leaves at once, a rare sample;
  * the others wait off CPU, none) */
@@ -160,7 +188,9 @@ static uint64_t inloop_rate(uint32_t e, uint32_t t, int i)
 	}
 }
 
-static unsigned long long top(struct sb_profile *p, const char *what)
+/* The first cause's address; *in_main (when asked): how many causes,
+ * shown or kept under one, lie in main (0x2020..0x2050). */
+static unsigned long long top(struct sb_profile *p, const char *what, int *in_main)
 {
 	unsigned long long a = 0;
 	struct sb_causes c;
@@ -174,6 +204,8 @@ static unsigned long long top(struct sb_profile *p, const char *what)
 	CHECK(!c.exact_counts && c.nsections_analyzed == 1, "%s: samples, one section", what);
 	if (c.n)
 		a = c.c[0].addr;
+	for (size_t k = 0; in_main && k < c.n; k++)
+		*in_main += c.c[k].addr >= 0x2020 && c.c[k].addr < 0x2050;
 	sb_causes_free(&c);
 	return a;
 }
@@ -183,16 +215,26 @@ int main(void)
 	static const int cev[4] = { 2, 7, 8, 12 };
 	static const unsigned cln[4] = { 59, 59, 63, 45 };
 	static const unsigned cwln[12] = { 55, 60, 59, 70, 58, 58, 58, 59, 63, 70, 58, 72 };
+	static const int rev[6] = { 2, 7, 8, 12, 14, 15 };
+	static const unsigned rln[6] = { 59, 59, 63, 45, 49, 49 };
 	static const int iev[3] = { 5, 8, 2 };
 	static const unsigned iln[3] = { 50, 30, 52 };
 	static const unsigned iwln[8] = { 48, 48, 52, 48, 49, 50, 50, 55 };
 	unsigned long long a;
+	int in_main = 0;
 
-	a = top(profile(copies_graph(), 12, cwln, cev, cln, 4, 0x103c, 70, copies_rate), "copies");
+	a = top(profile(copies_graph(), 12, cwln, cev, cln, 4, 0x103c, 70, copies_rate), "copies",
+		NULL);
 	CHECK(a == 0x101c, "copies: the unswitched test enters the work (B1's branch), %#llx", a);
-	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x102c, 52, inloop_rate), "inloop");
+	a = top(profile(copies_graph(), 12, cwln, rev, rln, 6, 0x103c, 70, region_rate), "region",
+		&in_main);
+	CHECK(a == 0x101c && !in_main, "region: the unswitched test, and main's call into the "
+	      "runtime on a line with another call nowhere: %#llx, %d in main", a, in_main);
+	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x102c, 52, inloop_rate), "inloop",
+		NULL);
 	CHECK(a == 0x104c, "inloop: the test inside the section's loop (B4's branch), %#llx", a);
-	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x201c, 31, inloop_rate), "infunc");
+	a = top(profile(inloop_graph(), 8, iwln, iev, iln, 3, 0x201c, 31, inloop_rate), "infunc",
+		NULL);
 	CHECK(a == 0x104c, "inloop, the section's sync in the barrier function the loop calls: "
 	      "the test inside the loop (B4's branch), %#llx", a);
 	return CHECK_DONE("test_causes_unswitched");
