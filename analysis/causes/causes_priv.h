@@ -100,18 +100,20 @@ uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s);
 
 /* Section s's columns (causes_samples.c): busy-rank columns where the
  * imbalance rotates among threads (share < 0.5), else one per thread.
- * Instance i's thread slot t spreads evenly over columns lo..hi (per
- * thread: lo = hi, its thread's column; ranked: the columns of its busy
- * rank among the instance's threads with as many samples). */
+ * Instance i's thread slot t spreads evenly over the columns' interval
+ * [lo, hi) (per thread: [c, c + 1), its thread's column c; ranked: the
+ * share of its group's columns its busy rank among the group's pairs
+ * with as many samples gives it). */
 struct sb_causes_ranks {
 	uint32_t nt;        /* columns */
 	int ranked;
 	double share;       /* thread identity's share of the variance */
 	size_t *first;      /* per profile instance; SIZE_MAX: other section */
-	uint32_t *lo, *hi;
-	uint8_t *whole;     /* per profile instance: its pairs were ranked in
-			     * one stratum (or per thread): their samples
-			     * count how much, not only where */
+	double *lo, *hi;    /* slot's columns: the interval [lo, hi) */
+	uint8_t *whole;     /* per profile instance: its busy times spread
+			     * beyond what its samples can cost (or per
+			     * thread): their samples count how much, not
+			     * only where */
 };
 int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r);
 /* Adds instance i's per-slot values v into the nt columns cols. */

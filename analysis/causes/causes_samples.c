@@ -32,16 +32,32 @@
  * project's KVM guest, as much as one of LU's block updates; measured as
  * the within-instance slope of busy time on samples in balanced
  * sections), so in a balanced instance the sampled thread ranks first
- * and every sampled block would line up with the rank.  So an instance
- * ranks its threads within strata of equal sample count: inside a
- * stratum the samples cost every thread the same, and each stratum
- * spreads its members over all columns (the j-th busiest of m over
- * columns [j nt / m, (j + 1) nt / m)), so no column gets more samples for
- * being sampled; which block the samples fell in, and the busy times,
- * carry the signal.  Where an instance's busy times spread more than
- * 4 x SAMPLE_COST_MAX per sample of difference between its threads, no
- * sample can reorder them and the instance is ranked in one stratum,
- * keeping "how many" too (long instances: many samples per pair).
+ * and every sampled block would line up with the rank.  But where one
+ * thread's lead is more than its extra samples could have cost it, the
+ * samples did not make the order, and it must stay: with one hot block
+ * (an owner test guarding the one loop every thread runs: LU's blocks,
+ * about one sample a pair) "how many" samples is all the signal there
+ * is.  So an instance, busiest first, is cut into groups: a cut where
+ * every pair above it is busier than every pair below by more than
+ * SAMPLE_COST_MAX per sample it has more (busy less SAMPLE_COST_MAX x
+ * samples: the least above beats the most below), so above and below are
+ * the true order whatever the samples cost (up to SAMPLE_COST_MAX).  A
+ * group holds the ranks [g0, g1] and gets their columns; inside it the
+ * samples may have made the order, so it is ranked within strata of
+ * equal sample count: inside a stratum the samples cost every pair the
+ * same, and each stratum spreads its members over all the group's
+ * columns (the j-th busiest of m over the group's [j w / m, (j + 1) w /
+ * m)), so no column of the group gets more samples for being sampled;
+ * which block the samples fell in, and the busy times, carry the signal.
+ * The bound is the cost itself, not a margin above it: a sampled pair's
+ * lower key joins it to the group below where the gap is under the bound
+ * less its true cost, spreading it over lower columns than its unsampled
+ * peers (a bias against the samples, the safe direction, that a larger
+ * bound would make large: 27 threads in tiers of equal trip counts
+ * 95 us apart merged into one group).  An instance whose busy times
+ * spread more than 4 x SAMPLE_COST_MAX per sample of difference between
+ * its threads is "whole": its samples count how much
+ * (causes_evidence.c's power).
  *
  * nt columns (<= SB_CAUSES_MAX_THREADS): LIME costs what it did with
  * per-thread sums, whatever the number of instances; pooling is a sort of
@@ -83,6 +99,75 @@ static int busier(const void *a, const void *b)
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Busiest first (exact ties by tid). */
+static int by_key(const void *a, const void *b)
+{
+	const struct by_busy *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/*
+ * Columns [lo, hi] of an instance's k pairs b[] among nt (header): busiest
+ * first, cut into groups where the samples cannot have made the order,
+ * each group spread by strata over its own columns.
+ */
+static void rank_instance(struct by_busy *b, uint32_t k, uint32_t nt, double *lo, double *hi)
+{
+	double low[SB_CAUSES_MAX_THREADS], high[SB_CAUSES_MAX_THREADS + 1];
+
+	qsort(b, k, sizeof(*b), by_key);
+	/* busy less the most its samples can cost: every pair above a cut
+	 * stays above every pair below it whatever the samples cost */
+	for (uint32_t q = 0; q < k; q++) {
+		double x = b[q].key - SAMPLE_COST_MAX * b[q].smp;
+
+		low[q] = q ? fmin(low[q - 1], x) : x;
+	}
+	high[k] = -INFINITY;
+	for (uint32_t q = k; q > 0; q--)
+		high[q - 1] = fmax(high[q], b[q - 1].key - SAMPLE_COST_MAX * b[q - 1].smp);
+	for (uint32_t g0 = 0; g0 < k;) {
+		uint32_t g1 = g0;
+		double base, w;
+
+		while (g1 + 1 < k && !(low[g1] > high[g1 + 1]))
+			g1++;
+		/* the group's ranks' columns, as a real interval: every
+		 * column then holds as much pair as every other (integer
+		 * bounds would give some columns half a pair, others a
+		 * third, and every block's count and the busy time would
+		 * follow that, in step) */
+		base = (double)g0 * nt / k;
+		w = (double)(g1 + 1) * nt / k - base;
+		qsort(b + g0, g1 - g0 + 1, sizeof(*b), busier);
+		for (uint32_t q0 = g0; q0 <= g1;) {
+			uint32_t q1 = q0;
+
+			while (q1 + 1 <= g1 && b[q1 + 1].smp == b[q0].smp)
+				q1++;
+			/* stratum q0..q1 (m pairs): the j-th busiest spreads
+			 * over the group's [j w / m, (j + 1) w / m), exact
+			 * ties over their joint range */
+			for (uint32_t q = q0, m = q1 - q0 + 1; q <= q1;) {
+				uint32_t e = q;
+
+				while (e + 1 <= q1 && b[e + 1].key == b[q].key)
+					e++;
+				for (uint32_t x = q; x <= e; x++) {
+					lo[b[x].slot] = base + (double)(q - q0) * w / m;
+					hi[b[x].slot] = base + (double)(e - q0 + 1) * w / m;
+				}
+				q = e + 1;
+			}
+			q0 = q1 + 1;
+		}
+		g0 = g1 + 1;
+	}
 }
 
 uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s)
@@ -241,14 +326,16 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 		const struct sb_instance *in = &p->instances[i];
 		struct by_busy b[SB_CAUSES_MAX_THREADS];
 		uint32_t k = width(in), col[SB_CAUSES_MAX_THREADS];
-		uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
+		double *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
 
 		if (r->first[i] == SIZE_MAX)
 			continue;
 		if (!r->ranked) {
 			columns(in, tids, ntid, col);
-			for (uint32_t t = 0; t < k; t++)
-				lo[t] = hi[t] = col[t];
+			for (uint32_t t = 0; t < k; t++) {
+				lo[t] = col[t];     /* col >= nt: a thread past the columns */
+				hi[t] = (double)col[t] + 1;
+			}
 			r->whole[i] = 1;
 			continue;
 		}
@@ -258,9 +345,8 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 			b[t].tid = in->per_thread[t].tid;
 			b[t].slot = t;
 		}
-		/* by stratum (samples), busiest first within it; one stratum
-		 * when the busy times are far enough apart that what the
-		 * samples cost cannot reorder them */
+		/* samples count how much (evidence) where the busy times
+		 * spread beyond what the samples can cost */
 		if (k) {
 			double bmin = INFINITY, bmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
 
@@ -270,36 +356,9 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 				smin = fmin(smin, b[t].smp);
 				smax = fmax(smax, b[t].smp);
 			}
-			if (bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin)) {
-				for (uint32_t t = 0; t < k; t++)
-					b[t].smp = 0;
-				r->whole[i] = 1;
-			}
+			r->whole[i] = bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin);
 		}
-		qsort(b, k, sizeof(*b), busier);
-		for (uint32_t q0 = 0; q0 < k;) {
-			uint32_t q1 = q0;
-
-			while (q1 + 1 < k && b[q1 + 1].smp == b[q0].smp)
-				q1++;
-			/* stratum q0..q1 (m threads): the j-th busiest spreads
-			 * over columns [j nt / m, (j + 1) nt / m), exact ties
-			 * over their joint range */
-			for (uint32_t q = q0, m = q1 - q0 + 1; q <= q1;) {
-				uint32_t e = q;
-
-				while (e + 1 <= q1 && b[e + 1].key == b[q].key)
-					e++;
-				for (uint32_t x = q; x <= e; x++) {
-					lo[b[x].slot] = (uint32_t)((uint64_t)(q - q0) * r->nt / m);
-					hi[b[x].slot] = (uint32_t)((uint64_t)(e - q0 + 1) * r->nt / m);
-					if (hi[b[x].slot] > lo[b[x].slot])
-						hi[b[x].slot]--;
-				}
-				q = e + 1;
-			}
-			q0 = q1 + 1;
-		}
+		rank_instance(b, k, r->nt, lo, hi);
 	}
 	free(smp);
 	free(pf);
@@ -315,20 +374,31 @@ void sb_causes_rank_add(const struct sb_causes_ranks *r, const struct sb_profile
 			const double *v, double *cols)
 {
 	const struct sb_instance *in = &p->instances[i];
-	const uint32_t *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
-	double d[SB_CAUSES_MAX_THREADS + 1], run = 0;
-	uint32_t top = 0;
+	const double *lo = r->lo + r->first[i], *hi = r->hi + r->first[i];
+	double d[SB_CAUSES_MAX_THREADS + 1] = { 0 }, run = 0;
 
-	/* ranges spread by a difference array: O(threads + columns) */
+	/* each pair's value spread evenly over its interval: the columns
+	 * it covers whole through a difference array, its two partly
+	 * covered ends directly; O(threads + columns) */
 	for (uint32_t t = 0; t < width(in); t++) {
-		if (lo[t] >= r->nt || !v[t])
+		double a = lo[t], b = fmin(hi[t], (double)r->nt), dens;
+		uint32_t ca, cb;
+
+		if (!(a < b) || !v[t])
 			continue;
-		while (top <= hi[t] + 1 && top <= r->nt)
-			d[top++] = 0;
-		d[lo[t]] += v[t] / (double)(hi[t] - lo[t] + 1);
-		d[hi[t] + 1] -= v[t] / (double)(hi[t] - lo[t] + 1);
+		dens = v[t] / (hi[t] - a);
+		ca = (uint32_t)a;
+		cb = (uint32_t)ceil(b) - 1;      /* the last column touched */
+		if (ca == cb) {
+			cols[ca] += dens * (b - a);
+			continue;
+		}
+		cols[ca] += dens * ((double)ca + 1 - a);
+		cols[cb] += dens * (b - (double)cb);
+		d[ca + 1] += dens;
+		d[cb] -= dens;
 	}
-	for (uint32_t x = 0; x < top && x < r->nt; x++) {
+	for (uint32_t x = 0; x < r->nt; x++) {
 		run += d[x];
 		cols[x] += run;
 	}
