@@ -57,6 +57,11 @@ struct sb_lime_instance {
 				 * (LBR sees taken branches only) */
 };
 
+/* Block-sample columns averaging fewer samples than this are judged by
+ * the index of dispersion alone: LIME's directed test (counts against
+ * time, 1 degree of freedom) needs the normal approximation. */
+#define SB_LIME_DIRECTED_MIN_MEAN 5.0
+
 struct sb_lime_opts {
 	double cluster_threshold;   /* §3.2 stop: correlation, default 0.9 */
 	double bulk_threshold;      /* §5.6 bulk merge, default 0.99 */

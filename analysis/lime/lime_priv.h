@@ -72,6 +72,10 @@ bool sb_lime_unit(const double *x, uint32_t n, double *u);
  * (index-of-dispersion test at level alpha): x and y count samples. */
 bool sb_lime_overdispersed(const double *x, const double *y, uint32_t n, double alpha);
 
+/* x's counts covary with time beyond Poisson noise (1-dof test at level
+ * alpha), judged only with at least 5 samples a column on average. */
+bool sb_lime_follows_time(const double *x, const double *time, uint32_t n, double alpha);
+
 /*
  * Unit vectors of all events of `in` into u (nevents rows of nthreads),
  * live[e] = 1 when event e varies (a BLOCK event: beyond sampling noise,

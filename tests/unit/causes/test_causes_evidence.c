@@ -138,9 +138,10 @@ static void test_needed(void)
 {
 	/* times 2,1,1,1: mean 1.25, sum of squares 0.75, CV^2 = 0.75 / (4 *
 	 * 1.5625) = 0.12; with m = 3 events the dispersion test's level is
-	 * 0.05 / 3; the F-test's (1, 2) at 0.05 needs more with 4 columns */
+	 * 0.05 / 6 (LIME's directed test takes the other half); the F-test's
+	 * (1, 2) at 0.05 needs more with 4 columns */
 	const double t[4] = { 2, 1, 1, 1 }, eq[4] = { 3, 3, 3, 3 };
-	double dd = sb_causes_delta_needed(4, 0.05 / 3, 0.8), df = delta_f(2);
+	double dd = sb_causes_delta_needed(4, 0.05 / 6, 0.8), df = delta_f(2);
 	double want = fmax(dd, df) / (4 * 0.12);
 
 	/* F'(1, d2 -> inf, delta) is chi'^2(1, delta): the 1-dof answer */

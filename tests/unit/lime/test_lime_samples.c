@@ -39,6 +39,37 @@ static void test_dispersion(void)
 }
 
 /*
+ * The directed test, hand-computed: S = sum (x - mean)(time - mean time),
+ * S^2 / (mean x * sum (time - mean time)^2) chi-square with 1 df.
+ *   - 28 columns, a busy one: x = 225 there, 152 elsewhere; time 228
+ *     there, 153 elsewhere.  mean x = 154.607, S = 70.393 * 72.321 +
+ *     27 * 2.607 * 2.679 = 5279.464 (exactly 27 * 73 * 75 / 28),
+ *     sum (time - mean)^2 = 75^2 * 27 / 28 = 5424.107: z^2 = 33.24,
+ *     p = 8e-9.  The index of dispersion, D = 73^2 * 27 / 28 / 154.607 =
+ *     33.24 on 27 df, p = 0.19, misses it.
+ *   - one stray sample in the slowest of 28 columns: mean 1/28, below
+ *     the 5 samples a column the normal approximation needs: noise.
+ *   - flat counts against rising time: S = 0.
+ */
+static void test_follows_time(void)
+{
+	double x[28], tm[28], one[28] = { 1 }, flat[28];
+
+	for (int t = 0; t < 28; t++) {
+		x[t] = t ? 152 : 225;
+		tm[t] = t ? 153 : 228;
+		flat[t] = 100;
+	}
+	CHECK(sb_lime_follows_time(x, tm, 28, 1e-7), "the busy column, p 8e-9 < 1e-7");
+	CHECK(!sb_lime_follows_time(x, tm, 28, 1e-9), "p 8e-9 > 1e-9");
+	CHECK(!sb_lime_overdispersed(x, NULL, 28, 0.05), "the omnibus misses it (p 0.19)");
+	CHECK(!sb_lime_follows_time(one, tm, 28, 0.05), "one stray sample is noise");
+	CHECK(!sb_lime_follows_time(flat, tm, 28, 0.05), "flat counts");
+	CHECK(!sb_lime_follows_time(x, NULL, 28, 0.05), "no time");
+	CHECK(!sb_lime_follows_time(x, flat, 28, 0.05), "time that does not vary");
+}
+
+/*
  * Worker W:  W0 calls G (every thread, same work); W1 tests me == 0;
  *            W2 calls the wrapper F (thread 0 only); W3 the barrier.
  * Wrapper F: F0 `jmp G` (a tail call: no edge in the CFG), or F0 calls
@@ -302,6 +333,7 @@ static void test_two_levels(void)
 int main(void)
 {
 	test_dispersion();
+	test_follows_time();
 	test_root(1);
 	test_root(0);
 	test_two_sites();
