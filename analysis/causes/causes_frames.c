@@ -38,7 +38,10 @@
  * work inside the section, never a frame.  A call whose callees leave the
  * graph (into the OpenMP runtime that runs a region, a library's barrier,
  * a pointer: main's `worker(0)` in a join section) cannot be followed:
- * the share decides.
+ * the share decides.  Except in the sync's own function, inside a loop
+ * that holds the sync: such a call runs between the syncs of every
+ * instance (`if (!rank) work_fn(n)` in an OpenMP region's loop), and a
+ * frame around the section is never there.
  *
  * Callbacks.  A program function no call edge of the program enters (a
  * pointer calls it: qsort's comparator, called by the library) whose
@@ -66,6 +69,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "causes_loops.h"
 
 /* share of a thread's samples an enclosing frame holds (unwinds that stop
  * short of _start lose a few: the recorder counts them, unwind_stop_*) */
@@ -187,6 +192,33 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 	return false;
 }
 
+/* Block b lies in the function holding section s's sync, in a loop of it
+ * that holds the sync too: it runs between the syncs of every instance,
+ * section code (a call through a pointer under `if (!rank)` in an OpenMP
+ * region's loop), however much of one thread's samples it holds. */
+static bool in_section_loop(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    uint32_t s, uint32_t b)
+{
+	const struct sb_cfg *m = g->merged;
+	long sb = p->sections[s].loc < p->nlocs ? sb_causes_loc_block(p, g, p->sections[s].loc)
+						 : -1, h;
+	uint32_t f = m->blocks[b].func, nb = m->funcs[f].nblocks, lo = m->funcs[f].first_block;
+	uint8_t *body, *outer;
+
+	if (sb < 0 || m->blocks[sb].func != f)
+		return false;
+	body = malloc(nb ? nb : 1);
+	outer = malloc(nb ? nb : 1);
+	h = body && outer ? sb_causes_loop_of(m, b, body) : -1;
+	while (h >= 0 && !body[sb - lo]) {
+		h = sb_causes_loop_around(m, (uint32_t)h, body, outer);
+		memcpy(body, outer, nb);
+	}
+	free(body);
+	free(outer);
+	return h >= 0;
+}
+
 /* Block b is in the executable's entry point, _start. */
 static bool is_start(const struct sb_cfg *m, uint32_t b)
 {
@@ -241,7 +273,8 @@ static void enclosing(const struct sb_profile *p, const struct sb_causes_graph *
 				absent = true;
 			}
 		}
-		if (holds && frame && absent && !calls_inside(p, g, s, (uint32_t)b, left))
+		if (holds && frame && absent && !calls_inside(p, g, s, (uint32_t)b, left) &&
+		    !in_section_loop(p, g, s, (uint32_t)b))
 			skip[e] = 1;
 	}
 	free(most);
