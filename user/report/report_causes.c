@@ -67,6 +67,26 @@ static void evidence_line(const struct sb_profile *p, const struct sb_causes *c,
 			e->ninstances == 1 ? "" : "s", e->nthreads);
 }
 
+static uint64_t busy_per_thread(const struct sb_section *sec)
+{
+	uint64_t busy = 0;
+
+	for (uint32_t t = 0; t < sec->nthreads; t++)
+		busy += sec->per_thread[t].busy_ns;
+	return sec->nthreads ? busy / sec->nthreads : 0;
+}
+
+/* Section s's busy time per thread over the whole run is less than one
+ * sampling period (an OpenMP region's fork, microseconds a run): a
+ * longer run, whatever "record N s longer" would say, samples it about
+ * never. */
+static bool too_short(const struct sb_profile *p, uint32_t s)
+{
+	unsigned hz = sample_hz(p);
+
+	return hz && (double)busy_per_thread(&p->sections[s]) * hz < 1e9;
+}
+
 /* "record ≈ N s longer or raise -F (now H Hz)" and a newline.  Exact
  * mode's analysis pools a bounded number of instances: no time known,
  * a longer run would not add enough (causes_evidence.c). */
@@ -97,7 +117,15 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 {
 	const struct sb_causes_evidence *e = evidence_of(c, s);
 
-	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
+	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES && too_short(p, s)) {
+		char b[32];
+
+		sb_fmt_ns(busy_per_thread(&p->sections[s]), b, sizeof(b));
+		fprintf(f, "  not enough samples: %s of busy time per thread in the whole run is too "
+			"short to sample; %s\n", b, c->exact_counts ?
+			"no longer run would give the hardware test samples" :
+			"exact counts (scalebpf cc) see it");
+	} else if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
 		fputs("  not enough samples: ", f);
 		more_time(p, c, e, f);
 	} else if (e && e->verdict == SB_VERDICT_FEW_THREADS) {
