@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes_loops.h"
 #include "causes_priv.h"
 #include "cfg/cfg.h"
 
@@ -70,6 +71,22 @@ static bool reaches(const struct sb_cfg *g, uint32_t b, uint32_t d, uint8_t *see
 }
 
 /*
+ * Exact tie j is the outer loop's test of a rotated nest whose inner
+ * test is tie b (sb_causes_rotated_outer): the inner test runs first,
+ * and reaches the outer's, but its count is the outer trips times its
+ * own fixed N; the outer's trips are the decision.
+ */
+static bool rotated_nest(const struct sb_cfg *g, const struct sb_lime_result *comb, size_t b,
+			 size_t j)
+{
+	long bb = sb_cfg_block_at(g, comb->causes[b].addr), bj = sb_cfg_block_at(g, comb->causes[j].addr);
+
+	return comb->causes[j].kind == SB_CAUSE_LOOP &&
+	       (comb->causes[b].kind == SB_CAUSE_BRANCH || comb->causes[b].kind == SB_CAUSE_LOOP) &&
+	       bb >= 0 && bj >= 0 && sb_causes_rotated_outer(g, (uint32_t)bj, (uint32_t)bb);
+}
+
+/*
  * Ties of one cluster: leaders whose scores are equal are perfectly
  * correlated (eq. 1 and beta alike): one decision seen at several blocks
  * (the test, the loops it runs, a callee's loop).  One is shown, the one
@@ -109,8 +126,11 @@ static int collapse_ties(const struct sb_cfg *g, struct sb_lime_result *const *r
 				continue;
 			bb = sb_cfg_block_at(g, comb->causes[best].addr);
 			bj = sb_cfg_block_at(g, comb->causes[j].addr);
-			if (bb >= 0 && bj >= 0 && reaches(g, (uint32_t)bj, (uint32_t)bb, seen, stack) &&
-			    !reaches(g, (uint32_t)bb, (uint32_t)bj, seen, stack))
+			if (bb >= 0 && bj >= 0 && rotated_nest(g, comb, best, j))
+				best = j;
+			else if (bb >= 0 && bj >= 0 && !rotated_nest(g, comb, j, best) &&
+				 reaches(g, (uint32_t)bj, (uint32_t)bb, seen, stack) &&
+				 !reaches(g, (uint32_t)bb, (uint32_t)bj, seen, stack))
 				best = j;
 			same[j] = k;   /* provisional: all point at the group */
 		}

@@ -204,3 +204,64 @@ bool sb_causes_loop_fixed_trips(const struct sb_cfg *g, uint32_t f, uint32_t h,
 	}
 	return nlatch && sb_causes_loop_exits(g, f, body) == 1;
 }
+
+/* The header a back edge reaches from edge k straight on (through blocks
+ * of one way on, calls aside: at most ROTATE_STEPS), or -1. */
+#define ROTATE_STEPS 4
+static long straight_back(const struct sb_cfg *g, uint32_t k)
+{
+	for (int steps = 0; steps < ROTATE_STEPS; steps++) {
+		uint32_t u = g->edges[k].dst, n = 0;
+
+		if (g->edges[k].back)
+			return u;
+		for (uint32_t j = g->out_start[u]; j < g->out_start[u + 1]; j++)
+			if (g->edges[j].kind != SB_EDGE_CALL) {
+				k = j;
+				n++;
+			}
+		if (n != 1)
+			return -1;
+	}
+	return -1;
+}
+
+/* Block b's branch is a latch test of the loop headed by *h: one of its
+ * two ways leads straight to a back edge into *h; *leaves: its other way
+ * leaves that loop. */
+static bool latch_test_of(const struct sb_cfg *g, uint32_t b, long *h, bool *leaves)
+{
+	uint32_t way[2], n = 0, f = g->blocks[b].func, lo = g->funcs[f].first_block;
+
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_TAKEN || g->edges[k].kind == SB_EDGE_FALLTHROUGH) {
+			if (n == 2)
+				return false;
+			way[n++] = k;
+		}
+	for (uint32_t i = 0; n == 2 && i < 2; i++) {
+		long hh = straight_back(g, way[i]);
+		uint8_t *body;
+		bool ok;
+
+		if (hh < 0 || !(body = malloc(g->funcs[f].nblocks)))
+			continue;
+		ok = sb_causes_loop_of(g, (uint32_t)hh, body) == hh;
+		*leaves = ok && !body[g->edges[way[1 - i]].dst - lo];
+		free(body);
+		if (ok) {
+			*h = hh;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool sb_causes_rotated_outer(const struct sb_cfg *g, uint32_t x, uint32_t y)
+{
+	long hx = -1, hy = -1;
+	bool lx = false, ly = false;
+
+	return x != y && latch_test_of(g, x, &hx, &lx) && latch_test_of(g, y, &hy, &ly) &&
+	       hx == hy && lx && !ly;
+}

@@ -60,4 +60,11 @@ bool sb_causes_loop_calls(const struct sb_cfg *g, uint32_t f, const uint8_t *bod
 bool sb_causes_loop_only_repeats(const struct sb_cfg *g, uint32_t f, const uint8_t *outer,
 				 const uint8_t *inner);
 
+/* Blocks x and y are both latch tests of one header, x's other way
+ * leaving the loop and y's staying in it: clang -O3 rotates `for (h <
+ * trips) for (r < N)` into one loop whose header both back edges enter
+ * (the outer's by a `jmp` into the inner body); y is the inner loop's
+ * test, x the outer's. */
+bool sb_causes_rotated_outer(const struct sb_cfg *g, uint32_t x, uint32_t y);
+
 #endif
