@@ -362,12 +362,33 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
  * a fixed loop around a call entered alike by every thread differs in
  * the time of its call (the callee's work: a longer string to strlen),
  * never in its trip count: the cause is shown at the call, not at the
- * latch.  Otherwise (pure work) the placement is left to the rules
+ * latch, unless the program's own callee holds the variation in a loop
+ * with an early exit (a search, called directly, through a pointer or a
+ * tail call, found by its samples: sb_causes_callee_leader): its data
+ * decides where it stops, and its address is left in *descend for the
+ * caller to place.  Otherwise (pure work) the placement is left to the rules
  * below.  Profiles recorded without block flags have no fixed loop: they
  * report as before.  True when c moved.
  */
+/* Block b (merged) lies in a loop two or more of whose blocks leave it. */
+static bool in_early_exit_loop(const struct sb_cfg *g, long b)
+{
+	uint32_t f;
+	uint8_t *body;
+	bool yes;
+
+	if (b < 0)
+		return false;
+	f = g->blocks[b].func;
+	if (!(body = malloc(g->funcs[f].nblocks ? g->funcs[f].nblocks : 1)))
+		return false;
+	yes = sb_causes_loop_of(g, (uint32_t)b, body) >= 0 && sb_causes_loop_exits(g, f, body) >= 2;
+	free(body);
+	return yes;
+}
+
 static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_causes_graph *gr,
-			       uint32_t blk, struct sb_cause *c)
+			       uint32_t blk, struct sb_cause *c, uint64_t *descend)
 {
 	const struct sb_cfg *g = gr->merged;
 	uint32_t f = g->blocks[blk].func, nb = g->funcs[f].nblocks;
@@ -387,13 +408,21 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 	else if ((in = sb_cfg_loop_entry(g, (uint32_t)l)) >= 0)
 		moved = sb_causes_locate_guard(p, gr, (uint32_t)in, &at);
 	if (!moved && sb_causes_repeats_call(g, blk)) {
-		/* entered as often by every thread: what differs is the time
-		 * of a call, the callee's work (a longer string to strlen) */
-		at.kind = SB_CAUSE_CALL;
-		sb_causes_locate_insn(p, g->blocks[blk].last_insn, &at);
-		moved = at.loc >= 0 && p->locs[at.loc].line;
+		uint64_t callee = sb_causes_callee_leader(p, gr, c->section, blk);
+
+		if (callee && in_early_exit_loop(g, sb_cfg_block_at(g, callee))) {
+			*descend = callee;   /* the callee's search: the caller places it */
+			moved = true;
+		} else {
+			/* entered as often by every thread: what differs is the
+			 * time of a call, the callee's work (a longer string to
+			 * strlen) */
+			at.kind = SB_CAUSE_CALL;
+			sb_causes_locate_insn(p, g->blocks[blk].last_insn, &at);
+			moved = at.loc >= 0 && p->locs[at.loc].line;
+		}
 	}
-	if (moved) {
+	if (moved && !*descend) {
 		c->loc = at.loc;
 		c->addr = at.addr;
 	}
@@ -464,7 +493,7 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c, int depth)
 {
-	uint64_t at;
+	uint64_t at, descend = 0;
 	long blk, cb;
 	bool per_inst;
 
@@ -496,8 +525,12 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	    locate_entered(p, g, (uint32_t)blk, c, 0))
 		return;
 	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
-	    sb_causes_repeats_call(g->merged, blk) && locate_fixed_trips(p, g, (uint32_t)blk, c))
+	    sb_causes_repeats_call(g->merged, blk) &&
+	    locate_fixed_trips(p, g, (uint32_t)blk, c, &descend)) {
+		if (descend && depth < 8)
+			locate_at(p, g, descend, c, depth + 1);
 		return;
+	}
 	/* exact: a loop entered straight after a call that some threads
 	 * never entered (counts of zero), nor the loop around it (a
 	 * compiler's copy for `if (rank == 0)`): the hoisted test decides */
@@ -514,13 +547,17 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 	 * samples only: with exact counts the leader is the decision itself.) */
 	if (c->kind == SB_CAUSE_UNDETERMINED && c->loc >= 0 && blk >= 0 &&
 	    !locate_inlined_caller(p, g, (uint32_t)blk, c) &&
-	    !locate_fixed_trips(p, g, (uint32_t)blk, c) &&
+	    !locate_fixed_trips(p, g, (uint32_t)blk, c, &descend) &&
 	    !locate_repeated_loop(p, g, (uint32_t)blk, c) &&
 	    !sb_causes_call_copies(p, g, (uint32_t)blk, c) &&
 	    !locate_held_calls(p, g, (uint32_t)blk, c) &&
 	    !locate_entered(p, g, (uint32_t)blk, c, 0) &&
 	    !sb_causes_locate_guard(p, g, (uint32_t)blk, c))
 		locate_preheader_guard(p, g, (uint32_t)blk, c);
+	if (descend && depth < 8) {
+		locate_at(p, g, descend, c, depth + 1);
+		return;
+	}
 	/* Every cause gets a source line when any location inside its block
 	 * has one: never a bare address where a line is known. */
 	if (blk >= 0 && (c->loc < 0 || !p->locs[c->loc].line)) {

@@ -24,6 +24,11 @@
  * the cause is the call (0x103c), not the latch; without the
  * flag a loop around a call stays at its latch (pure work without the
  * flag already went to its guard, sb_cfg_guards of its header).
+ * search: alone, but the callee is a search (find: B10 compares and
+ * leaves at its key, B11 goes round or leaves at the end, B12 returns):
+ * its data decides where it stops, so the cause is inside it, in find
+ * (0x2010-0x2040), not at the call (blind seed W p018: a fixed loop of
+ * calls through a pointer to a search).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +55,13 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 	g->has_flags = true;
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
-	sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
+	if (call == 2) {
+		sb_cfg_add_func(g, "find", 0x2010, 0x2040);
+		sbt_add_blocks(g, 2, 0x2010, 3);
+	} else {
+		sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
+		sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
+	}
 	if (fixed)
 		g->blocks[4].flags = SB_BLOCK_CONST_BOUND;
 	sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
@@ -77,6 +87,12 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 		sb_cfg_add_edge(g, 5, 6, SB_EDGE_FALLTHROUGH);
 	}
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	if (call == 2) {
+		sb_cfg_add_edge(g, 10, 12, SB_EDGE_TAKEN);       /* found */
+		sb_cfg_add_edge(g, 10, 11, SB_EDGE_FALLTHROUGH);
+		sb_cfg_add_edge(g, 11, 10, SB_EDGE_TAKEN);
+		sb_cfg_add_edge(g, 11, 12, SB_EDGE_FALLTHROUGH);
+	}
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -162,6 +178,9 @@ int main(void)
 	}
 	a = top(2, 1, 1);
 	CHECK(a == WORK_CALL, "alone (call), fixed loop: at the call, %#llx", a);
+	a = top(2, 2, 1);
+	CHECK(a >= 0x2010 && a < 0x2040, "alone (call of a search), fixed loop: in the search, "
+	      "%#llx", a);
 	a = top(2, 1, 0);
 	CHECK(a == INNER_LATCH, "alone (call), no flag: at the latch, %#llx", a);
 	/* without the flag (a profile recorded before it), a loop around a
