@@ -47,12 +47,13 @@
  * 39 at m = 20); with 4 it needs more (2 degrees of freedom: delta 31
  * against 10.9).  delta* is the larger of the two.
  *
- * Ranked sections (a rotating imbalance, causes_samples.c) rank most
- * instances within strata of equal sample count, so that what a sample
- * costs its thread cannot reorder them; those instances say where the
- * samples fell but not how many, and the derivation above does not hold
- * for them.  The power rests on the samples of the instances ranked
- * whole (busy times far enough apart), S_w per thread: the verdict
+ * Ranked sections (a rotating imbalance, causes_samples.c) rank pairs
+ * the samples could have reordered within strata of equal sample count,
+ * so that what a sample costs its thread cannot reorder them; those
+ * instances say where the samples fell but not how many, and the
+ * derivation above does not hold for them.  The power rests on the
+ * samples of the instances ranked whole (every group of the ranking one
+ * stratum: no pair spread away from its rank), S_w per thread: the verdict
  * compares S_w with S*, and they accrue at the rate below times S_w / S.
  * (For a section pooled per thread, S_w = S.)
  *

@@ -110,10 +110,9 @@ struct sb_causes_ranks {
 	double share;       /* thread identity's share of the variance */
 	size_t *first;      /* per profile instance; SIZE_MAX: other section */
 	double *lo, *hi;    /* slot's columns: the interval [lo, hi) */
-	uint8_t *whole;     /* per profile instance: its busy times spread
-			     * beyond what its samples can cost (or per
-			     * thread): their samples count how much, not
-			     * only where */
+	uint8_t *whole;     /* per profile instance: each group of its
+			     * ranking one stratum (or per thread): its
+			     * samples count how much, not only where */
 };
 int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes_ranks *r);
 /* Adds instance i's per-slot values v into the nt columns cols. */

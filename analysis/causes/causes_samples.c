@@ -54,10 +54,9 @@
  * less its true cost, spreading it over lower columns than its unsampled
  * peers (a bias against the samples, the safe direction, that a larger
  * bound would make large: 27 threads in tiers of equal trip counts
- * 95 us apart merged into one group).  An instance whose busy times
- * spread more than 4 x SAMPLE_COST_MAX per sample of difference between
- * its threads is "whole": its samples count how much
- * (causes_evidence.c's power).
+ * 95 us apart merged into one group).  An instance whose every group is
+ * one stratum (its pairs alone, or with as many samples) is "whole": its
+ * samples count how much (causes_evidence.c's power).
  *
  * nt columns (<= SB_CAUSES_MAX_THREADS): LIME costs what it did with
  * per-thread sums, whatever the number of instances; pooling is a sort of
@@ -112,12 +111,15 @@ static int by_key(const void *a, const void *b)
 }
 
 /*
- * Columns [lo, hi] of an instance's k pairs b[] among nt (header): busiest
+ * Columns [lo, hi) of an instance's k pairs b[] among nt (header): busiest
  * first, cut into groups where the samples cannot have made the order,
- * each group spread by strata over its own columns.
+ * each group spread by strata over its own columns.  True when every
+ * group is one stratum: the samples then count how much, not only where.
  */
-static void rank_instance(struct by_busy *b, uint32_t k, uint32_t nt, double *lo, double *hi)
+static bool rank_instance(struct by_busy *b, uint32_t k, uint32_t nt, double *lo, double *hi)
 {
+	bool whole = true;
+
 	double low[SB_CAUSES_MAX_THREADS], high[SB_CAUSES_MAX_THREADS + 1];
 
 	qsort(b, k, sizeof(*b), by_key);
@@ -150,6 +152,7 @@ static void rank_instance(struct by_busy *b, uint32_t k, uint32_t nt, double *lo
 
 			while (q1 + 1 <= g1 && b[q1 + 1].smp == b[q0].smp)
 				q1++;
+			whole = whole && q0 == g0 && q1 == g1;
 			/* stratum q0..q1 (m pairs): the j-th busiest spreads
 			 * over the group's [j w / m, (j + 1) w / m), exact
 			 * ties over their joint range */
@@ -168,6 +171,7 @@ static void rank_instance(struct by_busy *b, uint32_t k, uint32_t nt, double *lo
 		}
 		g0 = g1 + 1;
 	}
+	return whole;
 }
 
 uint32_t sb_causes_rank_width(const struct sb_profile *p, uint32_t s)
@@ -345,20 +349,9 @@ int sb_causes_rank_plan(const struct sb_profile *p, uint32_t s, struct sb_causes
 			b[t].tid = in->per_thread[t].tid;
 			b[t].slot = t;
 		}
-		/* samples count how much (evidence) where the busy times
-		 * spread beyond what the samples can cost */
-		if (k) {
-			double bmin = INFINITY, bmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
-
-			for (uint32_t t = 0; t < k; t++) {
-				bmin = fmin(bmin, b[t].key);
-				bmax = fmax(bmax, b[t].key);
-				smin = fmin(smin, b[t].smp);
-				smax = fmax(smax, b[t].smp);
-			}
-			r->whole[i] = bmax - bmin >= 4 * SAMPLE_COST_MAX * (smax - smin);
-		}
-		rank_instance(b, k, r->nt, lo, hi);
+		/* samples count how much (evidence) where every group is one
+		 * stratum: no pair's samples were spread away from its rank */
+		r->whole[i] = rank_instance(b, k, r->nt, lo, hi);
 	}
 	free(smp);
 	free(pf);

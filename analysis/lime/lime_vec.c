@@ -93,7 +93,9 @@ bool sb_lime_overdispersed(const double *x, const double *y, uint32_t n, double 
  * pairs, whose variance is at most the mean, so the test stays
  * conservative.  Only with SB_LIME_DIRECTED_MIN_MEAN samples a column on
  * average, where the normal approximation holds: one stray sample in the
- * slowest thread is a huge z from a tiny mean, and stays noise.
+ * slowest thread is a huge z from a tiny mean, and stays noise.  Two-
+ * sided, as a noise filter should be: counts that go against time vary
+ * too (the clusters and the regression judge the direction).
  */
 bool sb_lime_follows_time(const double *x, const double *time, uint32_t n, double alpha)
 {

@@ -76,16 +76,8 @@ static uint64_t busy_per_thread(const struct sb_section *sec)
 	return sec->nthreads ? busy / sec->nthreads : 0;
 }
 
-/* Section s's busy time per thread over the whole run is less than one
- * sampling period (an OpenMP region's fork, microseconds a run): a
- * longer run, whatever "record N s longer" would say, samples it about
- * never. */
-static bool too_short(const struct sb_profile *p, uint32_t s)
-{
-	unsigned hz = sample_hz(p);
-
-	return hz && (double)busy_per_thread(&p->sections[s]) * hz < 1e9;
-}
+/* More time than this is no advice a user can take. */
+#define TOO_LONG_S 86400.0
 
 /* "record ≈ N s longer or raise -F (now H Hz)" and a newline.  Exact
  * mode's analysis pools a bounded number of instances: no time known,
@@ -117,14 +109,16 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 {
 	const struct sb_causes_evidence *e = evidence_of(c, s);
 
-	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES && too_short(p, s)) {
+	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES && isfinite(e->more_seconds) &&
+	    e->more_seconds > TOO_LONG_S) {
+		/* a section of microseconds a run (an OpenMP region's fork):
+		 * "record 1523005 s longer" is no advice */
 		char b[32];
 
 		sb_fmt_ns(busy_per_thread(&p->sections[s]), b, sizeof(b));
-		fprintf(f, "  not enough samples: %s of busy time per thread in the whole run is too "
-			"short to sample; %s\n", b, c->exact_counts ?
-			"no longer run would give the hardware test samples" :
-			"exact counts (scalebpf cc) see it");
+		fprintf(f, "  not enough samples: %s of busy time per thread in this run; sampling "
+			"it would take more than a day of recording; %s\n", b, c->exact_counts ?
+			"raise -F for the hardware test" : "exact counts (scalebpf cc) see it");
 	} else if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
 		fputs("  not enough samples: ", f);
 		more_time(p, c, e, f);

@@ -89,7 +89,10 @@ int main(void)
 			      !overlap(s->rec, sizeof(struct sbx_thread), o->rec,
 				       sizeof(struct sbx_thread)) &&
 			      !overlap(s->touched, tb, o->counts, ob) &&
-			      !overlap(s->counts, cb, o->touched, otb),
+			      !overlap(s->counts, cb, o->touched, otb) &&
+			      !overlap(s->touched, tb, o->touched, otb) &&
+			      !overlap(s->touched, tb, o->rec, sizeof(struct sbx_thread)) &&
+			      !overlap(s->rec, sizeof(struct sbx_thread), o->touched, otb),
 			      "threads %d and %d share no line", t, u);
 		}
 	}
