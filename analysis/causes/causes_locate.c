@@ -175,7 +175,7 @@ bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_g
 			    uint32_t blk, struct sb_cause *c)
 {
 	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = sb_causes_guards(g->merged, blk, gs);
+	long n = sb_causes_guards(g->merged, sb_causes_unrolled_first(g->merged, blk), gs);
 	const struct sb_loc *first = NULL;
 	struct sb_cause best = *c;
 	uint64_t best_n = 0;
@@ -368,25 +368,8 @@ static bool locate_repeated_loop(const struct sb_profile *p, const struct sb_cau
  * decides where it stops, and its address is left in *descend for the
  * caller to place.  Otherwise (pure work) the placement is left to the rules
  * below.  Profiles recorded without block flags have no fixed loop: they
- * report as before.  True when c moved.
+ * report as before.  True when c moved, or when *descend was set.
  */
-/* Block b (merged) lies in a loop two or more of whose blocks leave it. */
-static bool in_early_exit_loop(const struct sb_cfg *g, long b)
-{
-	uint32_t f;
-	uint8_t *body;
-	bool yes;
-
-	if (b < 0)
-		return false;
-	f = g->blocks[b].func;
-	if (!(body = malloc(g->funcs[f].nblocks ? g->funcs[f].nblocks : 1)))
-		return false;
-	yes = sb_causes_loop_of(g, (uint32_t)b, body) >= 0 && sb_causes_loop_exits(g, f, body) >= 2;
-	free(body);
-	return yes;
-}
-
 static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_causes_graph *gr,
 			       uint32_t blk, struct sb_cause *c, uint64_t *descend)
 {
@@ -410,7 +393,7 @@ static bool locate_fixed_trips(const struct sb_profile *p, const struct sb_cause
 	if (!moved && sb_causes_repeats_call(g, blk)) {
 		uint64_t callee = sb_causes_callee_leader(p, gr, c->section, blk);
 
-		if (callee && in_early_exit_loop(g, sb_cfg_block_at(g, callee))) {
+		if (callee && sb_causes_in_early_exit_loop(g, sb_cfg_block_at(g, callee))) {
 			*descend = callee;   /* the callee's search: the caller places it */
 			moved = true;
 		} else {
@@ -526,11 +509,12 @@ static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *
 		return;
 	if (c->kind == SB_CAUSE_UNDETERMINED && !per_inst &&
 	    sb_causes_repeats_call(g->merged, blk) &&
-	    locate_fixed_trips(p, g, (uint32_t)blk, c, &descend)) {
-		if (descend && depth < 8)
+	    locate_fixed_trips(p, g, (uint32_t)blk, c, &descend) && !(descend && depth >= 8)) {
+		if (descend)
 			locate_at(p, g, descend, c, depth + 1);
 		return;
 	}
+	descend = 0;
 	/* exact: a loop entered straight after a call that some threads
 	 * never entered (counts of zero), nor the loop around it (a
 	 * compiler's copy for `if (rank == 0)`): the hoisted test decides */

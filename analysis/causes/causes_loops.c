@@ -244,10 +244,13 @@ static bool latch_test_of(const struct sb_cfg *g, uint32_t b, long *h, bool *lea
 		uint8_t *body;
 		bool ok;
 
-		if (hh < 0 || !(body = malloc(g->funcs[f].nblocks)))
+		uint32_t other = g->edges[way[1 - i]].dst;
+
+		if (hh < 0 || g->blocks[hh].func != f || g->blocks[other].func != f ||
+		    !(body = malloc(g->funcs[f].nblocks)))
 			continue;
 		ok = sb_causes_loop_of(g, (uint32_t)hh, body) == hh;
-		*leaves = ok && !body[g->edges[way[1 - i]].dst - lo];
+		*leaves = ok && !body[other - lo];
 		free(body);
 		if (ok) {
 			*h = hh;
@@ -264,4 +267,51 @@ bool sb_causes_rotated_outer(const struct sb_cfg *g, uint32_t x, uint32_t y)
 
 	return x != y && latch_test_of(g, x, &hx, &lx) && latch_test_of(g, y, &hy, &ly) &&
 	       hx == hy && lx && !ly;
+}
+
+bool sb_causes_in_early_exit_loop(const struct sb_cfg *g, long b)
+{
+	uint32_t f;
+	uint8_t *body;
+	bool yes;
+
+	if (b < 0)
+		return false;
+	f = g->blocks[b].func;
+	if (!(body = malloc(g->funcs[f].nblocks ? g->funcs[f].nblocks : 1)))
+		return false;
+	yes = sb_causes_loop_of(g, (uint32_t)b, body) >= 0 && sb_causes_loop_exits(g, f, body) >= 2;
+	free(body);
+	return yes;
+}
+
+/* The function block b calls (its CALL edge), or -1. */
+static long callee_of(const struct sb_cfg *g, uint32_t b)
+{
+	for (uint32_t k = g->out_start[b]; k < g->out_start[b + 1]; k++)
+		if (g->edges[k].kind == SB_EDGE_CALL)
+			return g->blocks[g->edges[k].dst].func;
+	return -1;
+}
+
+/* Block b is one call instruction and nothing else. */
+static bool only_call(const struct sb_cfg *g, uint32_t b)
+{
+	return g->blocks[b].start == g->blocks[b].last_insn && callee_of(g, b) >= 0;
+}
+
+#define UNROLLED_MAX 64
+uint32_t sb_causes_unrolled_first(const struct sb_cfg *g, uint32_t b)
+{
+	long callee = only_call(g, b) ? callee_of(g, b) : -1;
+
+	for (int steps = 0; callee >= 0 && steps < UNROLLED_MAX && sb_cfg_nin(g, b) == 1; steps++) {
+		const struct sb_cfg_edge *e = &g->edges[g->in_edges[g->in_start[b]]];
+
+		if (e->kind != SB_EDGE_CALL_RETURN || !only_call(g, e->src) ||
+		    callee_of(g, e->src) != callee)
+			break;
+		b = e->src;
+	}
+	return b;
 }

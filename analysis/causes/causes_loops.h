@@ -67,4 +67,18 @@ bool sb_causes_loop_only_repeats(const struct sb_cfg *g, uint32_t f, const uint8
  * test, x the outer's. */
 bool sb_causes_rotated_outer(const struct sb_cfg *g, uint32_t x, uint32_t y);
 
+/* Block b (merged, -1 none) lies in a loop with an early exit: two or
+ * more of the loop's blocks leave it (a search's `&&` test or `break`),
+ * so its trip count is its data's by construction. */
+bool sb_causes_in_early_exit_loop(const struct sb_cfg *g, long b);
+
+/* The first of a run of blocks that are each one call of one callee, each
+ * entered only from the one before, that ends at block b (b itself when
+ * it is no such call): a loop of calls the compiler unrolled whole (gcc
+ * -O3's `for (h < 1 + 5 * odd) relax(83)`, six calls in a row for the
+ * odd threads).  The run is one piece of work, guarded where its first
+ * call is; its last call, where the samples of the run's end fall, has
+ * no guard of its own. */
+uint32_t sb_causes_unrolled_first(const struct sb_cfg *g, uint32_t b);
+
 #endif

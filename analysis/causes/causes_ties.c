@@ -51,26 +51,6 @@ static bool calls_into(const struct sb_cfg *g, uint64_t a_tagged, uint64_t b_tag
 	return func_calls(g, g->blocks[a].func, g->blocks[b].func, false, 2);
 }
 
-/* Block b (merged) lies in a loop with an early exit: two or more of the
- * loop's blocks leave it (a search's `&&` test or `break`), so its trip
- * count is its data's by construction. */
-static bool in_early_exit_loop(const struct sb_cfg *g, long b)
-{
-	uint32_t f, nb;
-	uint8_t *body;
-	bool yes = false;
-
-	if (b < 0)
-		return false;
-	f = g->blocks[b].func;
-	nb = g->funcs[f].nblocks;
-	if (!(body = malloc(nb ? nb : 1)))
-		return false;
-	yes = sb_causes_loop_of(g, (uint32_t)b, body) >= 0 && sb_causes_loop_exits(g, f, body) >= 2;
-	free(body);
-	return yes;
-}
-
 /*
  * Block a's way on reaches block b (want_call: a block with a CALL edge
  * into b's function) within a's function, by forward flow (no back edge,
@@ -180,7 +160,7 @@ void sb_causes_order_ties(const struct sb_cfg *g, struct sb_lime_result *r)
 				break;
 			if (y.kind != SB_CAUSE_UNDETERMINED || by < 0 ||
 			    SB_CFG_SLOT(y.addr) != SB_CFG_SLOT(x->addr) ||
-			    g->blocks[by].func == g->blocks[bx].func || !in_early_exit_loop(g, by))
+			    g->blocks[by].func == g->blocks[bx].func || !sb_causes_in_early_exit_loop(g, by))
 				continue;
 			memmove(&r->causes[i + 1], &r->causes[i], (j - i) * sizeof(y));
 			r->causes[i] = y;
