@@ -417,6 +417,11 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 
 			if (e->kind == SB_EDGE_CALL || (b == h && e->back))
 				continue;
+			/* the alignment padding after a `ret` or `jmp` (nothing
+			 * reaches it) falling into b is no way in */
+			if (e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
+			    g->funcs[g->blocks[e->src].func].first_block != e->src)
+				continue;
 			nin++;
 			/* (an enclosing loop's back edge repeats the loop: no
 			 * test of whether it runs; a `jmp` after code of its

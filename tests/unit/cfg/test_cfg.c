@@ -153,6 +153,33 @@ static void multi_entry(void)
 }
 
 /*
+ * A loop entered by a branch, with the alignment padding after a `ret`
+ * falling into its header (gcc -O3 p036 of the accuracy suite): 0 `if`
+ * -fall-> 1 `ret`, 0 -taken-> 3 header; 2 padding (nothing reaches it)
+ * -> 3; 3 -> 4 latch -(back)-> 3, 4 -> 5.  The padding is no way in: 3
+ * is entered by 0's branch.
+ */
+static void padding_entry(void)
+{
+	struct sb_cfg *g = sb_cfg_alloc();
+	static const uint32_t ed[][3] = {
+		{ 0, 1, SB_EDGE_FALLTHROUGH }, { 0, 3, SB_EDGE_TAKEN }, { 2, 3, SB_EDGE_SEQUENTIAL },
+		{ 3, 4, SB_EDGE_SEQUENTIAL }, { 4, 3, SB_EDGE_TAKEN }, { 4, 5, SB_EDGE_FALLTHROUGH },
+	};
+
+	sb_cfg_add_func(g, "p", 0x6000, 0x6060);
+	for (uint64_t i = 0; i < 6; i++)
+		sb_cfg_add_block(g, 0, 0x6000 + 0x10 * i, 0x6010 + 0x10 * i, 0x600c + 0x10 * i);
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
+	CHECK(sb_cfg_finalize(g) == 0, "finalize padding graph");
+	CHECK(edge_back(g, 4, 3) == 1 && sb_cfg_loop_entry(g, 3) == 3,
+	      "padding falling into the header is no way in: entered at 3 (%ld)",
+	      sb_cfg_loop_entry(g, 3));
+	sb_cfg_free(g);
+}
+
+/*
  * Ways in through a `jmp`: 0 `if` -taken-> 2 preheader;  0 -fall-> 1, then
  * 1 -jmp-> 2;  2 -> 3 loop <-> 3 -> 4.  With 1 a lone `jmp` both ways into
  * 2 are 0's branch (2 is the entry); with code of its own before the `jmp`
@@ -234,6 +261,7 @@ int main(void)
 	sb_cfg_free(g);
 	guards();
 	multi_entry();
+	padding_entry();
 	jump_entry(true);
 	jump_entry(false);
 	return CHECK_DONE("test_cfg");
