@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "causes_loops.h"
 
 #define ENTERED_ALPHA 1e-3
@@ -300,4 +301,94 @@ long sb_causes_preheader(const struct sb_profile *p, const struct sb_causes_grap
 	outer = sb_causes_loop_of(g, (uint32_t)at, body);
 	free(body);
 	return outer >= 0 && !sb_causes_repeats_sections(p, gr, outer) ? at : -1;
+}
+
+/*
+ * The line of a test gcc hoisted out of a loop it copied: the compare
+ * carries the loop's line in the debug info, and each copy keeps an empty
+ * row of the test's own statement (sb_event_def.stmt_line) at the first
+ * code after it.  When both ways out of the cause's branch reach, straight
+ * on (through calls, HOISTED_STEPS blocks), two blocks with the same such
+ * line, each in a loop of its own that holds neither the branch nor the
+ * other (two copies, the test hoisted before them), the cause is shown at
+ * that line: the `if` the reader wrote.
+ */
+#define HOISTED_STEPS 6
+
+/* The statement line the straight path from edge k reaches, its location
+ * in *loc; 0 none. */
+static uint32_t path_stmt(const struct sb_profile *p, const struct sb_causes_graph *g,
+			  uint32_t k, int32_t *loc, uint32_t *at)
+{
+	const struct sb_cfg *m = g->merged;
+	uint32_t b = m->edges[k].dst, f = m->blocks[b].func;
+
+	for (int steps = 0; steps < HOISTED_STEPS && m->blocks[b].func == f; steps++) {
+		uint32_t next = UINT32_MAX, n = 0;
+
+		for (size_t e = 0; e < p->nevents; e++) {
+			const struct sb_event_def *d = &p->events[e];
+
+			if (!d->stmt_line || d->kind != SB_EVK_BLOCK_SAMPLES ||
+			    sb_causes_event_block(p, g, d) != (long)b)
+				continue;
+			for (size_t i = 0; i < p->nlocs; i++)
+				if (p->locs[i].binary == d->binary && p->locs[i].offset == d->vaddr &&
+				    p->locs[i].line == d->stmt_line) {
+					*loc = (int32_t)i;
+					*at = b;
+					return d->stmt_line;
+				}
+		}
+		for (uint32_t j = m->out_start[b]; j < m->out_start[b + 1]; j++)
+			if (m->edges[j].kind != SB_EDGE_CALL && !m->edges[j].back) {
+				next = m->edges[j].dst;
+				n++;
+			}
+		if (n != 1)
+			break;
+		b = next;
+	}
+	return 0;
+}
+
+void sb_causes_hoisted_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    struct sb_cause *c)
+{
+	const struct sb_cfg *m = g->merged;
+	long b = c->binary >= 0 ? sb_cfg_block_at(m, SB_CFG_TAG(c->binary, c->addr)) : -1;
+	uint32_t way[2], n = 0, line[2], at[2] = { 0, 0 };
+	int32_t loc[2] = { -1, -1 };
+	uint8_t *body;
+	bool copies = true;
+
+	if (b < 0 || m->blocks[b].last_insn != SB_CFG_TAG(c->binary, c->addr) || c->loc < 0)
+		return;
+	for (uint32_t k = m->out_start[b]; k < m->out_start[b + 1]; k++)
+		if ((m->edges[k].kind == SB_EDGE_TAKEN || m->edges[k].kind == SB_EDGE_FALLTHROUGH) &&
+		    n < 2)
+			way[n++] = k;
+	if (n != 2)
+		return;
+	for (uint32_t i = 0; i < 2; i++)
+		line[i] = path_stmt(p, g, way[i], &loc[i], &at[i]);
+	if (!line[0] || line[0] != line[1] || at[0] == at[1])
+		return;
+	/* two copies: each row in a loop of its own that does not hold the
+	 * branch (a test hoisted before them), not one way's common code */
+	if (!(body = malloc(m->funcs[m->blocks[b].func].nblocks)))
+		return;
+	for (uint32_t i = 0; i < 2 && copies; i++) {
+		uint32_t lo = m->funcs[m->blocks[b].func].first_block;
+
+		copies = m->blocks[at[i]].func == m->blocks[b].func &&
+			 sb_causes_loop_of(m, at[i], body) >= 0 && !body[b - lo] &&
+			 !body[at[1 - i] - lo];
+	}
+	free(body);
+	if (copies && line[0] != p->locs[c->loc].line &&
+	    p->locs[loc[0]].binary == p->locs[c->loc].binary &&
+	    !p->locs[loc[0]].file == !p->locs[c->loc].file &&
+	    (!p->locs[c->loc].file || !strcmp(p->locs[loc[0]].file, p->locs[c->loc].file)))
+		c->loc = loc[0];
 }

@@ -471,6 +471,7 @@ void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *
 		      uint64_t tagged, struct sb_cause *c)
 {
 	locate_at(p, g, tagged, c, 0);
+	sb_causes_hoisted_line(p, g, c);
 }
 
 static void locate_at(const struct sb_profile *p, const struct sb_causes_graph *g,

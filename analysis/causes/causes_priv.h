@@ -57,6 +57,7 @@ int32_t sb_causes_block_line(const struct sb_profile *p, const struct sb_causes_
 /* Two locations on one source line (same binary, file and line). */
 bool sb_causes_same_line(const struct sb_loc *a, const struct sb_loc *b);
 
+
 /* Section s's threads (tids, first seen first; at most
  * SB_CAUSES_MAX_THREADS) and their summed busy times (time[nt]). */
 uint32_t sb_causes_threads(const struct sb_profile *p, uint32_t s, const size_t *ninst_vec,
@@ -208,6 +209,12 @@ struct sb_lime_result;
  * location a reader acts on: c->loc, c->addr, c->binary. */
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
+
+/* Cause c, shown at a branch gcc hoisted out of a loop it copied (both
+ * ways reach the same empty statement row, sb_event_def.stmt_line), is
+ * shown at that statement's line instead (causes_entered.c). */
+void sb_causes_hoisted_line(const struct sb_profile *p, const struct sb_causes_graph *g,
+			    struct sb_cause *c);
 
 /* ---- causes_callee.c ---- */
 

@@ -165,6 +165,12 @@ struct sb_event_def {
 	uint64_t hot;               /* block samples: the most sampled (skid-
 				     * corrected) instruction, else 0 */
 	int32_t loc_hot;            /* symbolized hot, -1 */
+	uint32_t stmt_line;         /* block samples: a statement line at vaddr
+				     * with no code of its own there (the debug
+				     * info's first row at vaddr, superseded by
+				     * another line's at the same address: the
+				     * `if` a compiler hoisted out of a loop it
+				     * copied), in loc's file; 0 none */
 };
 
 /* One event's per-thread counts in one stored instance, in the order of

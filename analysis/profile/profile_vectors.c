@@ -4,7 +4,7 @@
  * to.  Record layouts (version 1):
  *
  *   EVENTS   kind u32, binary i32, vaddr u64, vaddr2 u64, loc i32, loc2 i32,
- *            hot u64, loc_hot i32
+ *            hot u64, loc_hot i32[, stmt_line u32: absent in older files, 0]
  *   VECTORS  instance u32, event u32, n u32, n x count u64
  *   CFGS     binary i32, len u64, len bytes (cfg_io.h format)
  */
@@ -27,6 +27,7 @@ void sb_pfmt_enc_event(struct sb_bytes_buf *b, const struct sb_profile *p, size_
 	sb_bytes_put_u32(b, (uint32_t)e->loc2);
 	sb_bytes_put_u64(b, e->hot);
 	sb_bytes_put_u32(b, (uint32_t)e->loc_hot);
+	sb_bytes_put_u32(b, e->stmt_line);
 }
 
 void sb_pfmt_dec_event(struct sb_bytes_cur *c, void *elem)
@@ -41,6 +42,9 @@ void sb_pfmt_dec_event(struct sb_bytes_cur *c, void *elem)
 	e->loc2 = (int32_t)sb_bytes_get_u32(c);
 	e->hot = sb_bytes_get_u64(c);
 	e->loc_hot = (int32_t)sb_bytes_get_u32(c);
+	/* records are length-framed: a file written before the field has
+	 * none, and a reader before it skips it */
+	e->stmt_line = sb_bytes_left(c) >= 4 ? sb_bytes_get_u32(c) : 0;
 }
 
 void sb_pfmt_enc_vector(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)

@@ -559,6 +559,13 @@ static const char *dwarf_func(Dwarf_Die *cu, uint64_t vaddr)
 	return name;
 }
 
+bool sb_elf_cu_at(struct sb_elf *e, uint64_t vaddr, Dwarf_Die *cu)
+{
+	if (!e->dw_tried)
+		open_dwarf(e);
+	return e->dw && find_cu(e, vaddr, cu);
+}
+
 int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
 		   const char **file, unsigned *line, const char **func)
 {

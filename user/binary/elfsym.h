@@ -136,6 +136,16 @@ int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
 		   const char **file, unsigned *line, const char **func);
 
 /*
+ * A statement line at vaddr with no code of its own there: the first
+ * line-table row at vaddr, a statement start, whose line another row at
+ * the same address supersedes (sb_elf_srcline reports that last one).
+ * gcc leaves such rows where it hoisted a statement out of copies of a
+ * loop (`if (me == 0)` unswitched: the test carries the loop's line, and
+ * each copy keeps an empty row of the `if`).  0 when there is none.
+ */
+unsigned sb_elf_ghost_line(struct sb_elf *e, uint64_t vaddr);
+
+/*
  * Where to place an entry uprobe on the function at vaddr so that it is
  * cheap: the kernel emulates push/jmp/jcc/call/1-byte nop but
  * single-steps most others (~6 us here).  Walks the first instructions

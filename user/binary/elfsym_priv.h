@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to elfsym.c, elfinsn.c, elfopen.c, elfdebug.c and unwind.c (which
+ * Private to elfsym.c, elfinsn.c, elfopen.c, elfdebug.c, elfline.c and unwind.c (which
  * reads the libelf handle for the CFI).  elfsym.c owns struct
  * sb_elf (the libelf handle, symbols, segments) and lends the handle;
  * elfinsn.c owns the instruction decoder state (capstone handle,
@@ -12,7 +12,9 @@
 #ifndef SB_ELFSYM_PRIV_H
 #define SB_ELFSYM_PRIV_H
 
+#include <elfutils/libdw.h>
 #include <libelf.h>
+#include <stdbool.h>
 
 #include "elfsym.h"
 
@@ -33,6 +35,10 @@ void sb_elf_unload(struct sb_elf *e);
  * fallbacks). */
 struct sb_insn *sb_insn_open(unsigned machine);
 void sb_insn_close(struct sb_insn *x);
+
+/* elfsym.c: the compile unit of the binary's DWARF (or its debug file's)
+ * that covers vaddr, opening the DWARF on first use; false when none. */
+bool sb_elf_cu_at(struct sb_elf *e, uint64_t vaddr, Dwarf_Die *cu);
 
 /* Largest binary or debug file opened (fileopen.h): well above any real
  * one, it only stops a huge or endless file from being mapped. */

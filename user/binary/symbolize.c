@@ -166,6 +166,18 @@ static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_el
 	return b;
 }
 
+unsigned sb_symbolizer_ghost_line(struct sb_symbolizer *s, uint64_t addr)
+{
+	struct sb_elf *e;
+	uint64_t vaddr;
+	int bin;
+
+	if (!addr || sb_maps_resolve(s->maps, addr, &bin, &vaddr) ||
+	    !(e = sb_maps_binary_elf(s->maps, bin)))
+		return 0;
+	return sb_elf_ghost_line(e, vaddr);
+}
+
 long sb_symbolizer_loc(void *ctx, uint64_t addr)
 {
 	struct sb_symbolizer *s = ctx;

@@ -22,6 +22,10 @@ typedef long (*sb_loc_fn)(void *ctx, uint64_t addr);
  * -1 on ENOMEM.  s is a struct sb_symbolizer: the function is an
  * sb_loc_fn (sb_hwagg_event, sb_addr_sampler_store). */
 long sb_symbolizer_loc(void *s, uint64_t addr);
+
+/* sb_elf_ghost_line() at runtime address addr (of a mapped binary), 0
+ * when none or unknown. */
+unsigned sb_symbolizer_ghost_line(struct sb_symbolizer *s, uint64_t addr);
 /* Binaries that had no debug information, comma separated ("" if none). */
 const char *sb_symbolizer_nodebug(const struct sb_symbolizer *s);
 /* Binaries whose lines came from a separate debug file, "binary (debug

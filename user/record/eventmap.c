@@ -338,6 +338,16 @@ static long event_of_block(struct sb_eventmap *em, int bin, struct bincfg *bc, l
 	if (loc < 0)
 		return -1;
 	d.loc = (int32_t)loc;
+	d.stmt_line = kind == SB_EVK_BLOCK_SAMPLES ? sb_symbolizer_ghost_line(em->sym, base + d.vaddr)
+						   : 0;
+	if (d.stmt_line) {
+		/* the statement's own location, for a cause shown at it */
+		struct sb_loc l = em->p->locs[loc];
+
+		l.line = d.stmt_line;
+		if (sb_profile_add_loc(em->p, &l) < 0)
+			d.stmt_line = 0;
+	}
 	/* The block's last instruction: the branch a cause is reported at. */
 	d.vaddr2 = bc->cfg->blocks[blk].last_insn;
 	loc = sb_symbolizer_loc(em->sym, base + d.vaddr2);

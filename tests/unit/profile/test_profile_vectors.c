@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "profile/profile.h"
+#include "profile/profile_priv.h"
 
 static char dir[] = "/tmp/sb_test_pvec.XXXXXX";
 
@@ -18,8 +19,8 @@ static struct sb_profile *make(void)
 	struct sb_section s = { .kind = SB_SECT_BARRIER, .loc = 0, .ninstances = 1,
 				.nthreads = 3, .per_thread = pt };
 	struct sb_instance in = { .section = 0, .nthreads = 3, .per_thread = pt };
-	struct sb_event_def e1 = { SB_EVK_BLOCK_SAMPLES, 0, 0x1100, 0x110c, 0, 0, 0x1104, 0 };
-	struct sb_event_def e2 = { SB_EVK_EDGE, 0, 0x1100, 0x1140, -1, -1, 0, -1 };
+	struct sb_event_def e1 = { SB_EVK_BLOCK_SAMPLES, 0, 0x1100, 0x110c, 0, 0, 0x1104, 0, 0 };
+	struct sb_event_def e2 = { SB_EVK_EDGE, 0, 0x1100, 0x1140, -1, -1, 0, -1, 0 };
 	uint64_t c1[3] = { 5, 10, 15 }, c2[3] = { 0, 1ull << 40, 2 };
 	struct sb_vector v1 = { 0, 0, 3, c1 }, v2 = { 0, 1, 3, c2 };
 	unsigned char blob[300];
@@ -31,6 +32,7 @@ static struct sb_profile *make(void)
 	sb_profile_add_loc(p, &l);
 	sb_profile_add_section(p, &s);
 	sb_profile_add_instance(p, &in);
+	e1.stmt_line = 9;       /* an empty statement row at the block's start */
 	CHECK(sb_profile_add_event(p, &e1) == 0 && sb_profile_add_event(p, &e2) == 1, "events");
 	CHECK(sb_profile_add_vector(p, &v1) == 0 && sb_profile_add_vector(p, &v2) == 1, "vectors");
 	CHECK(sb_profile_add_cfg(p, 0, blob, sizeof(blob)) == 0, "cfg");
@@ -64,7 +66,8 @@ int main(void)
 		      q->events[1].vaddr2 == 0x1140 && q->events[1].loc == -1 &&
 		      q->events[0].loc == 0 && q->events[0].loc2 == 0 &&
 		      q->events[1].loc2 == -1 && q->events[0].hot == 0x1104 &&
-		      q->events[0].loc_hot == 0 && q->events[1].loc_hot == -1, "events back");
+		      q->events[0].loc_hot == 0 && q->events[1].loc_hot == -1 &&
+		      q->events[0].stmt_line == 9 && q->events[1].stmt_line == 0, "events back");
 		CHECK(q->nvectors == 2 && q->vectors[0].counts[0] == 5 &&
 		      q->vectors[0].counts[2] == 15 && q->vectors[1].counts[1] == 1ull << 40,
 		      "vectors back");
@@ -73,6 +76,25 @@ int main(void)
 	}
 	sb_profile_free(q);
 	q = NULL;
+
+	/* An event record as files before stmt_line wrote it (44 bytes) reads
+	 * with none; the field is the record's last 4 bytes. */
+	{
+		struct sb_bytes_buf b = { 0 };
+		struct sb_event_def d;
+
+		sb_pfmt_enc_event(&b, p, 0);
+		CHECK(!b.err && b.len == 48, "an event record is 48 bytes: %zu", b.len);
+		if (!b.err && b.len == 48) {
+			struct sb_bytes_cur c = { .p = b.data, .len = 44 };
+
+			memset(&d, 0xff, sizeof(d));
+			sb_pfmt_dec_event(&c, &d);
+			CHECK(!c.bad && d.stmt_line == 0 && d.loc_hot == 0 && d.hot == 0x1104,
+			      "a 44-byte record: no statement line, the rest read");
+		}
+		sb_bytes_buf_free(&b);
+	}
 
 	/* A vector whose thread count differs from its instance's is refused,
 	 * by the writer before anything is written. */
