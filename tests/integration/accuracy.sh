@@ -55,7 +55,7 @@ accuracy_case() {
 	# microsecond a run: no run samples it, and the advice must say so
 	# rather than ask for a million seconds more
 	case $rt in gomp) check "accuracy $spec (sampled): the region's fork section is too short to sample, no 'record N s longer' of 6 digits" \
-		bash -c "r=\$('$SB' report -i '$d/$(printf p%03d "$k").sampled.sbp'); echo \"\$r\" | grep -q 'busy time per thread in the whole run is too short to sample' && ! echo \"\$r\" | grep -Eq 'record (≈|at least) [0-9]{6,} s'" ;; esac
+		bash -c "r=\$('$SB' report -i '$d/$(printf p%03d "$k").sampled.sbp'); echo \"\$r\" | grep -q 'busy time per thread in this run is too short to sample' && ! echo \"\$r\" | grep -Eq 'record (≈|at least) [0-9]{6,} s'" ;; esac
 }
 acc_k=0
 for acc_spec in $ACC_CASES; do

@@ -78,6 +78,24 @@ static uint64_t busy_per_thread(const struct sb_section *sec)
 
 /* More time than this is no advice a user can take. */
 #define TOO_LONG_S 86400.0
+/* Nor this many times the run, for a section whose busy time in the whole
+ * run is less than one sampling period (its samples come only by chance,
+ * and the need is a lower bound on them). */
+#define TOO_LONG_RUNS 100.0
+
+/* Section s is too short for samples: see TOO_LONG_S, TOO_LONG_RUNS. */
+static bool too_short(const struct sb_profile *p, uint32_t s, double more)
+{
+	const char *d = sb_profile_meta_get(p, "duration_ns");
+	double run = d ? strtod(d, NULL) / 1e9 : 0;
+	unsigned hz = sample_hz(p);
+
+	if (!isfinite(more))
+		return false;
+	return more > TOO_LONG_S ||
+	       (hz && run > 0 && (double)busy_per_thread(&p->sections[s]) * hz < 1e9 &&
+		more > TOO_LONG_RUNS * run);
+}
 
 /* "record ≈ N s longer or raise -F (now H Hz)" and a newline.  Exact
  * mode's analysis pools a bounded number of instances: no time known,
@@ -109,15 +127,14 @@ static void no_cause(const struct sb_profile *p, const struct sb_causes *c, uint
 {
 	const struct sb_causes_evidence *e = evidence_of(c, s);
 
-	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES && isfinite(e->more_seconds) &&
-	    e->more_seconds > TOO_LONG_S) {
+	if (e && e->verdict == SB_VERDICT_FEW_SAMPLES && too_short(p, s, e->more_seconds)) {
 		/* a section of microseconds a run (an OpenMP region's fork):
 		 * "record 1523005 s longer" is no advice */
 		char b[32];
 
 		sb_fmt_ns(busy_per_thread(&p->sections[s]), b, sizeof(b));
-		fprintf(f, "  not enough samples: %s of busy time per thread in this run; sampling "
-			"it would take more than a day of recording; %s\n", b, c->exact_counts ?
+		fprintf(f, "  not enough samples: %s of busy time per thread in this run is too "
+			"short to sample; %s\n", b, c->exact_counts ?
 			"raise -F for the hardware test" : "exact counts (scalebpf cc) see it");
 	} else if (e && e->verdict == SB_VERDICT_FEW_SAMPLES) {
 		fputs("  not enough samples: ", f);
