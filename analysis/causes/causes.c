@@ -188,8 +188,7 @@ static int add_alternatives(const struct sb_profile *p, const struct sb_causes_g
 
 	/* work only tail calls reach (causes_tail.c): shown at the branch
 	 * that sends threads there, the work's own place its alternative */
-	if (sb_causes_tail_guard(p, g, s, tg.loc >= 0 ? sb_causes_loc_block(p, g, (uint32_t)tg.loc)
-						      : -1, &tg)) {
+	if (sb_causes_tail_guard(p, g, s, sb_causes_cause_block(p, g, &tg), &tg)) {
 		alt[0] = out->c[at];
 		out->c[at].loc = tg.loc;
 		out->c[at].addr = tg.addr;

@@ -147,7 +147,7 @@ long sb_causes_alternatives(const struct sb_profile *p, const struct sb_causes_g
 				 size_t max)
 {
 	const struct sb_cfg *m = g->merged;
-	long blk = c->loc >= 0 ? sb_causes_loc_block(p, g, (uint32_t)c->loc) : -1;
+	long blk = sb_causes_cause_block(p, g, c);
 	uint32_t f, nb;
 	uint8_t *inner = NULL, *outer = NULL;
 	long h, e, in, n = 0;

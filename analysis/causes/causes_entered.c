@@ -372,7 +372,8 @@ void sb_causes_hoisted_line(const struct sb_profile *p, const struct sb_causes_g
 		return;
 	for (uint32_t i = 0; i < 2; i++)
 		line[i] = path_stmt(p, g, way[i], &loc[i], &at[i]);
-	if (!line[0] || line[0] != line[1] || at[0] == at[1])
+	if (!line[0] || line[0] != line[1] || at[0] == at[1] ||
+	    m->blocks[at[0]].func != m->blocks[b].func || m->blocks[at[1]].func != m->blocks[b].func)
 		return;
 	/* two copies: each row in a loop of its own that does not hold the
 	 * branch (a test hoisted before them), not one way's common code */
@@ -381,8 +382,7 @@ void sb_causes_hoisted_line(const struct sb_profile *p, const struct sb_causes_g
 	for (uint32_t i = 0; i < 2 && copies; i++) {
 		uint32_t lo = m->funcs[m->blocks[b].func].first_block;
 
-		copies = m->blocks[at[i]].func == m->blocks[b].func &&
-			 sb_causes_loop_of(m, at[i], body) >= 0 && !body[b - lo] &&
+		copies = sb_causes_loop_of(m, at[i], body) >= 0 && !body[b - lo] &&
 			 !body[at[1 - i] - lo];
 	}
 	free(body);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "cfg/cfg_io.h"
 
 int sb_causes_graph_load(const struct sb_profile *p, struct sb_causes_graph *g,
@@ -67,6 +68,14 @@ bool sb_causes_same_line(const struct sb_loc *a, const struct sb_loc *b)
 {
 	return a->line == b->line && a->binary == b->binary && !a->file == !b->file &&
 	       (!a->file || !strcmp(a->file, b->file));
+}
+
+long sb_causes_cause_block(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   const struct sb_cause *c)
+{
+	long b = c->binary >= 0 ? sb_cfg_block_at(g->merged, SB_CFG_TAG(c->binary, c->addr)) : -1;
+
+	return b >= 0 ? b : c->loc >= 0 ? sb_causes_loc_block(p, g, (uint32_t)c->loc) : -1;
 }
 
 long sb_causes_loc_block(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t loc)

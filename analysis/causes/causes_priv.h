@@ -210,6 +210,12 @@ struct sb_lime_result;
 void sb_causes_locate(const struct sb_profile *p, const struct sb_causes_graph *g,
 		      uint64_t tagged, struct sb_cause *c);
 
+/* The merged-graph block cause c was placed in: its address's (its
+ * location may be another block's, a hoisted test's statement line), else
+ * its location's; -1. */
+long sb_causes_cause_block(const struct sb_profile *p, const struct sb_causes_graph *g,
+			   const struct sb_cause *c);
+
 /* Cause c, shown at a branch gcc hoisted out of a loop it copied (both
  * ways reach the same empty statement row, sb_event_def.stmt_line), is
  * shown at that statement's line instead (causes_entered.c). */

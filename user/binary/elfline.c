@@ -7,12 +7,14 @@
 
 #include <elfutils/libdw.h>
 #include <stdbool.h>
+#include <string.h>
 
 unsigned sb_elf_ghost_line(struct sb_elf *e, uint64_t vaddr)
 {
 	Dwarf_Lines *lines;
 	size_t n, lo = 0, hi;
 	unsigned first = 0, last = 0;
+	const char *ffile = NULL, *lfile = NULL;
 	bool stmt = false;
 	Dwarf_Die cu;
 
@@ -33,15 +35,26 @@ unsigned sb_elf_ghost_line(struct sb_elf *e, uint64_t vaddr)
 	for (size_t i = lo; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr a = 0;
+		bool end = false;
 		int lno = 0;
 
-		if (dwarf_lineaddr(l, &a) || a != vaddr || dwarf_lineno(l, &lno) || lno <= 0)
+		if (dwarf_lineaddr(l, &a) || a != vaddr)
 			break;
-		if (i == lo) {
+		/* the end of a sequence that stops where this one starts */
+		if (!dwarf_lineendsequence(l, &end) && end)
+			continue;
+		if (dwarf_lineno(l, &lno) || lno <= 0)
+			break;
+		if (!first) {
 			first = (unsigned)lno;
+			ffile = dwarf_linesrc(l, NULL, NULL);
 			dwarf_linebeginstatement(l, &stmt);
 		}
 		last = (unsigned)lno;
+		lfile = dwarf_linesrc(l, NULL, NULL);
 	}
+	/* one file: an inlined callee's rows share its call's address */
+	if (!ffile || !lfile || strcmp(ffile, lfile))
+		return 0;
 	return stmt && first != last ? first : 0;
 }

@@ -169,11 +169,17 @@ static struct bin *profile_binary(struct sb_symbolizer *s, int bin, struct sb_el
 unsigned sb_symbolizer_ghost_line(struct sb_symbolizer *s, uint64_t addr)
 {
 	struct sb_elf *e;
+	struct bin *b;
 	uint64_t vaddr;
 	int bin;
 
 	if (!addr || sb_maps_resolve(s->maps, addr, &bin, &vaddr) ||
-	    !(e = sb_maps_binary_elf(s->maps, bin)))
+	    !(e = sb_maps_binary_elf(s->maps, bin)) || !(b = profile_binary(s, bin, e)))
+		return 0;
+	/* the program's own code only: a library's is no place a cause is
+	 * shown, and one served by the line cache (libc6-dbg) would reopen
+	 * its debug file (symcache.h) */
+	if (b->cache || sb_profile_library(s->p, (int32_t)b->idx))
 		return 0;
 	return sb_elf_ghost_line(e, vaddr);
 }
