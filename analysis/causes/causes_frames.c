@@ -177,8 +177,7 @@ static bool calls_inside(const struct sb_profile *p, const struct sb_causes_grap
 			 uint32_t s, uint32_t b, uint8_t *left)
 {
 	const struct sb_cfg *m = g->merged;
-	long sb = p->sections[s].loc < p->nlocs ? sb_causes_loc_block(p, g, p->sections[s].loc)
-						 : -1;
+	long sb = sb_causes_loc_block(p, g, p->sections[s].loc);
 
 	if (sb < 0)
 		return false;
@@ -200,8 +199,7 @@ static bool in_section_loop(const struct sb_profile *p, const struct sb_causes_g
 			    uint32_t s, uint32_t b)
 {
 	const struct sb_cfg *m = g->merged;
-	long sb = p->sections[s].loc < p->nlocs ? sb_causes_loc_block(p, g, p->sections[s].loc)
-						 : -1, h;
+	long sb = sb_causes_loc_block(p, g, p->sections[s].loc), h;
 	uint32_t f = m->blocks[b].func, nb = m->funcs[f].nblocks, lo = m->funcs[f].first_block;
 	uint8_t *body, *outer;
 

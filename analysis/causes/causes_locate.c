@@ -158,11 +158,8 @@ long sb_causes_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 		const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
 		uint32_t src = e->src;
 
-		if (e->back)
+		if (e->back || sb_cfg_from_padding(g, e))
 			continue;
-		if (!sb_cfg_nin(g, src) && g->funcs[g->blocks[src].func].first_block != src &&
-		    e->kind == SB_EDGE_SEQUENTIAL)
-			continue;       /* unreachable padding */
 		if ((e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH) ||
 		    n >= SB_CFG_MAX_GUARDS)
 			return -1;

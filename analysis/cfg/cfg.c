@@ -417,10 +417,7 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 
 			if (e->kind == SB_EDGE_CALL || (b == h && e->back))
 				continue;
-			/* the alignment padding after a `ret` or `jmp` (nothing
-			 * reaches it) falling into b is no way in */
-			if (e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
-			    g->funcs[g->blocks[e->src].func].first_block != e->src)
+			if (sb_cfg_from_padding(g, e))
 				continue;
 			nin++;
 			/* (an enclosing loop's back edge repeats the loop: no
@@ -449,6 +446,12 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b)
 		b = src;
 	}
 	return -1;
+}
+
+bool sb_cfg_from_padding(const struct sb_cfg *g, const struct sb_cfg_edge *e)
+{
+	return e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
+	       g->funcs[g->blocks[e->src].func].first_block != e->src;
 }
 
 bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
@@ -491,11 +494,7 @@ static int collect_guards(const struct sb_cfg *g, uint32_t b, unsigned depth,
 				return -1;
 			continue;
 		}
-		/* Alignment padding a compiler leaves after a `jmp` (a `nop`
-		 * the CFG keeps as a block falling through into b): nothing
-		 * reaches it, so it is no path into b. */
-		if (e->kind == SB_EDGE_SEQUENTIAL && !sb_cfg_nin(g, e->src) &&
-		    g->funcs[g->blocks[e->src].func].first_block != e->src)
+		if (sb_cfg_from_padding(g, e))
 			continue;
 		any = true;
 		if (e->kind == SB_EDGE_JUMP) {

@@ -198,6 +198,11 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b);
 long sb_cfg_latch(const struct sb_cfg *g, uint32_t b);
 bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b);
 
+/* Edge e falls in from alignment padding: a block nothing reaches (not
+ * its function's entry), such as the `nop`s a compiler leaves after a
+ * `ret` or `jmp`, running straight on.  No way in (needs finalize). */
+bool sb_cfg_from_padding(const struct sb_cfg *g, const struct sb_cfg_edge *e);
+
 /* The immediate dominator of every block of function f (its entry maps
  * to itself); idom[] has g->nblocks entries, others untouched. */
 int sb_cfg_dominators(const struct sb_cfg *g, uint32_t f, uint32_t *idom);
