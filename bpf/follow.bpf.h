@@ -126,8 +126,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!follow_of(tgid))
 		return 0;
 	st = bpf_map_lookup_elem(&threads, &old);
-	if (st)
+	if (st) {
+		running_now(st, now, p);   /* p is the thread that exec'd */
 		oncpu = oncpu_now(st, now);
+	}
 	bpf_map_delete_elem(&threads, &old);
 	/* The new image's thread is on CPU now: timed from here, as
 	 * state_get times a thread first seen running (else the run up

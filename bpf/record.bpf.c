@@ -58,65 +58,35 @@ static __always_inline void count(__u32 which)
 }
 
 #include "depart.bpf.h"   /* needs count(), events */
-
-/* The state of a thread, created on first sight as if it went on CPU now:
- * a thread that runs when we attach is then timed from attach on. */
-static __always_inline struct sb_thread_state *state_get(__u32 tid, __u64 now,
-							struct task_struct *task)
-{
-	struct sb_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	struct sb_thread_state fresh = { .last_in = now, .on_cpu = 1 };
-
-	if (st)
-		return st;
-	fresh.k0 = BPF_CORE_READ(task, se.sum_exec_runtime);
-	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&threads, &tid)) {
-		count(SB_CNT_STATE_FULL);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
-static __always_inline __u64 oncpu_now(const struct sb_thread_state *st, __u64 now)
-{
-	return st->oncpu_total + (st->on_cpu ? now - st->last_in : 0);
-}
+#include "oncpu.bpf.h"    /* needs threads, count() */
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
+	struct cpu_clock *c = cpu_clock_get();
 	struct sb_thread_state *st;
 	__u32 tid;
 
 	/* The arguments are BTF pointers: plain loads, no helper calls (this
 	 * runs at every context switch of the machine). */
+	if (c)
+		c->last_switch = now;
 	if (follow_of(prev->tgid)) {
 		tid = prev->pid;
 		st = bpf_map_lookup_elem(&threads, &tid);
-		if (st && st->on_cpu) {
-			/* schedule() has just brought the runtime up to date. */
-			__u64 k = prev->se.sum_exec_runtime;
-
-			st->oncpu_total = k > st->k0 ? k - st->k0
-						     : st->oncpu_total + (now - st->last_in);
-			st->on_cpu = 0;
-		}
+		if (st)
+			switch_out(st, now, prev);
+		cpu_clock_calibrate(c, now, prev);
 		count(SB_CNT_SWITCHES);
 	}
 	if (follow_of(next->tgid)) {
 		tid = next->pid;
 		st = state_get(tid, now, next);
-		if (st) {
-			__u64 k = next->se.sum_exec_runtime;
-
-			if (k > st->k0)
-				st->oncpu_total = k - st->k0;
-			st->last_in = now;
-			st->on_cpu = 1;
-		}
+		if (st)
+			switch_in(st, now, next);
+		cpu_clock_calibrate(c, now, next);
 	}
 	return 0;
 }
@@ -171,13 +141,16 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct sb_thread_state *st;
+	struct task_struct *task;
 	struct sb_rec_probe *r;
 
 	if (!is_target())
 		return 0;
-	st = state_get(tid, now, bpf_get_current_task_btf());
+	task = bpf_get_current_task_btf();
+	st = state_get(tid, now, task);
 	if (!st)
 		return 0;
+	running_now(st, now, task);
 	if (st->dep_obj)   /* a probe after it: it left its barrier call */
 		depart_later(st, tid, now);
 	if (cookie & SB_COOKIE_SYNC) {
@@ -378,6 +351,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			 * the first word only while the barrier resets. */
 			if (uaddr != st->dep_obj && (ret >= 0 || ret == -SB_EAGAIN)) {
 				count(SB_CNT_DEPART_FUTEX);
+				running_now(st, now, bpf_get_current_task_btf());
 				depart(st, tid, now, oncpu_now(st, now));
 			}
 			return 0;
@@ -481,6 +455,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	count(SB_CNT_SAMPLES);
 	st = bpf_map_lookup_elem(&threads, &tid);
 	task = bpf_get_current_task_btf();
+	if (st)
+		running_now(st, bpf_ktime_get_ns(), task);
 	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 	ip = uregs->ip;
 	if (st && st->dep_obj && (ip < st->dep_lo || ip >= st->dep_hi))
@@ -519,8 +495,10 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	st = bpf_map_lookup_elem(&threads, &tid);
 	if (st && st->dep_obj)
 		depart_later(st, tid, now);
-	if (st)
+	if (st) {
+		running_now(st, now, task);   /* it exits in its own context */
 		oncpu = oncpu_now(st, now);
+	}
 	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);
 	bpf_map_delete_elem(&threads, &tid);
 	/* A reused tgid must not be followed. */

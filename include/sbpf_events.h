@@ -216,6 +216,8 @@ enum sb_counter {
 	SB_CNT_DROP_PROC,        /* exec/fork/dlopen records lost */
 	SB_CNT_DEPART_FUTEX,     /* SB_COOKIE_DEPART departures at a futex return */
 	SB_CNT_DEPART_LATER,     /* ... found at the thread's next event */
+	SB_CNT_SWITCH_UNSEEN,    /* a thread found running whose switch in
+				  * sched_switch never showed (oncpu.bpf.h) */
 	SB_CNT_MAX
 };
 
@@ -251,7 +253,7 @@ struct sb_rec_exact {
  * userspace also seeds and reads (user/record/record_bpf.c).  On-CPU time
  * is the kernel's own sum_exec_runtime, which leaves out time stolen by
  * the hypervisor and spent in interrupts, read at every context switch;
- * between switches it advances with the clock.
+ * between switches it advances with the clock (bpf/oncpu.bpf.h).
  */
 struct sb_thread_state {
 	__u64 oncpu_total;   /* on-CPU ns at the last switch, since k0 */
@@ -267,6 +269,7 @@ struct sb_thread_state {
 	__u64 dep_ts;        /* its arrival */
 	__u64 dep_oncpu;     /* on-CPU time at the arrival */
 	__u64 dep_lo, dep_hi;/* the function's runtime range */
+	__u64 last_out;      /* when it last left the CPU, 0 never seen */
 };
 
 #define SB_MAX_SPIN_RANGES 8
