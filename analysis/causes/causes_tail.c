@@ -27,6 +27,16 @@
  * the work has beyond its direct callers' sites is the tail path's.  The
  * threads with none of that did not take it, by the same test, and the
  * tail call's guard decides.
+ *
+ * Work reached through a pointer (`if (rank == 5) work_fn(n);` last in an
+ * OpenMP region's body, `mov work_fn(%rip),%rax; jmp *%rax`): no edge
+ * says where the jump goes (SB_BLOCK_TAIL_INDIRECT).  When the work's
+ * function has no caller at all in the graph (it is only ever reached
+ * through its address) and its binary has one such jump, in a function
+ * that has no caller either (entered by a runtime or a thread's start
+ * through its address, as a region's body is), that jump is taken for
+ * the way in: what a reader would follow.  Two such jumps, or a caller,
+ * and nothing is assumed.
  */
 #include "causes_priv.h"
 
@@ -85,6 +95,37 @@ static int less_direct_calls(const struct sb_profile *p, const struct sb_causes_
 	return 0;
 }
 
+static bool has_caller(const struct sb_cfg *m, uint32_t f)
+{
+	uint32_t entry = m->funcs[f].first_block;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
+			return true;
+	return false;
+}
+
+/* Function f's way in through a pointer (see the top of this file), or -1. */
+static long pointer_tail_caller(const struct sb_cfg *m, uint32_t f)
+{
+	uint32_t slot = SB_CFG_SLOT(m->funcs[f].start);
+	long t = -1;
+
+	if (!m->has_indirect_tails || has_caller(m, f))
+		return -1;
+	for (uint32_t b = 0; b < m->nblocks; b++) {
+		uint32_t bf = m->blocks[b].func;
+
+		if (!(m->blocks[b].flags & SB_BLOCK_TAIL_INDIRECT) || bf == f ||
+		    SB_CFG_SLOT(m->funcs[bf].start) != slot || has_caller(m, bf))
+			continue;
+		if (t >= 0)
+			return -1;
+		t = b;
+	}
+	return t;
+}
+
 long sb_causes_only_caller(const struct sb_cfg *m, uint32_t f)
 {
 	uint32_t entry = m->funcs[f].first_block;
@@ -117,7 +158,8 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 
 	if (blk < 0 || !m->has_tail_calls)
 		return false;
-	if ((t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0) {
+	if ((t = sb_causes_only_caller(m, m->blocks[blk].func)) < 0 &&
+	    (t = pointer_tail_caller(m, m->blocks[blk].func)) < 0) {
 		/* several callers: one tail call among direct ones */
 		if ((t = one_tail_caller(m, m->blocks[blk].func)) < 0)
 			return false;
@@ -139,7 +181,7 @@ bool sb_causes_tail_guard(const struct sb_profile *p, const struct sb_causes_gra
 	for (int depth = 0; depth < TAIL_DEPTH && t >= 0 && !found; depth++) {
 		struct sb_cause a = *at;
 
-		tail |= (m->blocks[t].flags & SB_BLOCK_TAIL_CALL) != 0;
+		tail |= (m->blocks[t].flags & (SB_BLOCK_TAIL_CALL | SB_BLOCK_TAIL_INDIRECT)) != 0;
 		a.kind = SB_CAUSE_UNDETERMINED;
 		if (sb_causes_locate_guard(p, g, (uint32_t)t, &a)) {
 			/* with no tail call on the way, the samples already

@@ -333,6 +333,7 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 		goto fail;
 	m->has_flags = true;    /* blocks keep their own; known if all are */
 	m->has_tail_calls = true;
+	m->has_indirect_tails = true;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t foff = (uint32_t)m->nfuncs, boff = (uint32_t)m->nblocks;
 
@@ -341,6 +342,7 @@ struct sb_cfg *sb_cfg_merge(struct sb_cfg *const *g, size_t n, uint32_t *block_o
 			continue;
 		m->has_flags &= g[i]->has_flags;
 		m->has_tail_calls &= g[i]->has_tail_calls;
+		m->has_indirect_tails &= g[i]->has_indirect_tails;
 		for (size_t f = 0; f < g[i]->nfuncs; f++) {
 			struct sb_cfg_func *d = &m->funcs[m->nfuncs++];
 

@@ -69,7 +69,18 @@ struct sb_cfg_func {
  * nor edge: "unknown".
  */
 #define SB_BLOCK_TAIL_CALL 2u
-#define SB_BLOCK_FLAGS (SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL)
+
+/*
+ * SB_BLOCK_TAIL_INDIRECT: the block ends in an indirect `jmp` and reads no
+ * table entry on the way (no memory operand with an index register, as a
+ * switch's jump table needs: `movslq (%rdx,%rax,4),%rax; add %rdx,%rax;
+ * jmp *%rax`, `jmp *t(,%rax,8)`): a tail call through a pointer (`if
+ * (rank == 0) work_fn(n);` last in a function, `mov work_fn(%rip),%rax;
+ * jmp *%rax`).  Its callee is not known: no edge leaves it.  Graphs
+ * without has_indirect_tails (cfg_io version 4 or older) never set it.
+ */
+#define SB_BLOCK_TAIL_INDIRECT 4u
+#define SB_BLOCK_FLAGS (SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL | SB_BLOCK_TAIL_INDIRECT)
 
 struct sb_cfg_block {
 	uint64_t start, end;       /* [start, end) */
@@ -94,6 +105,9 @@ struct sb_cfg {
 	 * CALL edges): graphs of profiles recorded before (cfg_io version 3
 	 * and older) have none, which says "unknown". */
 	bool has_tail_calls;
+	/* Whether indirect tail calls were flagged (SB_BLOCK_TAIL_INDIRECT):
+	 * not in graphs of cfg_io version 4 and older. */
+	bool has_indirect_tails;
 	size_t nfuncs, nblocks, nedges;
 	struct sb_cfg_func *funcs;
 	struct sb_cfg_block *blocks;

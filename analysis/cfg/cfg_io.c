@@ -146,7 +146,8 @@ static bool serializable(const struct sb_cfg *g)
 			    b->start < fn->start || b->end > fn->end ||
 			    b->last_insn < b->start || b->last_insn >= b->end ||
 			    (b->flags & ~SB_BLOCK_FLAGS) || (b->flags && !g->has_flags) ||
-			    ((b->flags & SB_BLOCK_TAIL_CALL) && !g->has_tail_calls))
+			    ((b->flags & SB_BLOCK_TAIL_CALL) && !g->has_tail_calls) ||
+			    ((b->flags & SB_BLOCK_TAIL_INDIRECT) && !g->has_indirect_tails))
 				return false;
 			prev_end = b->end;
 		}
@@ -175,8 +176,9 @@ int sb_cfg_serialize(const struct sb_cfg *g, unsigned char **buf, size_t *len)
 	wb_bytes(&w, magic, sizeof(magic));
 	/* A graph without flags (read from version 2) is written as version
 	 * 2: writing 3 would claim its blocks were looked at. */
-	wb_u32(&w, g->has_flags && g->has_tail_calls ? SB_CFG_IO_VERSION
-		   : g->has_flags ? SB_CFG_IO_VERSION_NOTAIL : SB_CFG_IO_VERSION_NOFLAGS);
+	wb_u32(&w, !g->has_flags ? SB_CFG_IO_VERSION_NOFLAGS
+		   : !g->has_tail_calls ? SB_CFG_IO_VERSION_NOTAIL
+		   : !g->has_indirect_tails ? SB_CFG_IO_VERSION_NOINDIRECT : SB_CFG_IO_VERSION);
 	wb_u32(&w, (uint32_t)g->nfuncs);
 	wb_u32(&w, (uint32_t)g->nblocks);
 	wb_u32(&w, (uint32_t)g->nedges);
@@ -296,10 +298,18 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* The block flags a graph of this version may carry. */
+static uint32_t flags_of(unsigned version)
+{
+	return version >= SB_CFG_IO_VERSION ? SB_BLOCK_FLAGS
+	       : version >= SB_CFG_IO_VERSION_NOINDIRECT ? SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL
+	       : version >= SB_CFG_IO_VERSION_NOTAIL ? SB_BLOCK_CONST_BOUND : 0;
+}
+
 /* Functions with their blocks; fills g->funcs and g->blocks, whose
  * arrays hold the header's counts. */
 static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
-			      size_t nblocks, bool flags, bool tail, bool *nomem)
+			      size_t nblocks, unsigned version, bool *nomem)
 {
 	uint64_t prev_start = 0, prev_end = 0, prev_fend = 0;
 
@@ -325,12 +335,12 @@ static const char *read_funcs(struct rbuf *r, struct sb_cfg *g, size_t nfuncs,
 		for (uint64_t k = 0; k < nb; k++) {
 			struct sb_cfg_block *b = &g->blocks[g->nblocks];
 			uint64_t gap = rb_uleb(r), len = rb_uleb(r), last = rb_uleb(r);
-			uint64_t fl = flags ? rb_uleb(r) : 0;
+			uint64_t fl = version >= SB_CFG_IO_VERSION_NOTAIL ? rb_uleb(r) : 0;
 
 			/* what sb_cfg_add_block() demands, plus last_insn inside */
 			if (r->bad || gap > UINT64_MAX - prev_end || len == 0 ||
 			    len > UINT64_MAX - (prev_end + gap) || last >= len ||
-			    (fl & ~(uint64_t)(tail ? SB_BLOCK_FLAGS : SB_BLOCK_CONST_BOUND)))
+			    (fl & ~(uint64_t)flags_of(version)))
 				return "bad block record";
 			b->start = prev_end + gap;
 			b->end = b->start + len;
@@ -398,8 +408,7 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 		return fail(err, errlen, "cfg: format version %u is newer than this scalebpf "
 			    "reads (%u): report it with a newer scalebpf", version,
 			    SB_CFG_IO_VERSION);
-	if (version != SB_CFG_IO_VERSION && version != SB_CFG_IO_VERSION_NOTAIL &&
-	    version != SB_CFG_IO_VERSION_NOFLAGS)
+	if (version < SB_CFG_IO_VERSION_NOFLAGS)
 		return fail(err, errlen, "cfg: unsupported version %u", version);
 	if (nfuncs == UINT32_MAX || nblocks == UINT32_MAX || nedges == UINT32_MAX ||
 	    (uint64_t)nfuncs * MIN_FUNC + (uint64_t)nblocks * MIN_BLOCK +
@@ -423,7 +432,8 @@ int sb_cfg_deserialize(const unsigned char *buf, size_t len, struct sb_cfg **out
 	}
 	g->has_flags = version >= 3;
 	g->has_tail_calls = version >= 4;
-	if ((why = read_funcs(&r, g, nfuncs, nblocks, g->has_flags, g->has_tail_calls, &nomem)) ||
+	g->has_indirect_tails = version >= 5;
+	if ((why = read_funcs(&r, g, nfuncs, nblocks, version, &nomem)) ||
 	    (why = read_edges(&r, g, nedges)))
 		goto out;
 	if (r.pos != r.len) {

@@ -4,7 +4,7 @@
  * for carrying graphs inside profiles.  Pure C, no ELF.
  *
  * Layout (all integers little-endian):
- *   magic "sbpfcfg\n" (8 bytes), u32 version (4; 3 and 2 are read too),
+ *   magic "sbpfcfg\n" (8 bytes), u32 version (5; 4, 3 and 2 are read too),
  *   u32 nfuncs, u32 nblocks, u32 nedges,
  *   build-id: uleb len, bytes (len 0: none),
  *   per function in order: uleb name len, name bytes,
@@ -29,12 +29,15 @@
 #include "cfg.h"
 
 /* 2: CALL edges; older caches are rebuilt.  3: block flags.  4: tail
- * calls (SB_BLOCK_TAIL_CALL and their CALL edges).  Versions 2 and 3 are
- * still read (profiles recorded before carry them): version 2 graphs have
- * has_flags false and every block's flags 0, version 3 and 2 graphs
- * has_tail_calls false, "unknown", so analyses that act on a flag act on
- * nothing and old profiles report as they did. */
-#define SB_CFG_IO_VERSION 4
+ * calls (SB_BLOCK_TAIL_CALL and their CALL edges).  5: tail calls through
+ * a pointer (SB_BLOCK_TAIL_INDIRECT).  Versions 2 to 4 are still read
+ * (profiles recorded before carry them): version 2 graphs have has_flags
+ * false and every block's flags 0, version 3 and 2 graphs has_tail_calls
+ * false, version 4 and older has_indirect_tails false, "unknown", so
+ * analyses that act on a flag act on nothing and old profiles report as
+ * they did. */
+#define SB_CFG_IO_VERSION 5
+#define SB_CFG_IO_VERSION_NOINDIRECT 4
 #define SB_CFG_IO_VERSION_NOTAIL 3
 #define SB_CFG_IO_VERSION_NOFLAGS 2
 

@@ -231,6 +231,18 @@ static const unsigned char *code_at(const struct builder *b, uint64_t start, uin
 
 /* ---- one function ---- */
 
+/* SB_BLOCK_TAIL_INDIRECT for the block of instructions ins[i..j]: it ends
+ * in an indirect `jmp` and reads no table entry (cfg.h). */
+static uint32_t indirect_tail_flag(const struct insn *ins, size_t i, size_t j)
+{
+	if (ins[j].kind != K_IJMP)
+		return 0;
+	for (size_t k = i; k <= j; k++)
+		if (ins[k].fx.mem_index)
+			return 0;
+	return SB_BLOCK_TAIL_INDIRECT;
+}
+
 static enum kind classify(const cs_insn *in, uint64_t *target)
 {
 	const cs_x86 *x = &in->detail->x86;
@@ -387,7 +399,8 @@ static int build_func(struct builder *b, const struct fsym *s, const unsigned ch
 				       s->start + b->ins[j].off);
 		if (idx < 0)
 			return -1;
-		g->blocks[idx].flags = sb_insn_latch_flags(b->ins, n, i, j);
+		g->blocks[idx].flags = sb_insn_latch_flags(b->ins, n, i, j) |
+				       indirect_tail_flag(b->ins, i, j);
 		b->blk[b->ins[i].off] = (uint32_t)idx;
 		i = j + 1;
 	}
@@ -486,6 +499,7 @@ struct sb_cfg *sb_cfg_build_stats(struct sb_elf *e, struct sb_cfg_build_stats *s
 		goto nomem;
 	b.g->has_flags = true;
 	b.g->has_tail_calls = true;
+	b.g->has_indirect_tails = true;
 	for (size_t i = 0; i < b.nsyms; i++) {
 		const struct fsym *s = &b.syms[i];
 		const unsigned char *code;

@@ -102,10 +102,12 @@ static struct sb_cfg *load_cached(const char *path, struct sb_elf *e, const char
 	}
 	if (sb_cfg_deserialize(data, len, &g, err, sizeof(err))) {
 		why = err;
-	} else if (!g->has_flags || !g->has_tail_calls || (why = matches_binary(g, e, bid))) {
+	} else if (!g->has_flags || !g->has_tail_calls || !g->has_indirect_tails ||
+		   (why = matches_binary(g, e, bid))) {
 		/* an entry from before block flags or tail calls: built again */
 		why = why ? why : !g->has_flags ? "no block flags (older format)"
-				: "no tail calls (older format)";
+				: !g->has_tail_calls ? "no tail calls (older format)"
+				: "no indirect tail calls (older format)";
 		sb_cfg_free(g);
 		g = NULL;
 	}

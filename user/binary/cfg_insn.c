@@ -163,8 +163,19 @@ static uint32_t writes_of(csh cs, const cs_insn *in)
 	return m;
 }
 
+static bool mem_index(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (uint8_t k = 0; k < x->op_count; k++)
+		if (x->operands[k].type == X86_OP_MEM && x->operands[k].mem.index != X86_REG_INVALID)
+			return true;
+	return false;
+}
+
 void sb_insn_facts(csh cs, const cs_insn *in, struct sb_insn_facts *f)
 {
+	f->mem_index = mem_index(in);
 	f->writes = writes_of(cs, in);
 	f->jcc_noflags = jcc_noflags(in);
 	f->jcc_zero = in->id == X86_INS_JE || in->id == X86_INS_JNE;

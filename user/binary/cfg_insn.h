@@ -50,6 +50,9 @@ struct sb_insn_facts {
 	uint16_t dst_reg;       /* the register operand it writes, if first */
 	uint32_t writes;        /* general registers written, any width:
 				 * bit sb_insn_gpr(REG) */
+	bool mem_index;         /* an operand in memory with an index
+				 * register: a table's entry (`movslq
+				 * (%rdx,%rax,4),%rax`, `jmp *t(,%rax,8)`) */
 };
 
 void sb_insn_facts(csh cs, const cs_insn *in, struct sb_insn_facts *f);

@@ -39,6 +39,10 @@ static const char prog_src[] =
 	"  return r + 3; }\n"
 	"__attribute__((noipa)) int tailer(int x)\n"
 	"{ if (x < 0) return -x; return helper(x * 2); }\n"
+	/* a tail call through a pointer: `mov tail_fp(%rip),%rax; jmp *%rax` */
+	"int (*volatile tail_fp)(int) = helper;\n"
+	"__attribute__((noipa)) int ptr_tailer(int x)\n"
+	"{ if (x < 0) return -x; return tail_fp(x * 2); }\n"
 	/* a counter set before calls that precede its loop: kept in %rbx,
 	 * which calls preserve (saved_loop, stepped before the body's call,
 	 * compared after it), or in %rcx, which they do not (clobbered_loop:
@@ -69,7 +73,8 @@ static const char prog_src[] =
 	"{ int a[16] = { 0 }; (void)argv; nested_loop(a, 4, 4); fixed_loop(); chosen_loop(argc);\n"
 	"  skip_loop(a); jump_loop(a); set_start_loop(argc); saved_loop(); clobbered_loop();\n"
 	"  branch_step_loop(); jump_entry_loop();\n"
-	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc); }\n";
+	"  return counted_loop(a, 16) + diamond(argc) + switcher(argc) + tailer(argc) +\n"
+	"    ptr_tailer(argc); }\n";
 
 static inline int run(const char *fmt, ...)
 {

@@ -404,7 +404,13 @@ static void test_shapes(const char *bin)
 	n = check_named(e, g, "switcher", heads, 4);
 	CHECK(n == 0, "switcher: no back edge (got %d)", n);
 	b = block_ending_in(e, g, "switcher", O_IJMP);
-	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0, "switcher: jump table not followed");
+	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0 &&
+	      !(g->blocks[b].flags & SB_BLOCK_TAIL_INDIRECT),
+	      "switcher: jump table not followed, no tail call");
+	b = block_ending_in(e, g, "ptr_tailer", O_IJMP);
+	CHECK(b >= 0 && sb_cfg_nout(g, (uint32_t)b) == 0 && g->has_indirect_tails &&
+	      (g->blocks[b].flags & SB_BLOCK_TAIL_INDIRECT),
+	      "ptr_tailer: a jump through a pointer, flagged a tail call, no edge");
 	n = check_named(e, g, "tailer", heads, 4);
 	check_call_edges(e, g);
 	b = block_ending_in(e, g, "tailer", O_JMP);

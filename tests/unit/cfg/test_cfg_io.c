@@ -107,13 +107,15 @@ static struct sb_cfg *handmade(const char *build_id)
 	sb_cfg_add_block(g, 3, UINT64_MAX - 0x20, UINT64_MAX, UINT64_MAX - 1);
 	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
 		sb_cfg_add_edge(g, ed[i][0], ed[i][1], (uint16_t)ed[i][2]);
-	/* with a build-id, block flags and tail calls (version 4): the latch
-	 * B2 has a constant bound, B7's only edge, a CALL, is a tail call;
-	 * without, none computed (version 2) */
-	g->has_flags = g->has_tail_calls = build_id != NULL;
+	/* with a build-id, block flags and tail calls (version 5): the latch
+	 * B2 has a constant bound, B7's only edge, a CALL, is a tail call,
+	 * B3 ends in a jump through a pointer; without, none computed
+	 * (version 2) */
+	g->has_flags = g->has_tail_calls = g->has_indirect_tails = build_id != NULL;
 	if (g->has_flags) {
 		g->blocks[2].flags = SB_BLOCK_CONST_BOUND;
 		g->blocks[7].flags = SB_BLOCK_TAIL_CALL;
+		g->blocks[3].flags = SB_BLOCK_TAIL_INDIRECT;
 	}
 	finalize(g);
 	return g;
@@ -188,18 +190,49 @@ static void test_roundtrip(void)
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	struct sb_cfg *g = handmade("abc123"), *h = roundtrip(g, &buf, &len);
+	char err[128] = "";
 	bool ok = true;
 
 	CHECK(h && same_graph(g, h) && consistent(h), "hand-made graph round-trips");
 	CHECK(h && h->edges[0].back == 0 && sb_cfg_nout(h, 2) == 1 &&
 	      h->edges[h->out_start[2]].back == 1, "back edges derived again");
 	CHECK(buf && buf[8] == SB_CFG_IO_VERSION && h && h->has_flags && h->has_tail_calls &&
-	      h->blocks[2].flags == SB_BLOCK_CONST_BOUND && !h->blocks[1].flags &&
-	      h->blocks[7].flags == SB_BLOCK_TAIL_CALL,
+	      h->has_indirect_tails && h->blocks[2].flags == SB_BLOCK_CONST_BOUND &&
+	      !h->blocks[1].flags && h->blocks[7].flags == SB_BLOCK_TAIL_CALL &&
+	      h->blocks[3].flags == SB_BLOCK_TAIL_INDIRECT,
 	      "block flags and tail calls written as version %d and read back", SB_CFG_IO_VERSION);
 	printf("hand-made graph: %zu bytes\n", len);
 	sb_cfg_free(h);
+	/* the same bytes called version 4 (before jumps through pointers
+	 * were flagged), CRC made good: the flag is refused */
+	if (buf) {
+		uint32_t crc;
+
+		buf[8] = SB_CFG_IO_VERSION_NOINDIRECT;
+		crc = sb_bytes_crc32(0, buf, len - 4);
+		for (int k = 0; k < 4; k++)
+			buf[len - 4 + (size_t)k] = (unsigned char)(crc >> (8 * k));
+		h = NULL;
+		CHECK(sb_cfg_deserialize(buf, len, &h, err, sizeof(err)) < 0 && !h,
+		      "a pointer tail-call flag in a version 4 graph is refused: %s", err);
+	}
 	free(buf);
+	/* tail calls but none through pointers looked for: version 4, what
+	 * profiles recorded before carry; the flag there is an error */
+	g->has_indirect_tails = false;
+	g->blocks[3].flags = 0;
+	h = roundtrip(g, &buf, &len);
+	CHECK(buf && buf[8] == SB_CFG_IO_VERSION_NOINDIRECT && h && h->has_tail_calls &&
+	      !h->has_indirect_tails && h->blocks[7].flags == SB_BLOCK_TAIL_CALL,
+	      "tail calls without pointer ones: version 4, read with those unknown");
+	sb_cfg_free(h);
+	free(buf);
+	buf = NULL;
+	g->blocks[3].flags = SB_BLOCK_TAIL_INDIRECT;
+	CHECK(sb_cfg_serialize(g, &buf, &len) != 0,
+	      "a pointer tail-call flag in a graph that did not look for them is refused");
+	free(buf);
+	g->blocks[3].flags = 0;
 	/* flags but no tail calls looked for: version 3, what profiles
 	 * recorded before tail calls carry; a tail flag there is an error */
 	g->has_tail_calls = false;
