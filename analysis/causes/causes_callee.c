@@ -27,8 +27,12 @@
  * call's variation, and at least half of it: the callee's own leader,
  * found by its samples rather than by call edges, which a tail call (a
  * jump) or a function pointer does not leave in the CFG.  It is then
- * placed by the same rules (its loop, its guard).  Returns its tagged
- * address, or 0: no single block carries the variation.
+ * placed by the same rules (its loop, its guard).  The blocks of one
+ * loop count together: clang unrolls a search's `for` + `break` four
+ * times into five blocks, each with a fifth of the loop's samples (AB
+ * p051: 20 samples per thread, no block near half), and the loop's block
+ * that carries most of it stands in.  Returns its tagged address, or 0:
+ * no single block or loop carries the variation.
  *
  * Covariances are over section s's (instance, thread) pairs, each pair
  * centred on its instance's mean (what LIME compares, whichever thread
@@ -37,6 +41,49 @@
  * the vectors gives every candidate's: O(vectors x threads).
  */
 #define DESCEND_SHARE 0.5
+
+/* Each candidate event's group: its block's innermost loop (the header),
+ * or the block itself outside loops.  The event with the most covariance
+ * in the group with the most, that group's sum in *sum; -1 for none.
+ * evblk[] is rewritten with the groups. */
+static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, size_t nev,
+		     double *sum)
+{
+	uint8_t *body = NULL;
+	double best = 0;
+	long top = -1;
+
+	for (size_t e = 0; e < nev; e++) {
+		uint32_t f;
+		long h;
+
+		if (evblk[e] < 0 || cov[e] <= 0)
+			continue;
+		f = m->blocks[evblk[e]].func;
+		free(body);
+		if (!(body = malloc(m->funcs[f].nblocks)))
+			return -1;
+		h = sb_causes_loop_of(m, (uint32_t)evblk[e], body);
+		evblk[e] = h >= 0 ? h : evblk[e];
+	}
+	free(body);
+	for (size_t e = 0; e < nev; e++) {
+		double g = 0;
+
+		if (evblk[e] < 0 || cov[e] <= 0)
+			continue;
+		for (size_t k = 0; k < nev; k++)
+			if (evblk[k] == evblk[e] && cov[k] > 0)
+				g += cov[k];
+		if (top < 0 || g > best || (g == best && cov[e] > cov[top])) {
+			best = g;
+			top = (long)e;
+		}
+	}
+	*sum = best;
+	return top;
+}
+
 uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_causes_graph *g,
 				uint32_t s, uint32_t blk)
 {
@@ -46,7 +93,8 @@ uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_cau
 	double *cov = calloc(p->nevents ? p->nevents : 1, sizeof(*cov)), *dx = NULL, va = 0;
 	size_t n = 0, *first = malloc((p->ninstances ? p->ninstances : 1) * sizeof(*first));
 	uint64_t best = 0;
-	long top = -1;
+	double sum = 0;
+	long top;
 
 	if (!evblk || !cov || !first)
 		goto out;
@@ -95,10 +143,8 @@ uint64_t sb_causes_callee_leader(const struct sb_profile *p, const struct sb_cau
 		for (uint32_t t = 0; t < x->nthreads && t < in->nthreads; t++)
 			cov[x->event] += dx[first[x->instance] + t] * (double)x->counts[t];
 	}
-	for (size_t e = 0; e < p->nevents; e++)
-		if (evblk[e] >= 0 && cov[e] > 0 && (top < 0 || cov[e] > cov[top]))
-			top = (long)e;
-	if (top >= 0 && va > 0 && cov[top] >= DESCEND_SHARE * va)
+	if ((top = loop_top(m, evblk, cov, p->nevents, &sum)) >= 0 && va > 0 &&
+	    sum >= DESCEND_SHARE * va)
 		best = SB_CFG_TAG(p->events[top].binary, p->events[top].vaddr);
 out:
 	free(evblk);

@@ -29,6 +29,12 @@
  * its data decides where it stops, so the cause is inside it, in find
  * (0x2010-0x2040), not at the call (blind seed W p018: a fixed loop of
  * calls through a pointer to a search).
+ * unrolled: the search unrolled four times, as clang -O2 makes `for` +
+ * `break` (B10, B11, B12 compare and leave, B13 compares, steps and goes
+ * round, B14 returns): each block holds a quarter of the search's
+ * samples, no block near half of the call's variation, the loop all of
+ * it: the cause is in find (0x2010-0x2060), not at the call (blind seed
+ * AB p051, 20 samples per thread).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +61,9 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 	g->has_flags = true;
 	sb_cfg_add_func(g, "barrier", 0x2000, 0x2010);
 	sb_cfg_add_block(g, 1, 0x2000, 0x2010, 0x200c);
-	if (call == 2) {
-		sb_cfg_add_func(g, "find", 0x2010, 0x2040);
-		sbt_add_blocks(g, 2, 0x2010, 3);
+	if (call >= 2) {
+		sb_cfg_add_func(g, "find", 0x2010, call == 3 ? 0x2060 : 0x2040);
+		sbt_add_blocks(g, 2, 0x2010, call == 3 ? 5 : 3);
 	} else {
 		sb_cfg_add_func(g, "copy", 0x2010, 0x2020);
 		sb_cfg_add_block(g, 2, 0x2010, 0x2020, 0x201c);
@@ -93,6 +99,10 @@ static struct sb_cfg *graph(int guard, int call, int fixed)
 		sb_cfg_add_edge(g, 11, 10, SB_EDGE_TAKEN);
 		sb_cfg_add_edge(g, 11, 12, SB_EDGE_FALLTHROUGH);
 	}
+	for (uint32_t b = 10; call == 3 && b < 14; b++) {   /* unrolled four times */
+		sb_cfg_add_edge(g, b, b < 13 ? 14 : 10, SB_EDGE_TAKEN);
+		sb_cfg_add_edge(g, b, b < 13 ? b + 1 : 14, SB_EDGE_FALLTHROUGH);
+	}
 	sb_cfg_finalize(g);
 	return g;
 }
@@ -109,21 +119,26 @@ static uint64_t work(int guard, int i, uint32_t t)
 
 static struct sb_profile *profile(int guard, int call, int fixed)
 {
-	const unsigned line[NB + 2] = { 40, 72, 75, 79, 76, guard ? 83 : 75, 84, 72, 90, 60, 70 };
+	const unsigned line[NB + 6] = { 40, 72, 75, 79, 76, guard ? 83 : 75, 84, 72, 90, 60,
+					70, 70, 70, 69, 71 };
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_cfg *g = graph(guard, call, fixed);
 	struct sb_thread_time pt[NT];
 	uint32_t sec_loc;
 	/* events with samples: B3 (the work or its call), B6 (the barrier
-	 * call), copy's B10 (with a call); named without samples: B2, B4, B5 */
-	static const int blk[6] = { 3, 6, 10, 2, 4, 5 };
+	 * call), the callee's B10 (with a call; unrolled: B10 to B13 share
+	 * its samples); named without samples: B2, B4, B5 (unrolled: B14) */
+	static const int blk[6] = { 3, 6, 10, 2, 4, 5 }, unrolled[10] = { 3, 6, 10, 11, 12, 13,
+									   2, 4, 5, 14 };
+	const int *ev = call == 3 ? unrolled : blk, nev = call == 3 ? 10 : 6;
+	const int nsampled = call == 3 ? 6 : 3;
 
 	sbt_add_binary_cfg(p, g);
 	sec_loc = (uint32_t)sbt_wloc(p, 0x106c, 84);
-	for (int e = 0; e < 6; e++) {
-		uint64_t b = (uint64_t)blk[e];
+	for (int e = 0; e < nev; e++) {
+		uint64_t b = (uint64_t)ev[e];
 
-		sbt_add_sampled_block(p, sbt_block_addr(b, NB), line[b], line[b], e < 3);
+		sbt_add_sampled_block(p, sbt_block_addr(b, NB), line[b], line[b], e < nsampled);
 	}
 	sbt_add_section(p, sec_loc, NT, pt);
 	for (int i = 0; i < NI; i++) {
@@ -132,11 +147,15 @@ static struct sb_profile *profile(int guard, int call, int fixed)
 			pt[t].busy_ns = 1000000 * work(guard, i, t) + 200000 +
 					10000 * ((t * 7 + (uint32_t)i * 3) % 5);
 		sbt_add_instance(p, i, NT, pt);
-		for (uint32_t e = 0; e < (call ? 3u : 2u); e++) {
+		for (uint32_t e = 0; e < (uint32_t)(call ? nsampled : 2); e++) {
 			uint64_t c[NT];
 
+			/* unrolled: block k of the search gets (w + k) / 4 of
+			 * its w samples, which sum to w */
 			for (uint32_t t = 0; t < NT; t++)
-				c[t] = e != 1 ? work(guard, i, t) : (t + (uint32_t)i) % 3 == 0;
+				c[t] = e == 1 ? (t + (uint32_t)i) % 3 == 0
+				       : call == 3 && e >= 2 ? (work(guard, i, t) + e - 2) / 4
+				       : work(guard, i, t);
 			sbt_add_vector(p, i, e, NT, c);
 		}
 	}
@@ -181,6 +200,9 @@ int main(void)
 	a = top(2, 2, 1);
 	CHECK(a >= 0x2010 && a < 0x2040, "alone (call of a search), fixed loop: in the search, "
 	      "%#llx", a);
+	a = top(2, 3, 1);
+	CHECK(a >= 0x2010 && a < 0x2060, "alone (call of an unrolled search), fixed loop: in "
+	      "the search, %#llx", a);
 	a = top(2, 1, 0);
 	CHECK(a == INNER_LATCH, "alone (call), no flag: at the latch, %#llx", a);
 	/* without the flag (a profile recorded before it), a loop around a
