@@ -42,10 +42,26 @@
  */
 #define DESCEND_SHARE 0.5
 
+/* No call edge leads into function f: a library calls it back, or a
+ * pointer or a tail call the graph has no edge for reaches it. */
+static bool uncalled(const struct sb_cfg *m, uint32_t f)
+{
+	uint32_t entry = m->funcs[f].first_block;
+
+	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
+		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
+			return false;
+	return true;
+}
+
 /* Each candidate event's group: its block's innermost loop (the header),
- * or the block itself outside loops.  The event with the most covariance
- * in the group with the most, that group's sum in *sum; -1 for none.
- * evblk[] is rewritten with the groups. */
+ * or the block itself outside loops.  Straight-line code outside loops in
+ * a function no call edge leads into is no candidate (-1): a callback
+ * (qsort's comparator) takes as long each time, so its samples differ
+ * by how often the library called it, which the call's own loops or the
+ * library decided, not the callback (blind seed AA p052).  The event with
+ * the most covariance in the group with the most, that group's sum in
+ * *sum; -1 for none.  evblk[] is rewritten with the groups. */
 static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, size_t nev,
 		     double *sum)
 {
@@ -64,7 +80,7 @@ static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, siz
 		if (!(body = malloc(m->funcs[f].nblocks)))
 			return -1;
 		h = sb_causes_loop_of(m, (uint32_t)evblk[e], body);
-		evblk[e] = h >= 0 ? h : evblk[e];
+		evblk[e] = h >= 0 ? h : uncalled(m, f) ? -1 : evblk[e];
 	}
 	free(body);
 	for (size_t e = 0; e < nev; e++) {
