@@ -171,11 +171,14 @@ long sb_causes_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 bool sb_causes_locate_guard(const struct sb_profile *p, const struct sb_causes_graph *g,
 			    uint32_t blk, struct sb_cause *c)
 {
-	uint32_t gs[SB_CFG_MAX_GUARDS];
-	long n = sb_causes_guards(g->merged, sb_causes_unrolled_first(g->merged, blk), gs);
+	uint32_t gs[SB_CFG_MAX_GUARDS], b0 = sb_causes_unrolled_first(g->merged, blk);
+	long n = sb_causes_guards(g->merged, b0, gs);
 	const struct sb_loc *first = NULL;
 	struct sb_cause best = *c;
 	uint64_t best_n = 0;
+
+	if (n < 0)      /* a run of calls entered at several of them */
+		n = sb_causes_run_guards(g->merged, b0, gs);
 
 	for (long i = 0; i < n; i++) {
 		struct sb_cause at = *c;

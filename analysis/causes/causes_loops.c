@@ -301,6 +301,46 @@ static bool only_call(const struct sb_cfg *g, uint32_t b)
 }
 
 #define UNROLLED_MAX 64
+long sb_causes_run_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
+{
+	long callee = only_call(g, b) ? callee_of(g, b) : -1;
+	uint32_t run[UNROLLED_MAX], nrun = 1, n = 0;
+
+	if (callee < 0)
+		return -1;
+	run[0] = b;
+	for (uint32_t r = 0; r < nrun; r++) {
+		uint32_t x = run[r];
+
+		for (uint32_t k = g->in_start[x]; k < g->in_start[x + 1]; k++) {
+			const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
+			uint32_t i = 0;
+
+			if (sb_cfg_from_padding(g, e))
+				continue;
+			if (e->kind == SB_EDGE_CALL_RETURN && only_call(g, e->src) &&
+			    callee_of(g, e->src) == callee) {
+				while (i < nrun && run[i] != e->src)
+					i++;
+				if (i == nrun && nrun == UNROLLED_MAX)
+					return -1;
+				if (i == nrun)
+					run[nrun++] = e->src;
+				continue;
+			}
+			if (e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH)
+				return -1;
+			while (i < n && gs[i] != e->src)
+				i++;
+			if (i == n && n == SB_CFG_MAX_GUARDS)
+				return -1;
+			if (i == n)
+				gs[n++] = e->src;
+		}
+	}
+	return nrun >= 2 && n ? (long)n : -1;
+}
+
 uint32_t sb_causes_unrolled_first(const struct sb_cfg *g, uint32_t b)
 {
 	long callee = only_call(g, b) ? callee_of(g, b) : -1;

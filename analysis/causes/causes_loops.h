@@ -81,4 +81,14 @@ bool sb_causes_in_early_exit_loop(const struct sb_cfg *g, long b);
  * no guard of its own. */
 uint32_t sb_causes_unrolled_first(const struct sb_cfg *g, uint32_t b);
 
+/* The branches that enter a run of calls of one callee (block b, one
+ * call, and the calls whose return enters it, back as far as such calls
+ * go) when the run is entered at several of its calls: gcc -O3 unrolls
+ * `for (i) for (j) if ((i + j) % n != who) continue; run_part();` into
+ * chains of calls that each owner test jumps into at its own place
+ * (blind seed AC p029).  Stored in gs (at most SB_CFG_MAX_GUARDS), their
+ * count; -1 when b is no such call, or anything but a branch (straight
+ * code, another call's return) enters the run. */
+long sb_causes_run_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs);
+
 #endif

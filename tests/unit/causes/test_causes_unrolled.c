@@ -17,7 +17,15 @@
  * (Here the leader LIME picks is already guarded; in Y p024 it was the
  * run's last call, whose guard only the run's start has: that placement
  * is the predicate's, checked above.)
+ *
+ * Split: B0 is a second test on line 49 that jumps into the run's middle
+ * (B6), as gcc -O3 threads `for (i) for (j) if ((i + j) % n != who)
+ * continue; run_part();` into chains of calls entered at several places
+ * (causes_loops.c, sb_causes_run_guards; blind seed AC p029).  B6 then
+ * has no guard of its own (B5's return enters it too): the run's guards
+ * are B0 and B1, and the cause is on their line, 49.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "causes/causes_fixture.h"
@@ -30,10 +38,10 @@
 
 static uint64_t addr[NW + 2];   /* each block's start */
 
-static struct sb_cfg *graph(void)
+static struct sb_cfg *graph(bool split)
 {
 	static const struct sbt_edge edges[] = {
-		{ 0, 1, SB_EDGE_SEQUENTIAL }, { 1, 2, SB_EDGE_FALLTHROUGH }, { 1, 5, SB_EDGE_TAKEN },
+		{ 1, 2, SB_EDGE_FALLTHROUGH }, { 1, 5, SB_EDGE_TAKEN },
 		{ 2, 9, SB_EDGE_CALL }, { 2, 3, SB_EDGE_CALL_RETURN }, { 3, 4, SB_EDGE_CALL_RETURN },
 		{ 5, 9, SB_EDGE_CALL }, { 5, 6, SB_EDGE_CALL_RETURN },
 		{ 6, 9, SB_EDGE_CALL }, { 6, 7, SB_EDGE_CALL_RETURN },
@@ -58,15 +66,22 @@ static struct sb_cfg *graph(void)
 	addr[9] = 0x2000;
 	addr[10] = 0x2010;
 	sbt_add_edges(g, edges, sizeof(edges) / sizeof(edges[0]));
+	if (split) {
+		sb_cfg_add_edge(g, 0, 1, SB_EDGE_FALLTHROUGH);
+		sb_cfg_add_edge(g, 0, 6, SB_EDGE_TAKEN);
+	} else {
+		sb_cfg_add_edge(g, 0, 1, SB_EDGE_SEQUENTIAL);
+	}
 	sb_cfg_finalize(g);
 	return g;
 }
 
-/* the sampled blocks: B2, B5, B6, B7, relax's B9; named: B1, B3 */
+/* the sampled blocks: B2, B5, B6, B7, relax's B9; named: B1, B3, B0 */
 static const struct {
 	int b;
 	unsigned line;
-} ev[] = { { 2, 50 }, { 5, 50 }, { 6, 50 }, { 7, 50 }, { 9, 20 }, { 1, 49 }, { 3, 53 } };
+} ev[] = { { 2, 50 }, { 5, 50 }, { 6, 50 }, { 7, 50 }, { 9, 20 }, { 1, 49 }, { 3, 53 },
+	   { 0, 49 } };
 
 /* Samples of thread t in event e, instance i: the even threads one call
  * (3), the odd ones three; their last call's samples vary most between
@@ -88,13 +103,13 @@ static uint64_t count(int e, uint32_t t, int i)
 	}
 }
 
-static struct sb_profile *profile(void)
+static struct sb_profile *profile(bool split)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_thread_time pt[NT];
 	uint32_t nev = sizeof(ev) / sizeof(ev[0]);
 
-	sbt_add_binary_cfg(p, graph());
+	sbt_add_binary_cfg(p, graph(split));
 	sbt_add_section(p, (uint32_t)sbt_wloc(p, addr[3] + 0xc, 53), NT, pt);
 	for (uint32_t e = 0; e < nev; e++)
 		sbt_add_sampled_block(p, addr[ev[e].b], ev[e].line, ev[e].line, e < 5);
@@ -115,11 +130,13 @@ static struct sb_profile *profile(void)
 
 int main(void)
 {
-	struct sb_cfg *g = graph();
+	struct sb_cfg *g = graph(false);
+	uint32_t gs[SB_CFG_MAX_GUARDS];
 	struct sb_profile *p;
 	struct sb_causes c;
 	char err[256] = "";
 	int ret;
+	long n;
 
 	CHECK(sb_causes_unrolled_first(g, 7) == 5 && sb_causes_unrolled_first(g, 6) == 5 &&
 	      sb_causes_unrolled_first(g, 5) == 5, "the run B5-B7 starts at B5: %u %u %u",
@@ -127,8 +144,31 @@ int main(void)
 	      sb_causes_unrolled_first(g, 5));
 	CHECK(sb_causes_unrolled_first(g, 2) == 2 && sb_causes_unrolled_first(g, 3) == 3 &&
 	      sb_causes_unrolled_first(g, 1) == 1, "B2 alone, B3 and B1 no runs");
+	n = sb_causes_run_guards(g, 7, gs);
+	CHECK(n == 1 && gs[0] == 1, "run guards of B7: B1 alone (%ld)", n);
+	CHECK(sb_causes_run_guards(g, 2, gs) < 0 && sb_causes_run_guards(g, 3, gs) < 0,
+	      "no run guards for a lone call (B2) or no call (B3)");
 	sb_cfg_free(g);
-	p = profile();
+	g = graph(true);
+	CHECK(sb_causes_unrolled_first(g, 7) == 6, "split: the run's start seen from B7 is B6 "
+	      "(two ways in): %u", sb_causes_unrolled_first(g, 7));
+	n = sb_causes_run_guards(g, 6, gs);
+	CHECK(n == 2 && ((gs[0] == 0 && gs[1] == 1) || (gs[0] == 1 && gs[1] == 0)),
+	      "split: the run's guards are B0 and B1 (%ld)", n);
+	sb_cfg_free(g);
+	p = profile(true);
+	ret = sbt_compute(p, &c, err, sizeof(err));
+	CHECK(ret == 0, "compute (split): %d %s", ret, err);
+	if (!ret) {
+		CHECK(c.n >= 1 && (c.c[0].addr == 0x100c || c.c[0].addr == 0x101c) &&
+		      c.c[0].loc >= 0 && p->locs[c.c[0].loc].line == 49,
+		      "split: a test of line 49 (0x100c or 0x101c), not %#llx (line %u)",
+		      c.n ? (unsigned long long)c.c[0].addr : 0ULL,
+		      c.n && c.c[0].loc >= 0 ? p->locs[c.c[0].loc].line : 0);
+		sb_causes_free(&c);
+	}
+	sb_profile_free(p);
+	p = profile(false);
 	ret = sbt_compute(p, &c, err, sizeof(err));
 	CHECK(ret == 0, "compute: %d %s", ret, err);
 	if (!ret) {
