@@ -42,18 +42,6 @@
  */
 #define DESCEND_SHARE 0.5
 
-/* No call edge leads into function f: a library calls it back, or a
- * pointer or a tail call the graph has no edge for reaches it. */
-static bool uncalled(const struct sb_cfg *m, uint32_t f)
-{
-	uint32_t entry = m->funcs[f].first_block;
-
-	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
-		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
-			return false;
-	return true;
-}
-
 /* Each candidate event's group: its block's innermost loop (the header),
  * or the block itself outside loops.  Straight-line code outside loops in
  * a function no call edge leads into is no candidate (-1): a callback
@@ -80,7 +68,7 @@ static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, siz
 		if (!(body = malloc(m->funcs[f].nblocks)))
 			return -1;
 		h = sb_causes_loop_of(m, (uint32_t)evblk[e], body);
-		evblk[e] = h >= 0 ? h : uncalled(m, f) ? -1 : evblk[e];
+		evblk[e] = h >= 0 ? h : sb_cfg_uncalled(m, f) ? -1 : evblk[e];
 	}
 	free(body);
 	for (size_t e = 0; e < nev; e++) {

@@ -291,17 +291,6 @@ static bool calls_out(const struct sb_cfg *m, uint32_t b)
 	return true;
 }
 
-/* Function f is entered by no CALL edge of the graph. */
-static bool uncalled(const struct sb_cfg *m, uint32_t f)
-{
-	uint32_t e = m->funcs[f].first_block;
-
-	for (uint32_t k = m->in_start[e]; k < m->in_start[e + 1]; k++)
-		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
-			return false;
-	return true;
-}
-
 /* Marks the blocks of callbacks (see the header). */
 static int callbacks(const struct sb_profile *p, const struct sb_causes_graph *g, uint32_t s,
 		     const uint8_t *lib, uint8_t *skip)
@@ -328,7 +317,7 @@ static int callbacks(const struct sb_profile *p, const struct sb_causes_graph *g
 		fn[e] = UINT32_MAX;
 		if (b < 0)
 			continue;
-		if (uncalled(m, f)) {
+		if (sb_cfg_uncalled(m, f)) {
 			if (fidx[f] < 0)
 				fidx[f] = nf++;
 			fn[e] = (uint32_t)fidx[f];

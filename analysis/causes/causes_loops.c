@@ -301,6 +301,22 @@ static bool only_call(const struct sb_cfg *g, uint32_t b)
 }
 
 #define UNROLLED_MAX 64
+
+/* v added to set[*n] unless there; false when it is full. */
+static bool add_once(uint32_t *set, uint32_t *n, uint32_t max, uint32_t v)
+{
+	uint32_t i = 0;
+
+	while (i < *n && set[i] != v)
+		i++;
+	if (i < *n)
+		return true;
+	if (*n == max)
+		return false;
+	set[(*n)++] = v;
+	return true;
+}
+
 long sb_causes_run_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 {
 	long callee = only_call(g, b) ? callee_of(g, b) : -1;
@@ -314,28 +330,16 @@ long sb_causes_run_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 
 		for (uint32_t k = g->in_start[x]; k < g->in_start[x + 1]; k++) {
 			const struct sb_cfg_edge *e = &g->edges[g->in_edges[k]];
-			uint32_t i = 0;
+			bool call = e->kind == SB_EDGE_CALL_RETURN && only_call(g, e->src) &&
+				    callee_of(g, e->src) == callee;
 
 			if (sb_cfg_from_padding(g, e))
 				continue;
-			if (e->kind == SB_EDGE_CALL_RETURN && only_call(g, e->src) &&
-			    callee_of(g, e->src) == callee) {
-				while (i < nrun && run[i] != e->src)
-					i++;
-				if (i == nrun && nrun == UNROLLED_MAX)
-					return -1;
-				if (i == nrun)
-					run[nrun++] = e->src;
-				continue;
-			}
-			if (e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH)
+			if (!call && e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH)
 				return -1;
-			while (i < n && gs[i] != e->src)
-				i++;
-			if (i == n && n == SB_CFG_MAX_GUARDS)
+			if (call ? !add_once(run, &nrun, UNROLLED_MAX, e->src)
+				 : !add_once(gs, &n, SB_CFG_MAX_GUARDS, e->src))
 				return -1;
-			if (i == n)
-				gs[n++] = e->src;
 		}
 	}
 	return nrun >= 2 && n ? (long)n : -1;

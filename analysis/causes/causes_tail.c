@@ -95,29 +95,19 @@ static int less_direct_calls(const struct sb_profile *p, const struct sb_causes_
 	return 0;
 }
 
-static bool has_caller(const struct sb_cfg *m, uint32_t f)
-{
-	uint32_t entry = m->funcs[f].first_block;
-
-	for (uint32_t k = m->in_start[entry]; k < m->in_start[entry + 1]; k++)
-		if (m->edges[m->in_edges[k]].kind == SB_EDGE_CALL)
-			return true;
-	return false;
-}
-
 /* Function f's way in through a pointer (see the top of this file), or -1. */
 static long pointer_tail_caller(const struct sb_cfg *m, uint32_t f)
 {
 	uint32_t slot = SB_CFG_SLOT(m->funcs[f].start);
 	long t = -1;
 
-	if (!m->has_indirect_tails || has_caller(m, f))
+	if (!m->has_indirect_tails || !sb_cfg_uncalled(m, f))
 		return -1;
 	for (uint32_t b = 0; b < m->nblocks; b++) {
 		uint32_t bf = m->blocks[b].func;
 
 		if (!(m->blocks[b].flags & SB_BLOCK_TAIL_INDIRECT) || bf == f ||
-		    SB_CFG_SLOT(m->funcs[bf].start) != slot || has_caller(m, bf))
+		    SB_CFG_SLOT(m->funcs[bf].start) != slot || !sb_cfg_uncalled(m, bf))
 			continue;
 		if (t >= 0)
 			return -1;

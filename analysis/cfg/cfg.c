@@ -464,6 +464,16 @@ bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b)
 	return false;
 }
 
+bool sb_cfg_uncalled(const struct sb_cfg *g, uint32_t f)
+{
+	uint32_t e = g->funcs[f].first_block;
+
+	for (uint32_t k = g->in_start[e]; k < g->in_start[e + 1]; k++)
+		if (g->edges[g->in_edges[k]].kind == SB_EDGE_CALL)
+			return false;
+	return true;
+}
+
 /*
  * Collects into gs the conditional branches guarding block b, walking back
  * through blocks that are only an unconditional jump (a lone `jmp`, as

@@ -211,6 +211,10 @@ long sb_cfg_loop_entry(const struct sb_cfg *g, uint32_t b);
  * whether b ends in a call (needs finalize). */
 long sb_cfg_latch(const struct sb_cfg *g, uint32_t b);
 bool sb_cfg_ends_in_call(const struct sb_cfg *g, uint32_t b);
+/* No CALL edge leads into function f: only a pointer, a library (a
+ * callback), a runtime (a region's body, a thread's start) or a jump the
+ * graph has no edge for reaches it (needs finalize). */
+bool sb_cfg_uncalled(const struct sb_cfg *g, uint32_t f);
 
 /* Edge e falls in from alignment padding: a block nothing reaches (not
  * its function's entry), such as the `nop`s a compiler leaves after a
