@@ -16,8 +16,13 @@
  * runtime is the kernel's as of the last update, and the clock runs from
  * that update (se.exec_start, rq clock units, converted with this CPU's
  * latest calibration), never from before the latest switch this CPU
- * showed or the thread's own switch-out.  Each is counted
- * (SB_CNT_SWITCH_UNSEEN).
+ * showed or the thread's own switch-out; with no calibration yet, from
+ * now (the time since the last update, at most a tick, is lost rather
+ * than the time before the switch counted).  Each is counted
+ * (SB_CNT_SWITCH_UNSEEN).  Calibration is taken at every switch away
+ * from a task (not idle, whose exec_start is not kept): the offset grows
+ * with interrupt and steal time, so a stale one would start the clock
+ * early.
  *
  * Included by record.bpf.c after its threads map, counters and count().
  */
@@ -84,15 +89,16 @@ static __always_inline void running_now(struct sb_thread_state *st, __u64 now,
 	k = BPF_CORE_READ(task, se.sum_exec_runtime);
 	since = st->last_out;
 	c = cpu_clock_get();
-	if (c) {
+	if (c && c->off_valid) {
+		/* u64 arithmetic: off may stand for a negative offset */
+		__u64 update = BPF_CORE_READ(task, se.exec_start) + c->off;
+
 		if (c->last_switch > since)
 			since = c->last_switch;
-		if (c->off_valid) {
-			__u64 update = BPF_CORE_READ(task, se.exec_start) + c->off;
-
-			if (update > since)
-				since = update;
-		}
+		if (update > since)
+			since = update;
+	} else {
+		since = now;
 	}
 	if (since > now)
 		since = now;
@@ -103,13 +109,14 @@ static __always_inline void running_now(struct sb_thread_state *st, __u64 now,
 	count(SB_CNT_SWITCH_UNSEEN);
 }
 
-/* At sched_switch: task's exec_start is this CPU's clock_task now. */
+/* At sched_switch: task's exec_start is this CPU's clock_task now (the
+ * switch has just updated it).  The offset is kept modulo 2^64. */
 static __always_inline void cpu_clock_calibrate(struct cpu_clock *c, __u64 now,
 						struct task_struct *task)
 {
 	__u64 es = task->se.exec_start;
 
-	if (c && es && es <= now) {
+	if (c && es) {
 		c->off = now - es;
 		c->off_valid = 1;
 	}

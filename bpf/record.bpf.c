@@ -73,12 +73,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	 * runs at every context switch of the machine). */
 	if (c)
 		c->last_switch = now;
+	if (prev->pid)
+		cpu_clock_calibrate(c, now, prev);
 	if (follow_of(prev->tgid)) {
 		tid = prev->pid;
 		st = bpf_map_lookup_elem(&threads, &tid);
 		if (st)
 			switch_out(st, now, prev);
-		cpu_clock_calibrate(c, now, prev);
 		count(SB_CNT_SWITCHES);
 	}
 	if (follow_of(next->tgid)) {

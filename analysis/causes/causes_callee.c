@@ -31,8 +31,11 @@
  * loop count together: clang unrolls a search's `for` + `break` four
  * times into five blocks, each with a fifth of the loop's samples (AB
  * p051: 20 samples per thread, no block near half), and the loop's block
- * that carries most of it stands in.  Returns its tagged address, or 0:
- * no single block or loop carries the variation.
+ * that carries most of it stands in.  Straight-line code in a function no
+ * call edge leads into never does (loop_top: a library's callback; so is
+ * a region's body or a thread's start, which no call of the program
+ * reaches either).  Returns its tagged address, or 0: no single block or
+ * loop carries the variation.
  *
  * Covariances are over section s's (instance, thread) pairs, each pair
  * centred on its instance's mean (what LIME compares, whichever thread

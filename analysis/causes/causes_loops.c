@@ -335,7 +335,9 @@ long sb_causes_run_guards(const struct sb_cfg *g, uint32_t b, uint32_t *gs)
 
 			if (sb_cfg_from_padding(g, e))
 				continue;
-			if (!call && e->kind != SB_EDGE_TAKEN && e->kind != SB_EDGE_FALLTHROUGH)
+			/* a loop's latch: the run is repeated, not entered */
+			if (e->back || (!call && e->kind != SB_EDGE_TAKEN &&
+					e->kind != SB_EDGE_FALLTHROUGH))
 				return -1;
 			if (call ? !add_once(run, &nrun, UNROLLED_MAX, e->src)
 				 : !add_once(gs, &n, SB_CFG_MAX_GUARDS, e->src))

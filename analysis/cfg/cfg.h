@@ -71,9 +71,9 @@ struct sb_cfg_func {
 #define SB_BLOCK_TAIL_CALL 2u
 
 /*
- * SB_BLOCK_TAIL_INDIRECT: the block ends in an indirect `jmp` and reads no
- * table entry on the way (no memory operand with an index register, as a
- * switch's jump table needs: `movslq (%rdx,%rax,4),%rax; add %rdx,%rax;
+ * SB_BLOCK_TAIL_INDIRECT: the block ends in an indirect `jmp` and no
+ * instruction of the block reads a table entry (no memory operand with an
+ * index register, as a switch's jump table needs: `movslq (%rdx,%rax,4),%rax; add %rdx,%rax;
  * jmp *%rax`, `jmp *t(,%rax,8)`): a tail call through a pointer (`if
  * (rank == 0) work_fn(n);` last in a function, `mov work_fn(%rip),%rax;
  * jmp *%rax`).  Its callee is not known: no edge leaves it.  Graphs

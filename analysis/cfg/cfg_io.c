@@ -126,6 +126,24 @@ static bool edge_ok(const struct sb_cfg *g, uint64_t src, uint64_t dst, uint64_t
 	}
 }
 
+/* The block flags a graph of this version may carry. */
+static uint32_t flags_of(unsigned version)
+{
+	return version >= SB_CFG_IO_VERSION ? SB_BLOCK_FLAGS
+	       : version >= SB_CFG_IO_VERSION_NOINDIRECT ? SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL
+	       : version >= SB_CFG_IO_VERSION_NOTAIL ? SB_BLOCK_CONST_BOUND : 0;
+}
+
+/* The version g is written as: the newest whose flags it computed (a
+ * graph read from version 2 has none: writing 3 would claim its blocks
+ * were looked at). */
+static unsigned version_of(const struct sb_cfg *g)
+{
+	return !g->has_flags ? SB_CFG_IO_VERSION_NOFLAGS
+	       : !g->has_tail_calls ? SB_CFG_IO_VERSION_NOTAIL
+	       : !g->has_indirect_tails ? SB_CFG_IO_VERSION_NOINDIRECT : SB_CFG_IO_VERSION;
+}
+
 /* The rules of cfg_io.h, so that whatever is written reads back. */
 static bool serializable(const struct sb_cfg *g)
 {
@@ -145,9 +163,7 @@ static bool serializable(const struct sb_cfg *g)
 			if (b->func != f || b->start < prev_end || b->end <= b->start ||
 			    b->start < fn->start || b->end > fn->end ||
 			    b->last_insn < b->start || b->last_insn >= b->end ||
-			    (b->flags & ~SB_BLOCK_FLAGS) || (b->flags && !g->has_flags) ||
-			    ((b->flags & SB_BLOCK_TAIL_CALL) && !g->has_tail_calls) ||
-			    ((b->flags & SB_BLOCK_TAIL_INDIRECT) && !g->has_indirect_tails))
+			    (b->flags & ~flags_of(version_of(g))))
 				return false;
 			prev_end = b->end;
 		}
@@ -174,11 +190,7 @@ int sb_cfg_serialize(const struct sb_cfg *g, unsigned char **buf, size_t *len)
 		return -1;
 	}
 	wb_bytes(&w, magic, sizeof(magic));
-	/* A graph without flags (read from version 2) is written as version
-	 * 2: writing 3 would claim its blocks were looked at. */
-	wb_u32(&w, !g->has_flags ? SB_CFG_IO_VERSION_NOFLAGS
-		   : !g->has_tail_calls ? SB_CFG_IO_VERSION_NOTAIL
-		   : !g->has_indirect_tails ? SB_CFG_IO_VERSION_NOINDIRECT : SB_CFG_IO_VERSION);
+	wb_u32(&w, version_of(g));
 	wb_u32(&w, (uint32_t)g->nfuncs);
 	wb_u32(&w, (uint32_t)g->nblocks);
 	wb_u32(&w, (uint32_t)g->nedges);
@@ -296,14 +308,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
-}
-
-/* The block flags a graph of this version may carry. */
-static uint32_t flags_of(unsigned version)
-{
-	return version >= SB_CFG_IO_VERSION ? SB_BLOCK_FLAGS
-	       : version >= SB_CFG_IO_VERSION_NOINDIRECT ? SB_BLOCK_CONST_BOUND | SB_BLOCK_TAIL_CALL
-	       : version >= SB_CFG_IO_VERSION_NOTAIL ? SB_BLOCK_CONST_BOUND : 0;
 }
 
 /* Functions with their blocks; fills g->funcs and g->blocks, whose

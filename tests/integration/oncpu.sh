@@ -25,7 +25,7 @@ else
 			check "on-CPU time: lime_owner's $sec has 4 x 200 segments" \
 				test "$(wc -l <"$ONC/per_block")" -eq 800
 			check "on-CPU time: no segment of lime_owner is short of its work's time (busy per block >= 0.6 x the median)" \
-				awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print "     min/median " (m > 0 ? v[1] / m : 0); exit !(NR > 0 && v[1] >= 0.6 * m) }' "$ONC/per_block"
+				awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print "     min/median " (m > 0 ? v[1] / m : 0); exit !(NR > 0 && m > 0 && v[1] >= 0.6 * m) }' "$ONC/per_block"
 			jqcheck "on-CPU time: the profile counts switches it never saw (switches_unseen)" "$j" \
 				'.meta.switches_unseen | test("^[0-9]+$")'
 		else
