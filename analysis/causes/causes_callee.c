@@ -56,10 +56,14 @@
 static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, size_t nev,
 		     double *sum)
 {
+	double *group = calloc(m->nblocks ? m->nblocks : 1, sizeof(*group)), best = 0;
 	uint8_t *body = NULL;
-	double best = 0;
+	uint32_t cap = 0;
 	long top = -1;
 
+	if (!group)
+		return -1;
+	/* each candidate's group, its covariance summed into it */
 	for (size_t e = 0; e < nev; e++) {
 		uint32_t f;
 		long h;
@@ -67,27 +71,34 @@ static long loop_top(const struct sb_cfg *m, long *evblk, const double *cov, siz
 		if (evblk[e] < 0 || cov[e] <= 0)
 			continue;
 		f = m->blocks[evblk[e]].func;
-		free(body);
-		if (!(body = malloc(m->funcs[f].nblocks)))
-			return -1;
+		if (m->funcs[f].nblocks > cap) {
+			uint8_t *more = realloc(body, m->funcs[f].nblocks);
+
+			if (!more)
+				goto out;
+			body = more;
+			cap = m->funcs[f].nblocks;
+		}
 		h = sb_causes_loop_of(m, (uint32_t)evblk[e], body);
 		evblk[e] = h >= 0 ? h : sb_cfg_uncalled(m, f) ? -1 : evblk[e];
+		if (evblk[e] >= 0)
+			group[evblk[e]] += cov[e];
 	}
-	free(body);
 	for (size_t e = 0; e < nev; e++) {
-		double g = 0;
+		double g;
 
 		if (evblk[e] < 0 || cov[e] <= 0)
 			continue;
-		for (size_t k = 0; k < nev; k++)
-			if (evblk[k] == evblk[e] && cov[k] > 0)
-				g += cov[k];
+		g = group[evblk[e]];
 		if (top < 0 || g > best || (g == best && cov[e] > cov[top])) {
 			best = g;
 			top = (long)e;
 		}
 	}
 	*sum = best;
+out:
+	free(body);
+	free(group);
 	return top;
 }
 
