@@ -19,8 +19,9 @@
  * showed or the thread's own switch-out; with no calibration yet, from
  * now (the time since the last update, at most a tick, is lost rather
  * than the time before the switch counted).  Each is counted
- * (SB_CNT_SWITCH_UNSEEN).  Calibration is taken at every switch away
- * from a task (not idle, whose exec_start is not kept): the offset grows
+ * (SB_CNT_SWITCH_UNSEEN).  Calibration is taken at every switch, from
+ * whichever of the two tasks is not idle (whose exec_start is not kept),
+ * the one coming in first: the offset grows
  * with interrupt and steal time, so a stale one would start the clock
  * early.
  *
@@ -110,13 +111,14 @@ static __always_inline void running_now(struct sb_thread_state *st, __u64 now,
 }
 
 /* At sched_switch: task's exec_start is this CPU's clock_task now (the
- * switch has just updated it).  The offset is kept modulo 2^64. */
+ * switch has just updated it), unless task is idle (pid 0), whose is not
+ * kept.  The offset is kept modulo 2^64. */
 static __always_inline void cpu_clock_calibrate(struct cpu_clock *c, __u64 now,
 						struct task_struct *task)
 {
 	__u64 es = task->se.exec_start;
 
-	if (c && es) {
+	if (c && es && task->pid) {
 		c->off = now - es;
 		c->off_valid = 1;
 	}

@@ -73,8 +73,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	 * runs at every context switch of the machine). */
 	if (c)
 		c->last_switch = now;
-	if (prev->pid)
-		cpu_clock_calibrate(c, now, prev);
+	/* either task's exec_start is clock_task now; idle keeps none */
+	cpu_clock_calibrate(c, now, next->pid ? next : prev);
 	if (follow_of(prev->tgid)) {
 		tid = prev->pid;
 		st = bpf_map_lookup_elem(&threads, &tid);
@@ -87,7 +87,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 		st = state_get(tid, now, next);
 		if (st)
 			switch_in(st, now, next);
-		cpu_clock_calibrate(c, now, next);
 	}
 	return 0;
 }
