@@ -76,6 +76,15 @@ wl() {
 	esac
 }
 
+# analysis_tool NAME OUT: builds tests/tools/NAME.c, a test's own reader of
+# profiles, against build/analysis/ objects into OUT; its compiler's
+# messages go to OUT.err.
+analysis_tool() {
+	${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$TOP/analysis" \
+		"$TOP/tests/tools/$1.c" "$TOP"/build/analysis/*/*.o \
+		-lgsl -lgslcblas -lm -o "$2" 2>"$2.err"
+}
+
 # wl_built CC NAME: true when that build exists.  Missing, it is a
 # failure when CC is installed (make workloads builds every program with
 # it; .ci/install-deps.sh installs clang's libomp too), a skip, said,

@@ -9,11 +9,9 @@
 # own prints each segment.
 ONC=$TMP/oncpu
 mkdir -p "$ONC"
-if ! ${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$TOP/analysis" \
-	"$TOP/tests/tools/segment_busy.c" "$TOP"/build/analysis/*/*.o \
-	-lgsl -lgslcblas -lm -o "$ONC/segment_busy" 2>"$ONC/cc.err"; then
+if ! analysis_tool segment_busy "$ONC/segment_busy"; then
 	bad "on-CPU time: build tests/tools/segment_busy.c"
-	cat "$ONC/cc.err"
+	cat "$ONC/segment_busy.err"
 else
 	oncpu_segments_group() {
 		local sec j=$ONC/owner.json

@@ -20,10 +20,8 @@ cp "$TOP/tests/workloads/lime_cache.c" "$TOP/tests/workloads/work.h" "$RI/src/"
 RI_TOOL_OK=0
 if ! (cd "$RI/src" && gcc -O2 -g -pthread lime_cache.c -o lc) 2>"$RI/cc.err"; then
 	bad "report input: build the workload copy"; cat "$RI/cc.err"
-elif ! ${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$TOP/analysis" \
-	"$TOP/tests/tools/profile_edit.c" "$TOP"/build/analysis/*/*.o \
-	-lgsl -lgslcblas -lm -o "$RI/profile_edit" 2>"$RI/cc.err"; then
-	bad "report input: build tests/tools/profile_edit.c"; cat "$RI/cc.err"
+elif ! analysis_tool profile_edit "$RI/profile_edit"; then
+	bad "report input: build tests/tools/profile_edit.c"; cat "$RI/profile_edit.err"
 elif ! "$SB" record -q -F 999 -o "$RI/good.sbp" -- "$RI/src/lc" 4 40 200000 \
 	2>"$RI/rec.err"; then
 	bad "report input: record the workload copy"; cat "$RI/rec.err"
