@@ -30,6 +30,41 @@ exact_record() {  # NAME OUT ARGS...: record the exact build, report causes and 
 		"$SB" report -i "${out%.json}.sbp" --counts --format json >"${out%.json}.counts.json"
 }
 
+# owner_score_check JSON SECTION: the branch's score is what its model
+# makes it, from the recording's own busy times.  Every count of the
+# branch's taken edge is the analytic 12 - 2k of thread k, so the pooled
+# Pearson r of busy time (centred per instance) with it is the leader
+# score of eq. 1 (the incoming edge does not vary: r = 0) and the one
+# cluster's standardized beta: score = r^2.  A fixed floor failed here
+# when the host slowed one vCPU for a while (two threads 1.7x slower per
+# block over 18 of 40 rounds: r = 0.82, score 0.67), which no
+# measurement on the guest sees; this checks the arithmetic from the
+# times the run had, whatever they were.
+owner_score_check() {
+	local j=$1 sec=$2 r2
+	if [ ! -x "$TMP/segment_busy" ] && ! analysis_tool segment_busy "$TMP/segment_busy"; then
+		bad "exact: build tests/tools/segment_busy.c"
+		cat "$TMP/segment_busy.err"
+		return
+	fi
+	r2=$("$TMP/segment_busy" "${j%.json}.sbp" "$sec" | awk '
+		{ k = substr($2, index($2, "-") + 1); t[$1, k] = $3; seq[$1] = 1 }
+		END {
+			for (s in seq) {
+				n++
+				m = (t[s, 0] + t[s, 1] + t[s, 2] + t[s, 3]) / 4
+				for (k = 0; k < 4; k++) {
+					x = 12 - 2 * k - 9; y = t[s, k] - m
+					sxy += x * y; sxx += x * x; syy += y * y
+				}
+			}
+			if (n != 40 || !(sxx > 0 && syy > 0)) { print "none " n; exit }
+			printf "%.4f\n", sxy * sxy / (sxx * syy)
+		}')
+	jqcheck "exact: lime_owner's branch scores r^2 = $r2 of its busy times with the ownership counts (+- 0.01, 40 rounds)" "$j" \
+		"$r2 as \$r2 | [.causes[] | select(.section == \"$sec\")][0].score | . > \$r2 - 0.01 and . < \$r2 + 0.01"
+}
+
 exact_owner_group() {
 	local j=$TMP/exact_owner.json c sec iters=40 units=200
 	sec=$(site barrier lime_owner.c)
@@ -41,7 +76,9 @@ exact_owner_group() {
 		jqcheck "exact: lime_owner's sb_work loop runs calls x 200 x 1000 times per thread" "$c" \
 			"[.counts[] | select(.section == \"$sec\" and .kind == \"block_count\" and .function == \"sb_work\" and .location == \"$WORK_LOOP\") | [.per_thread | sort_by(.comm)[] | .count]] | transpose | map(add) == [96000000, 80000000, 64000000, 48000000]"
 		jqcheck "exact: lime_owner's top cause is the ownership branch at $(site cause lime_owner.c)" "$j" \
-			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_owner.c)\" and .kind == \"branch\" and .score > 0.8"
+			"[.causes[] | select(.section == \"$sec\")][0] | .location == \"$(site cause lime_owner.c)\" and .kind == \"branch\"" ||
+			jq -c "[.causes[] | select(.section == \"$sec\")][0:3] | map([.location, .kind, .score])" "$j"
+		owner_score_check "$j" "$sec"
 		jqcheck "exact: the profile says its block counts are exact, none lost" "$j" \
 			'(.meta.block_counts | test("^exact")) and .meta.drops_exact == "0" and .meta.exact_faults == "0" and .meta.exact_counts_unplaced == "0" and (.meta.exact_batches | tonumber) > 0'
 		check "exact: the text report names exact counts, no 'undetermined' hint" bash -c \
