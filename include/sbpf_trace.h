@@ -27,6 +27,19 @@ enum sb_trace_kind {
 	SB_TRACE_LOAD = 1,   /* addr, pc of the access, size in bytes */
 	SB_TRACE_STORE = 2,
 	SB_TRACE_SYNC = 3,   /* addr: CLOCK_MONOTONIC ns; pc: SB_EXACT_* flags */
+	/* The sync call a SYNC stands before has returned (a barrier left,
+	 * a join done): addr: CLOCK_MONOTONIC ns.  [RESUME, next SYNC] is
+	 * when the thread ran, which the simulator's regions need: a SYNC
+	 * alone is an arrival, and the first thread at a barrier arrives
+	 * long before the last. */
+	SB_TRACE_RESUME = 4,
+	/* A lock taken (after the call returned) and about to be given
+	 * back (before the call): addr: the lock object (pthread mutex,
+	 * OpenMP critical name or omp_lock_t); pc: the call site.  Accesses
+	 * between them are lock-protected, and the interleaved simulation
+	 * keeps their mutual exclusion (ccSIM §II-C). */
+	SB_TRACE_ACQUIRE = 5,
+	SB_TRACE_RELEASE = 6,
 };
 
 struct sb_trace_rec {

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ccSIM (Marathe, Mueller, de Supinski; ../shared/papers/ccsim.txt §II-C,
+ * §II-D): which data ping-pongs between the private caches of a program's
+ * threads, simulated exactly from per-thread memory traces.
+ *
+ * The model.  Each thread is a processor with private, inclusive L1 and
+ * L2 caches (set-associative, LRU), kept coherent by MESI: a store to a
+ * line other caches hold invalidates their copies; a load of a line
+ * another cache holds modified downgrades it (no invalidation).  Counts
+ * are taken at the L2, the lowermost private level, as the paper does.
+ *
+ * Each invalidation is classified (Fig. 3):
+ *   true   the store's bytes overlap bytes the invalidated cache's thread
+ *          touched while it held the line; false otherwise (disjoint bytes
+ *          of one line);
+ *   in region / across region   the victim's last access to the line was
+ *          in the store's region (the execution between two successive
+ *          barriers) or in an earlier one;
+ *   in-region true sharing is further split: lock-protected when both the
+ *          store and the victim's last access held a lock; else, when the
+ *          victim had also stored to the same bytes in the region, a
+ *          possible data race (both references are named).
+ * A coherence miss is a miss on a line this cache lost to an invalidation
+ * (its tag is kept); it is true when the missing access touches bytes
+ * other threads wrote since, false otherwise.  An invalidator list says,
+ * for the reference that brought a line in, which store references on
+ * which threads invalidated it.
+ *
+ * A reference is an instruction (its pc); the caller names them.  Pure
+ * computation over what it is fed; the trace driver (coherence_trace.c)
+ * feeds it from files.  Never prints: -errno and a message.
+ */
+#ifndef SB_COHERENCE_H
+#define SB_COHERENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_COHERENCE_MAX_THREADS 1024
+#define SB_COHERENCE_MAX_LINE 128
+
+enum sb_coherence_mode {
+	SB_COHERENCE_PIPED = 0,        /* a thread's references up to its next
+					* sync, thread after thread (§II-C) */
+	SB_COHERENCE_INTERLEAVED = 1,  /* one reference per thread, round
+					* robin; a seed != 0 shuffles each round */
+};
+
+struct sb_coherence_level {
+	uint32_t size;                 /* bytes */
+	uint32_t ways;
+};
+
+struct sb_coherence_opts {
+	uint32_t line;                 /* bytes: a power of two, 8..128 */
+	struct sb_coherence_level l1, l2;
+	enum sb_coherence_mode mode;
+	uint64_t seed;                 /* interleaved only */
+};
+
+/* 64-byte lines, 32 KiB 8-way L1, 1 MiB 16-way L2, piped. */
+void sb_coherence_opts_default(struct sb_coherence_opts *o);
+/* 0, or -EINVAL and why (sets not a power of two, line out of range...). */
+int sb_coherence_opts_check(const struct sb_coherence_opts *o, char *err, size_t len);
+
+/* Invalidations by class; "in_true" includes its locked and racy parts. */
+struct sb_coherence_inv {
+	uint64_t in_true, in_true_locked, in_true_race, in_false;
+	uint64_t across_true, across_false;
+};
+
+static inline uint64_t sb_coherence_inv_total(const struct sb_coherence_inv *v)
+{
+	return v->in_true + v->in_false + v->across_true + v->across_false;
+}
+
+struct sb_coherence_counts {
+	uint64_t loads, stores;
+	uint64_t l1_hits, l2_hits, misses;
+	uint64_t coh_true, coh_false;  /* coherence misses, part of misses */
+	struct sb_coherence_inv inv;   /* invalidations of data it held */
+};
+
+/* A reference: counts of its own accesses; inv are the invalidations of
+ * lines it brought into a cache, caused those its stores caused. */
+struct sb_coherence_ref {
+	uint64_t pc;
+	struct sb_coherence_counts c;
+	struct sb_coherence_inv caused;
+};
+
+/* A line any invalidation or coherence miss touched. */
+struct sb_coherence_line {
+	uint64_t addr;                 /* line-aligned */
+	struct sb_coherence_inv inv;
+	uint64_t coh_true, coh_false;
+	uint64_t threads;              /* bit t: thread t took part (t < 64) */
+	uint32_t nthreads;             /* threads that took part */
+	uint32_t refs[4];              /* ref indexes of its stores and victims,
+					* first seen first; UINT32_MAX: none */
+	uint64_t bytes_true;           /* bytes a true invalidation overlapped
+					* (bit b: byte b, lines <= 64 bytes) */
+};
+
+struct sb_coherence_invalidator {
+	uint32_t victim;               /* ref index that brought the line in */
+	uint32_t store;                /* ref index of the invalidating store */
+	uint32_t thread;               /* the storing thread */
+	uint64_t count;
+};
+
+struct sb_coherence_race {
+	uint32_t a, b;                 /* ref indexes of the two stores */
+	uint64_t count;
+};
+
+struct sb_coherence_result {
+	enum sb_coherence_mode mode;
+	uint32_t nthreads;
+	struct sb_coherence_counts *threads;   /* nthreads */
+	struct sb_coherence_ref *refs;         /* by first sight */
+	size_t nrefs;
+	struct sb_coherence_line *lines;       /* by invalidations, then misses */
+	size_t nlines;
+	struct sb_coherence_invalidator *invalidators; /* by victim, count desc */
+	size_t ninvalidators;
+	struct sb_coherence_race *races;       /* count desc */
+	size_t nraces;
+	uint64_t regions;                      /* barrier regions simulated */
+	uint64_t lost_tags_dropped;            /* coherence tags over the bound */
+};
+
+struct sb_coherence_sim;
+
+/* nthreads 1..SB_COHERENCE_MAX_THREADS; NULL and a message on failure. */
+struct sb_coherence_sim *sb_coherence_sim_alloc(uint32_t nthreads,
+						const struct sb_coherence_opts *o,
+						char *err, size_t len);
+void sb_coherence_sim_free(struct sb_coherence_sim *s);
+
+/* The region the following accesses belong to (0, 1, ...: increasing). */
+void sb_coherence_sim_region(struct sb_coherence_sim *s, uint64_t region);
+/* Thread t took (+1) or gave back (-1) a lock: its accesses are locked
+ * while it holds any. */
+void sb_coherence_sim_lock(struct sb_coherence_sim *s, uint32_t t, int delta);
+/* One access of size bytes (split at line borders); 0 or -ENOMEM. */
+int sb_coherence_sim_access(struct sb_coherence_sim *s, uint32_t t, uint64_t addr,
+			    uint32_t size, bool store, uint64_t pc);
+
+/* The counts so far (the simulator stays usable); caller frees with
+ * sb_coherence_result_free.  0 or -ENOMEM. */
+int sb_coherence_sim_result(const struct sb_coherence_sim *s, struct sb_coherence_result *r);
+void sb_coherence_result_free(struct sb_coherence_result *r);
+
+/*
+ * The trace driver (coherence_trace.c): the per-thread traces of
+ * `scalebpf cc --trace-mem` in dir (include/sbpf_trace.h), one simulated
+ * thread per file in tid order, through the simulator in o->mode.
+ *
+ * Regions come from time: a thread runs from a RESUME (or its first
+ * record) to its next SYNC; runs that overlap in time belong to one
+ * region, and a region ends where no thread runs (all wait in a barrier,
+ * a join...).  Piped mode runs each region's threads one after another;
+ * interleaved mode one access per thread per round, keeping locks
+ * exclusive: a thread at the ACQUIRE of a lock another holds waits.
+ * Memory is bounded: each file is read sequentially through a buffer.
+ */
+struct sb_coherence_trace_info {
+	uint32_t nthreads;
+	uint32_t *tids;                /* thread index -> tid, nthreads */
+	uint64_t records, accesses, syncs, locks;
+	uint64_t regions;
+	uint64_t bytes;                /* of the trace files */
+	uint64_t partial;              /* files ending in a cut record */
+	uint64_t bad_records;          /* of an unknown kind or size, skipped */
+	uint64_t files_skipped;        /* empty files (a thread that wrote
+					* nothing) */
+	uint64_t locks_forced;         /* interleaved: rounds where every
+					* thread waited for a lock, one let in */
+	bool resumes;                  /* the traces have RESUME records
+					* (else regions are cut at arrivals) */
+};
+
+int sb_coherence_trace_run(const char *dir, const struct sb_coherence_opts *o,
+			   struct sb_coherence_result *r, struct sb_coherence_trace_info *info,
+			   char *err, size_t len);
+void sb_coherence_trace_info_free(struct sb_coherence_trace_info *info);
+
+/* Totals over a result's threads. */
+void sb_coherence_result_total(const struct sb_coherence_result *r,
+			       struct sb_coherence_counts *c);
+
+#endif
