@@ -34,7 +34,9 @@ static const char cc_usage[] =
 "  sudo scalebpf record -o run.sbp -- ./solver 8 && scalebpf report -i run.sbp\n"
 "\n"
 "  --trace-mem  also write every load and store, per thread, with sync\n"
-"               records at each segment end, to $SCALEBPF_TRACE_DIR/trace.TID\n"
+"               records at each segment end, resume records where the\n"
+"               thread goes on and lock acquire/release records (mutexes,\n"
+"               OpenMP critical and locks), to $SCALEBPF_TRACE_DIR/trace.TID\n"
 "               (record sets it to PROFILE.trace; default\n"
 "               scalebpf-trace.PID): the input of exact cache analyses.\n"
 "               Expect 10-50x slower runs and ~24 bytes per access.\n"
@@ -59,6 +61,30 @@ static const char *const wrapped[] = {
 	"pthread_cond_signal",
 	"__kmpc_fork_call", "__kmpc_barrier",
 };
+
+/* Lock calls whose wrappers write lock records: trace builds only (a
+ * lock ends no segment, and counting builds need not pay for them). */
+static const char *const wrapped_trace[] = {
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+	"pthread_mutex_unlock",
+	"__kmpc_critical", "__kmpc_critical_with_hint", "__kmpc_end_critical",
+	"omp_set_lock", "omp_unset_lock", "omp_test_lock",
+	"omp_set_nest_lock", "omp_unset_nest_lock", "omp_test_nest_lock",
+};
+
+/* "-Wl,--wrap=a,--wrap=b...": every name of wrapped[], and of
+ * wrapped_trace[] when tracing; -1 if buf is too short. */
+static int wrap_args(char *buf, size_t len, bool trace)
+{
+	size_t n = (size_t)snprintf(buf, len, "-Wl");
+
+	for (size_t i = 0; i < sizeof(wrapped) / sizeof(wrapped[0]) && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, ",--wrap=%s", wrapped[i]);
+	for (size_t i = 0; trace && i < sizeof(wrapped_trace) / sizeof(wrapped_trace[0]) &&
+	     n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, ",--wrap=%s", wrapped_trace[i]);
+	return n < len ? 0 : -1;
+}
 
 /* -c, -S, -E and -M/-MM alone compile or preprocess: no link step. */
 static bool links(int argc, char **argv)
@@ -96,7 +122,6 @@ static int runtime_path(char *buf, size_t len)
 int cmd_cc(int argc, char **argv)
 {
 	const char *clang = getenv("SCALEBPF_CLANG");
-	size_t nw = sizeof(wrapped) / sizeof(wrapped[0]);
 	char rt[PATH_MAX], wrap[1024];
 	char **av;
 	int n = 0, ret;
@@ -132,7 +157,7 @@ int cmd_cc(int argc, char **argv)
 			"(build it with 'make', or set SCALEBPF_RT)\n", rt, strerror(-ret));
 		return 1;
 	}
-	av = calloc((size_t)argc + 10, sizeof(*av));
+	av = calloc((size_t)argc + 12, sizeof(*av));
 	if (!av) {
 		fputs("scalebpf cc: out of memory\n", stderr);
 		return 1;
@@ -146,11 +171,11 @@ int cmd_cc(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		av[n++] = argv[i];
 	if (link) {
-		size_t len = (size_t)snprintf(wrap, sizeof(wrap), "-Wl");
-
-		for (size_t i = 0; i < nw; i++)
-			len += (size_t)snprintf(wrap + len, sizeof(wrap) - len, ",--wrap=%s",
-						wrapped[i]);
+		if (wrap_args(wrap, sizeof(wrap), trace)) {   /* the tables outgrew it */
+			fputs("scalebpf cc: internal error: wrapper list too long\n", stderr);
+			free(av);
+			return 1;
+		}
 		av[n++] = wrap;
 		/* A -x LANG of the user's applies to every input after it, as
 		 * in gcc: `cc -x c -` (a program on stdin) would compile our
@@ -158,6 +183,14 @@ int cmd_cc(int argc, char **argv)
 		av[n++] = "-x";
 		av[n++] = "none";
 		av[n++] = rt;
+		/* Our counters' object, always: clang links its UBSan runtime
+		 * (whole, before the program) for -fsanitize-coverage, and its
+		 * weak trace-pc-guard callbacks would satisfy the program's
+		 * calls, so a program calling nothing we wrap got no counts.
+		 * -u of a name only exact_rt.o defines pulls it in, and its
+		 * strong callbacks win.  (-u of the callback itself would not:
+		 * the weak one already defines it when the archive is read.) */
+		av[n++] = "-Wl,-u,sb_exact_flush";
 		av[n++] = "-pthread";
 	}
 	av[n] = NULL;

@@ -187,7 +187,10 @@ static bool calls_block(const struct sb_cfg *m, uint32_t b, uint32_t entry)
 static int from_code(const struct sb_cfg *m, struct pool *pl)
 {
 	uint32_t guard = func_entry(m, "__sanitizer_cov_trace_pc_guard");
+	/* sb_exact_sync: the wrappers' since trace builds name each sync;
+	 * sb_exact_flush: theirs before (and the runtime's own calls) */
 	uint32_t flush = func_entry(m, "sb_exact_flush");
+	uint32_t sync = func_entry(m, "sb_exact_sync");
 	uint32_t done = func_entry(m, "sb_exact_thread_done");
 	uint8_t *closes = calloc(m->nfuncs ? m->nfuncs : 1, 1);
 
@@ -199,7 +202,7 @@ static int from_code(const struct sb_cfg *m, struct pool *pl)
 		return -ENOMEM;
 	}
 	for (uint32_t b = 0; b < m->nblocks; b++) {
-		if (calls_block(m, b, flush) || calls_block(m, b, done))
+		if (calls_block(m, b, flush) || calls_block(m, b, sync) || calls_block(m, b, done))
 			closes[m->blocks[b].func] = 1;
 		if (calls_block(m, b, guard))
 			pl->instr[m->blocks[b].func] = 1;

@@ -281,6 +281,61 @@ expect_fail "cc with a missing compiler says so" "cannot run" env SCALEBPF_CLANG
 expect_fail "cc with a missing runtime says so" "exact-mode runtime" env SCALEBPF_RT=/no/such.a "$SB" cc x.c
 expect_fail "cc -fopenmp=libgomp says clang would ignore the pragmas" "ignore the OpenMP pragmas" "$SB" cc -fopenmp=libgomp x.c
 
+# A program that calls nothing we wrap (one thread) is counted too:
+# clang links its UBSan runtime, whose weak trace-pc-guard callbacks once
+# kept our counters' object out of the link (builtin-cc.c's -u).
+single_thread_group() {
+	local src=$TMP/single.c bin=$TMP/single j=$TMP/single.json
+	printf '%s\n' '#include <stdlib.h>' 'static volatile long sink;' \
+		'int main(int argc, char **argv)' '{' \
+		'	long n = argc > 1 ? atol(argv[1]) : 1000;' \
+		'	for (long i = 0; i < n; i++)' '		if (i % 3)' '			sink += i;' \
+		'	return 0;' '}' >"$src"
+	if ! "$SB" cc -O2 "$src" -o "$bin" 2>"$TMP/single.err"; then
+		bad "exact: build a single-threaded program with scalebpf cc"
+		cat "$TMP/single.err"
+	elif record_json "$j" -- "$bin" 100000; then
+		jqcheck "exact: a single-threaded program's blocks are counted (no wrapped call)" "$j" \
+			'(.meta.exact_batches | tonumber) >= 1 and (.meta.exact_counts | tonumber) >= 100000'
+	else
+		bad "exact: single-threaded record"
+	fi
+}
+single_thread_group
+
+# trace_resumes DIR: in every trace file of DIR, the first record is a
+# RESUME (the thread's start) and each SYNC but the thread's last is
+# answered by exactly one RESUME, the very next record (it is owed, and
+# written before whatever the thread records next, even another SYNC),
+# timed between its SYNC and the next; no RESUME elsewhere; the last
+# record is a SYNC (the thread's end).
+trace_resumes() {
+	local f got s
+	for f in "$1"/trace.*; do
+		got=$(od -An -v -t u8 -w24 -j16 "$f" | awk '{ kind = $3 % 4294967296 }
+			kind == 3 { if ($1 < r) bad++; t = $1; syncs++ }
+			kind == 4 { if ((NR > 1 && prev != 3) || $1 < t) bad++; r = $1; resumes++ }
+			NR == 1 && kind != 4 { bad++ }
+			prev == 3 && kind != 4 { bad++ }
+			{ prev = kind }
+			END { printf "%d %d %d", syncs, resumes, bad + (prev != 3) }')
+		s=${got%% *}
+		check "trace: ${f##*/}: a resume first, then every sync but the last right before one, timed in between (got $got)" \
+			test "$got" = "$s $s 0"
+	done
+}
+
+# trace_sites JSON NAME.c BARRIER-LINE: a trace build's wrappers tail-call
+# the real sync and lock functions as a plain build's do, so `record`
+# finds the program's call sites: the barrier section at the program's
+# line, and no section inside the runtime (wrap_*.c).
+trace_sites() {
+	jqcheck "trace: $2: the barrier section at $2:$3, as in a plain build" "$1" \
+		"[.sections[] | select(.kind == \"barrier\") | .location] == [\"$2:$3\"]"
+	jqcheck "trace: $2: no section sited in the runtime's wrappers" "$1" \
+		'[.sections[] | .location | select(startswith("wrap_"))] == []'
+}
+
 # `scalebpf cc --trace-mem`: every thread's trace holds exactly its
 # PASSES * LONGS loads inside its own array, PASSES stores to its slot,
 # and a sync record per barrier plus its end, in time order.
@@ -310,8 +365,66 @@ trace_group() {
 				test "$got" = "$((passes * longs)) $passes $((passes + 1)) 0"
 		done <"$truth"
 		check "trace: three worker threads were traced" test "$n" -eq 3
+		trace_resumes "$TMP/trace.sbp.trace"
+		trace_sites "$j" trace_sum.c \
+			"$(grep -n 'pthread_barrier_wait(&bar)' "$TOP/tests/workloads/trace_sum.c" | cut -d: -f1)"
 	else
 		bad "trace: record"
 	fi
 }
 trace_group
+
+# Lock records: every worker of trace_lock takes the mutex K times around
+# one store to the shared counter: K ACQUIREs and K RELEASEs of the
+# mutex, alternating, each pair around a store to the counter.  Then a
+# condvar barrier on cv_mutex: its ACQUIREs and RELEASEs alternate too,
+# ending released, and every ACQUIRE but the first is a wait's taking the
+# mutex again, written (owed) right after the wait's RELEASE, SYNC and
+# RESUME; every worker but the last to arrive waits.  No other lock.
+# K is large enough for the mutex to be contended (hundreds of waits on
+# 2 CPUs), so the report has lock waits, at the program's lock call.
+trace_lock_group() {
+	local j=$TMP/tlock.json truth=$TMP/tlock.truth k=20000 f mutex counter cvm got
+	local n=0 nowait=0 lock
+	rm -f "$truth"
+	if SB_ADDR_TRUTH=$truth record_json "$j" -- "$EX/trace_lock" 3 $k; then
+		mutex=$(awk '$1 == "mutex" { print $2 }' "$truth")
+		counter=$(awk '$1 == "counter" { print $2 }' "$truth")
+		cvm=$(awk '$1 == "cv_mutex" { print $2 }' "$truth")
+		for f in "$TMP"/tlock.sbp.trace/trace.*; do
+			# the header's pid and tid: main takes no lock
+			[ "$(od -An -t u4 -j8 -N8 "$f" | awk '{ print ($1 == $2) }')" = 0 ] || continue
+			n=$((n + 1))
+			got=$(od -An -v -t u8 -w24 -j16 "$f" | awk -v m=$((0x$mutex)) \
+				-v c=$((0x$counter)) -v cv=$((0x$cvm)) '{ kind = $3 % 4294967296 }
+				(kind == 5 || kind == 6) && $1 != m && $1 != cv { bad++ }
+				kind == 5 && $1 == m { if (held) bad++; held = 1; acq++ }
+				kind == 6 && $1 == m { if (!held || !stored) bad++; held = 0; stored = 0; rel++ }
+				kind == 2 && $1 == c { if (held) { stored = 1; prot++ } else bad++ }
+				kind == 5 && $1 == cv {
+					if (cvheld || (cvacq && !(k1 == 4 && k2 == 3 && k3 == 6 && a3 == cv))) bad++
+					cvheld = 1; cvacq++
+				}
+				kind == 6 && $1 == cv { if (!cvheld) bad++; cvheld = 0 }
+				{ k3 = k2; a3 = a2; k2 = k1; a2 = a1; k1 = kind; a1 = $1 }
+				END { printf "%d %d %d %d %d", acq, rel, prot, bad + held + cvheld + !cvacq, cvacq - 1 }')
+			check "trace: ${f##*/}: $k acquires and releases of the mutex, alternating, around $k counter stores; cv_mutex taken again after each wait's sync and resume (got $got)" \
+				test "${got% *}" = "$k $k $k 0"
+			[ "${got##* }" = 0 ] && nowait=$((nowait + 1))
+		done
+		check "trace: three lock-taking worker threads were traced" test "$n" -eq 3
+		check "trace: all workers but the last to arrive waited on the condvar" test "$nowait" -eq 1
+		trace_resumes "$TMP/tlock.sbp.trace"
+		trace_sites "$j" trace_lock.c "$(site barrier trace_lock.c | cut -d: -f2)"
+		# Mutex waits only: record sites a condvar wait's futex wait by
+		# a scan of its stack, which misses the program's line in plain
+		# exact builds too (sbx_start_thread, wrap_pthread_create.c).
+		lock=$(site lock trace_lock.c)
+		jqcheck "trace: trace_lock.c: the mutexes' waits at their lock calls ($lock), as in a plain build" "$j" \
+			"[.locks[] | select(.primitive == \"mutex\") | .location] as \$l | (\$l | index(\"$lock\")) != null and
+			 (\$l - [\"$lock\", \"$(site cvlock trace_lock.c)\"] == [])"
+	else
+		bad "trace: trace_lock record"
+	fi
+}
+trace_lock_group

@@ -92,7 +92,10 @@ $(addprefix $(WL_CLANGDIR)/,$(WL_CXX_PROGS)): $(WL_CLANGDIR)/%: $(WL_SRCDIR)/%.c
 # `make bench` is the plain clang build, $(BUILD)/workloads/clang/<name>.
 WL_EXACT_PTHREAD := lime_owner lime_root lime_cache lime_lu lime_owner_hdr lime_root_tail lime_cv
 WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri omp_args)
-WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) trace_sum)
+WL_EXACT_TRACE   := trace_sum trace_lock share
+WL_EXACT_TRACE_OMP := $(if $(WL_LIBOMP_SO),share_omp)
+WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) \
+	$(WL_EXACT_TRACE) $(WL_EXACT_TRACE_OMP))
 WL_SCALEBPF      ?= $(BUILD)/scalebpf
 WL_EXACT_FLAGS   := -O2 -Wall -Wextra -Werror
 WL_EXACT_DEPS    := $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
@@ -105,9 +108,13 @@ $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD)): $(WL_OUTDIR)/exact/%: $(WL
 	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -pthread $< -o $@
 
 # with full memory traces
-$(WL_OUTDIR)/exact/trace_sum: $(WL_SRCDIR)/trace_sum.c $(WL_EXACT_DEPS)
+$(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_TRACE)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)
 	@mkdir -p $(@D)
 	$(WL_SCALEBPF) cc --trace-mem $(WL_EXACT_FLAGS) -pthread $< -o $@
+
+$(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_TRACE_OMP)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)
+	@mkdir -p $(@D)
+	$(WL_SCALEBPF) cc --trace-mem $(WL_EXACT_FLAGS) -fopenmp=libomp $< -o $@ $(WL_LIBOMP_LINK)
 
 $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_OMP)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)
 	@mkdir -p $(@D)

@@ -11,11 +11,13 @@
  */
 #include "exact_rt.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "sbpf_events.h"
+#include "sbpf_trace.h"
 
 /* Guard ids are global, 1-based: a guard left 0 is not counted. */
 #define MAX_GUARDS (1u << 24)
@@ -136,14 +138,14 @@ void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
 	}
 }
 
-void sb_exact_flush(uint16_t flags)
+void sb_exact_sync(uint16_t flags, uint32_t kind, uintptr_t obj)
 {
 	struct sbx_thread *t = self;
 	struct sb_exact_batch b;
 	uint32_t i;
 
 	if (sb_trace_sync)
-		sb_trace_sync(flags);
+		sb_trace_sync(flags, kind, obj);
 	if (!t || !t->ntouched)
 		return;
 	b.magic = SB_EXACT_MAGIC;
@@ -165,11 +167,16 @@ void sb_exact_flush(uint16_t flags)
 		scalebpf_exact_batch(&b);
 }
 
+void sb_exact_flush(uint16_t flags)
+{
+	sb_exact_sync(flags, SB_TSYNC_OTHER, 0);
+}
+
 void sb_exact_thread_done(void)
 {
 	struct sbx_thread *t = self;
 
-	sb_exact_flush(0);
+	sb_exact_sync(0, SB_TSYNC_THREAD_END, (uintptr_t)pthread_self());
 	if (sb_trace_thread_done)
 		sb_trace_thread_done();
 	self = NULL;
@@ -183,7 +190,7 @@ void sb_exact_thread_done(void)
 /* The main thread's last segment ends at exit(). */
 __attribute__((destructor)) static void flush_at_exit(void)
 {
-	sb_exact_flush(0);
+	sb_exact_sync(0, SB_TSYNC_THREAD_END, (uintptr_t)pthread_self());
 	if (sb_trace_thread_done)
 		sb_trace_thread_done();
 }

@@ -13,8 +13,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Flushes the calling thread's counts; flags: 0 or SB_EXACT_LAST. */
+#include "sbpf_trace.h"
+
+/* Flushes the calling thread's counts; flags: 0 or SB_EXACT_LAST.  In a
+ * trace build the SYNC record says which sync follows: kind (enum
+ * sb_trace_sync, include/sbpf_trace.h) and its object. */
+void sb_exact_sync(uint16_t flags, uint32_t kind, uintptr_t obj);
+/* sb_exact_sync(flags, SB_TSYNC_OTHER, 0). */
 void sb_exact_flush(uint16_t flags);
+
+/* wrap_kmpc_fork_call.c: the OpenMP region the thread runs a task of
+ * (its number, 1, 2, ... per process), 0 outside any: the object of its
+ * region's barriers. */
+extern __thread uintptr_t sbx_region;
 
 /* Flushes and frees the calling thread's counters (its work is done). */
 void sb_exact_thread_done(void);
@@ -25,9 +36,26 @@ void sb_cv_mark_signalled(const void *cv);
 bool sb_cv_signalled(const void *cv);
 
 /* In trace_mem.c, linked only into `scalebpf cc --trace-mem` programs
- * (weak: absent otherwise): a sync record at each segment end, and the
- * end of a thread's trace. */
-void sb_trace_sync(uint16_t flags) __attribute__((weak));
+ * (weak: absent otherwise): a sync record at each segment end (and a
+ * resume record owed before the thread's next record), lock records
+ * written now (kind: SB_TRACE_ACQUIRE or SB_TRACE_RELEASE; pc: the
+ * program's call), a condvar wait's re-acquisition of its mutex owed
+ * like the resume, and the end of a thread's trace.  One object: all
+ * present or none.
+ *
+ * Every wrapper of a sync or lock call ends in a tail call of the real
+ * function, trace build or not: `record` takes the real call's return
+ * address for the program's call site (records.c calls_probed).  So no
+ * wrapper writes after a sync or lock call returns: what the trace must
+ * show after it (the resume, a condvar wait's ACQUIRE) is owed and
+ * written before the thread's next record, and a lock's ACQUIRE goes
+ * before the call (nothing the trace records happens inside it).  The
+ * exceptions never wait and are not probed: pthread_mutex_trylock,
+ * omp_test_lock and omp_test_nest_lock return to their wrapper, which
+ * must see whether they took the lock. */
+void sb_trace_sync(uint16_t flags, uint32_t kind, uintptr_t obj) __attribute__((weak));
+void sb_trace_lock(uint32_t kind, const void *lock, uintptr_t pc) __attribute__((weak));
+void sb_trace_reacquire(const void *lock, uintptr_t pc) __attribute__((weak));
 void sb_trace_thread_done(void) __attribute__((weak));
 
 #endif

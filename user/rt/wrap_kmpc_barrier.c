@@ -8,6 +8,6 @@ void __real___kmpc_barrier(void *loc, int32_t gtid);
 
 void __wrap___kmpc_barrier(void *loc, int32_t gtid)
 {
-	sb_exact_flush(0);
+	sb_exact_sync(0, SB_TSYNC_OMP_BARRIER, sbx_region);
 	__real___kmpc_barrier(loc, gtid);
 }

@@ -32,19 +32,26 @@ static void take(va_list ap, uintptr_t *v, intptr_t n)
 		v[i] = va_arg(ap, uintptr_t);
 }
 
-static void sbx_task(int32_t *gtid, int32_t *btid, void *fn, intptr_t argc, ...)
+__thread uintptr_t sbx_region;
+static uintptr_t regions;      /* numbers handed out */
+
+static void sbx_task(int32_t *gtid, int32_t *btid, void *fn, intptr_t argc, uintptr_t region,
+		     ...)
 {
 	uintptr_t *v = alloca((size_t)(argc + 8) * sizeof(*v));
+	uintptr_t outer = sbx_region;   /* a nested region's team thread */
 	va_list ap;
 
 	v[0] = (uintptr_t)gtid;
 	v[1] = (uintptr_t)btid;
-	va_start(ap, argc);
+	va_start(ap, region);
 	take(ap, v + 2, argc);
 	va_end(ap);
-	sb_exact_flush(0);
+	sbx_region = region;
+	sb_exact_sync(0, SB_TSYNC_OMP_TASK, region);
 	sbx_call_n(fn, argc + 2, slots(v, argc + 2));
-	sb_exact_flush(SB_EXACT_LAST);
+	sb_exact_sync(SB_EXACT_LAST, SB_TSYNC_OMP_TASK_END, region);
+	sbx_region = outer;
 }
 
 void __wrap___kmpc_fork_call(void *loc, int32_t argc, void *fn, ...)
@@ -55,13 +62,14 @@ void __wrap___kmpc_fork_call(void *loc, int32_t argc, void *fn, ...)
 	if (argc < 0)
 		argc = 0;
 	v[0] = (uintptr_t)loc;
-	v[1] = (uintptr_t)(argc + 2);
+	v[1] = (uintptr_t)(argc + 3);
 	v[2] = (uintptr_t)sbx_task;
 	v[3] = (uintptr_t)fn;
 	v[4] = (uintptr_t)argc;
+	v[5] = __atomic_add_fetch(&regions, 1, __ATOMIC_RELAXED);
 	va_start(ap, fn);
-	take(ap, v + 5, argc);
+	take(ap, v + 6, argc);
 	va_end(ap);
-	sb_exact_flush(0);
-	sbx_call_n((void *)__real___kmpc_fork_call, argc + 5, slots(v, argc + 5));
+	sb_exact_sync(0, SB_TSYNC_OMP_FORK, v[5]);
+	sbx_call_n((void *)__real___kmpc_fork_call, argc + 6, slots(v, argc + 6));
 }

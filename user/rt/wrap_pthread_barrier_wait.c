@@ -8,6 +8,6 @@ int __real_pthread_barrier_wait(pthread_barrier_t *b);
 
 int __wrap_pthread_barrier_wait(pthread_barrier_t *b)
 {
-	sb_exact_flush(0);
+	sb_exact_sync(0, SB_TSYNC_BARRIER, (uintptr_t)b);
 	return __real_pthread_barrier_wait(b);
 }

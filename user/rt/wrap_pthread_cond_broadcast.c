@@ -15,6 +15,6 @@ int __real_pthread_cond_broadcast(pthread_cond_t *c);
 
 int __wrap_pthread_cond_broadcast(pthread_cond_t *c)
 {
-	sb_exact_flush(0);
+	sb_exact_sync(0, SB_TSYNC_COND_WAKE, (uintptr_t)c);
 	return __real_pthread_cond_broadcast(c);
 }

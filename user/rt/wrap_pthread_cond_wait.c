@@ -15,16 +15,26 @@
  *
  * The real call is a tail call: its return address is the program's call,
  * which `record` takes for the wait's site (records.c calls_probed).
+ * In a trace build the wait gives the mutex back (RELEASE, before the
+ * SYNC of a flushed wait) and takes it again: that ACQUIRE is owed and
+ * written before the thread's next record (trace_mem.c), as the wrapper
+ * writes nothing after the call.  Without it the mutex would look held
+ * by the waiter while others take it.
  */
 #include <pthread.h>
 
 #include "exact_rt.h"
+#include "sbpf_trace.h"
 
 int __real_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+	if (sb_trace_lock)
+		sb_trace_lock(SB_TRACE_RELEASE, m, (uintptr_t)__builtin_return_address(0));
 	if (!sb_cv_signalled(c))
-		sb_exact_flush(0);
+		sb_exact_sync(0, SB_TSYNC_COND_WAIT, (uintptr_t)c);
+	if (sb_trace_reacquire)
+		sb_trace_reacquire(m, (uintptr_t)__builtin_return_address(0));
 	return __real_pthread_cond_wait(c, m);
 }

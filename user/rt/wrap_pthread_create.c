@@ -34,6 +34,10 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return __real_pthread_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	/* What the creator did before is before all the new thread does:
+	 * the trace says where (counts go on: no segment ends here). */
+	if (sb_trace_sync)
+		sb_trace_sync(0, SB_TSYNC_CREATE, 0);
 	ret = __real_pthread_create(th, attr, sbx_start_thread, s);
 	if (ret)
 		free(s);
