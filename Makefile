@@ -20,6 +20,8 @@ LIBS_ANALYSIS := -lgsl -lgslcblas -lm
 LIBS_ELF      := -ldw -lelf -lcapstone -lz -lstdc++
 LIBS_BPF      := -lbpf
 LIBS_PFM      := -lpfm
+# the simulated caches' geometry (user/record/record_sharing.c)
+LIBS_HWLOC    := -lhwloc
 
 # The engine: one folder per module (analysis/<m>/), no root access or
 # libbpf needed.  user/binary/ and the PMU-free parts of user/hw/ are
@@ -90,7 +92,7 @@ $(BUILD)/user/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 # The exact-mode runtime linked into `scalebpf cc` programs: position
 # independent, never instrumented, one archive member per wrapper.
@@ -109,7 +111,7 @@ $(BUILD)/asan/%.o: %.c $(SKELS) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_ELF) $(LIBS_ANALYSIS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS)
 
 # Loads the hardware samplers' BPF programs through record's own loader
 # (tests/integration/hw.sh): they must pass the verifier even where no
@@ -180,7 +182,8 @@ check: $(DEPS_STAMP)
 demo: $(BUILD)/scalebpf workloads
 	@sh tests/demo.sh
 
-bench: $(BUILD)/scalebpf workloads workloads-exact $(BUILD)/tests/test_lime_bench
+bench: $(BUILD)/scalebpf workloads workloads-exact $(BUILD)/tests/test_lime_bench \
+	$(BUILD)/tests/test_coherence_bench
 	@sh tests/bench.sh
 
 # `make accuracy`: the generated planted-cause suite of issue 12

@@ -584,4 +584,6 @@ echo
 if [ -x build/tests/test_lime_bench ]; then
 	build/tests/test_lime_bench | grep '^lime bench:' || die "the LIME benchmark failed"
 fi
+# ccSIM over trace files (goal: piped >= 20 M references/s per core).
+build/tests/test_coherence_bench | grep '^coherence bench:' || die "the ccSIM benchmark failed"
 exit 0

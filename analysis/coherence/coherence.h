@@ -100,8 +100,14 @@ struct sb_coherence_line {
 	uint32_t nthreads;             /* threads that took part */
 	uint32_t refs[4];              /* ref indexes of its stores and victims,
 					* first seen first; UINT32_MAX: none */
-	uint64_t bytes_true;           /* bytes a true invalidation overlapped
-					* (bit b: byte b, lines <= 64 bytes) */
+	/* Its bytes by who touched them over the run (each thread's
+	 * footprint while it held the line, gathered at every invalidation
+	 * and coherence miss): true sharing when some byte was touched by
+	 * two threads and written by one of them, false when the threads'
+	 * bytes are disjoint.  Not one pair of accesses: under a lock each
+	 * thread may touch one bucket per stay, yet all share them all. */
+	bool footprint_true;
+	uint64_t bytes_true;           /* those bytes (bit b: byte b < 64) */
 };
 
 struct sb_coherence_invalidator {
@@ -157,7 +163,8 @@ void sb_coherence_result_free(struct sb_coherence_result *r);
 /*
  * The trace driver (coherence_trace.c): the per-thread traces of
  * `scalebpf cc --trace-mem` in dir (include/sbpf_trace.h), one simulated
- * thread per file in tid order, through the simulator in o->mode.
+ * thread per file in tid order, through the simulator in o->mode; with
+ * pid != 0 only the files whose header names that process.
  *
  * Regions come from time: a thread runs from a RESUME (or its first
  * record) to its next SYNC; runs that overlap in time belong to one
@@ -177,16 +184,67 @@ struct sb_coherence_trace_info {
 	uint64_t bad_records;          /* of an unknown kind or size, skipped */
 	uint64_t files_skipped;        /* empty files (a thread that wrote
 					* nothing) */
+	uint64_t files_other;          /* of another process: left out */
 	uint64_t locks_forced;         /* interleaved: rounds where every
 					* thread waited for a lock, one let in */
-	bool resumes;                  /* the traces have RESUME records
-					* (else regions are cut at arrivals) */
+	bool resumes;                  /* the traces have RESUME records */
+	struct sb_coherence_stack {
+		uint64_t lo, hi;       /* 0, 0: not recorded */
+	} *stacks;                     /* thread index -> its stack */
 };
 
-int sb_coherence_trace_run(const char *dir, const struct sb_coherence_opts *o,
+int sb_coherence_trace_run(const char *dir, uint32_t pid, const struct sb_coherence_opts *o,
 			   struct sb_coherence_result *r, struct sb_coherence_trace_info *info,
 			   char *err, size_t len);
 void sb_coherence_trace_info_free(struct sb_coherence_trace_info *info);
+
+/*
+ * Into the profile (coherence_store.c): a result as SHARING rows of mode
+ * SB_SHARING_PIPED or _INTERLEAVED: per line (named by name_of), per
+ * reference and per thread (tids[t], the trace driver's), invalidator
+ * and race pairs, references as locations through loc_of (-1: none).
+ * Only references that took part in sharing get rows.  0 or -ENOMEM.
+ */
+struct sb_profile;
+typedef long (*sb_coherence_loc_fn)(void *ctx, uint64_t pc);
+/* Writes the name of the data at [addr, addr + len) into buf. */
+typedef void (*sb_coherence_name_fn)(void *ctx, uint64_t addr, uint32_t len, char *buf,
+				     size_t buflen);
+int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids,
+		       sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx,
+		       struct sb_profile *p);
+
+/*
+ * The variables of a profile's sharing rows of one mode: lines grouped by
+ * the name of their data (a compiler's ".N" copies of one variable, as
+ * clang splits a static array into scalars, under the variable's name),
+ * ranked by coherence misses, then invalidations.
+ * The view's input (coherence_vars.c).
+ */
+#define SB_COHERENCE_ANON "heap or anonymous "   /* a line no symbol names */
+
+struct sb_coherence_var {
+	char name[128];                /* the lines' name; unnamed lines close
+					* to each other (64 KiB) are one
+					* "heap or anonymous 0xLO-0xHI" */
+	uint64_t lo, hi;               /* its lines' addresses */
+	uint32_t mode;                 /* enum sb_sharing_mode */
+	bool true_sharing;             /* a line of it is true sharing by
+					* footprint (sb_coherence_line) */
+	bool in_region;                /* at least as many in-region as
+					* across-region invalidations */
+	uint64_t lines, invalidations, coh_misses;
+	uint64_t in_true, in_true_locked, in_true_race, in_false;
+	uint64_t across_true, across_false;
+	uint64_t loads, stores;        /* its references' accesses */
+	uint32_t threads;              /* most threads on one of its lines */
+	int32_t refs[8];               /* locations, -1 */
+	size_t nrefs;
+};
+
+/* *vars (caller frees) and *n; 0 or -ENOMEM. */
+int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coherence_var **vars,
+		      size_t *n);
 
 /* Totals over a result's threads. */
 void sb_coherence_result_total(const struct sb_coherence_result *r,

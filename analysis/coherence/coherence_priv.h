@@ -23,7 +23,7 @@
 #include "coherence.h"
 #include "util/idmap.h"
 
-#define SB_COH_MAX_LOST (1u << 22)
+#define SB_COH_MAX_LOST (1u << 20)
 #define SB_COH_NOREF UINT32_MAX
 
 enum sb_coh_state { SB_COH_I = 0, SB_COH_S, SB_COH_E, SB_COH_M };
@@ -45,6 +45,7 @@ struct sb_coh_l2way {
 	uint64_t region;           /* of the last access */
 	uint64_t last_store_region;
 	struct sb_coh_mask touched;   /* bytes accessed while held */
+	struct sb_coh_mask written;   /* bytes stored while held */
 	struct sb_coh_mask stored;    /* bytes stored in last_store_region */
 };
 
@@ -68,8 +69,15 @@ struct sb_coh_dir {
 	uint64_t bits[];           /* holders[nwords], lost[nwords] */
 };
 
-struct sb_coh_refinfo {
-	struct sb_coherence_ref r;
+/* A thread's bytes of one shared line, over the run. */
+struct sb_coh_foot {
+	uint32_t thread;
+	struct sb_coh_mask touched, written;
+};
+
+struct sb_coh_footv {
+	struct sb_coh_foot *v;
+	uint32_t n, cap;
 };
 
 struct sb_coherence_sim {
@@ -89,6 +97,7 @@ struct sb_coherence_sim {
 	size_t nrefs, caprefs;
 	struct sb_idmap *linemap;  /* (line, 0) -> line index + 1 */
 	struct sb_coherence_line *lines;
+	struct sb_coh_footv *feet;      /* by line index, caplines */
 	size_t nlines, caplines;
 	struct sb_idmap *invmap;   /* (victim | store << 32, thread) -> count */
 	struct sb_idmap *racemap;  /* (a, b) -> count, a <= b */
@@ -123,5 +132,8 @@ struct sb_coherence_line *sb_coh_line_stat(struct sb_coherence_sim *s, uint64_t 
 int sb_coh_line_took_part(struct sb_coherence_sim *s, struct sb_coherence_line *l, uint32_t t,
 			  uint32_t ref);
 int sb_coh_count_pair(struct sb_idmap *m, uint64_t k1, uint64_t k2);
+/* Thread t touched (and wrote) these bytes of shared line l. */
+int sb_coh_line_foot(struct sb_coherence_sim *s, const struct sb_coherence_line *l, uint32_t t,
+		     const struct sb_coh_mask *touched, const struct sb_coh_mask *written);
 
 #endif

@@ -48,16 +48,24 @@ struct sb_coherence_line *sb_coh_line_stat(struct sb_coherence_sim *s, uint64_t 
 	if (s->nlines == s->caplines) {
 		size_t cap = s->caplines ? 2 * s->caplines : 256;
 		struct sb_coherence_line *n = realloc(s->lines, cap * sizeof(*n));
+		struct sb_coh_footv *f;
 
 		if (!n) {
 			sb_idmap_remove(s->linemap, line, 0);
 			return NULL;
 		}
 		s->lines = n;
+		f = realloc(s->feet, cap * sizeof(*f));
+		if (!f) {
+			sb_idmap_remove(s->linemap, line, 0);
+			return NULL;
+		}
+		s->feet = f;
 		s->caplines = cap;
 	}
 	l = &s->lines[s->nlines];
 	memset(l, 0, sizeof(*l));
+	memset(&s->feet[s->nlines], 0, sizeof(s->feet[0]));
 	l->addr = line << s->line_shift;
 	for (size_t i = 0; i < 4; i++)
 		l->refs[i] = SB_COH_NOREF;
@@ -100,6 +108,54 @@ int sb_coh_count_pair(struct sb_idmap *m, uint64_t k1, uint64_t k2)
 		return -ENOMEM;
 	*slot = (void *)((uintptr_t)*slot + 1);
 	return 0;
+}
+
+int sb_coh_line_foot(struct sb_coherence_sim *s, const struct sb_coherence_line *l, uint32_t t,
+		     const struct sb_coh_mask *touched, const struct sb_coh_mask *written)
+{
+	struct sb_coh_footv *fv = &s->feet[l - s->lines];
+	uint32_t i = 0;
+
+	while (i < fv->n && fv->v[i].thread != t)
+		i++;
+	if (i == fv->n) {
+		if (fv->n == fv->cap) {
+			uint32_t cap = fv->cap ? 2 * fv->cap : 4;
+			struct sb_coh_foot *v = realloc(fv->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			fv->v = v;
+			fv->cap = cap;
+		}
+		memset(&fv->v[i], 0, sizeof(fv->v[i]));
+		fv->v[i].thread = t;
+		fv->n++;
+	}
+	sb_coh_mask_or(&fv->v[i].touched, touched);
+	sb_coh_mask_or(&fv->v[i].written, written);
+	return 0;
+}
+
+/* Bytes two threads touched, one of them writing: threads in turn, a
+ * byte counts when this thread wrote it and an earlier one touched it,
+ * or this one touched it and an earlier one wrote it. */
+static void footprint(const struct sb_coh_footv *fv, struct sb_coherence_line *l)
+{
+	struct sb_coh_mask seen = { { 0 } }, wrote = { { 0 } }, both = { { 0 } };
+
+	for (uint32_t i = 0; i < fv->n; i++) {
+		const struct sb_coh_foot *f = &fv->v[i];
+
+		for (size_t w = 0; w < SB_COHERENCE_MAX_LINE / 64; w++) {
+			both.w[w] |= (wrote.w[w] & f->touched.w[w]) | (seen.w[w] & f->written.w[w]);
+			seen.w[w] |= f->touched.w[w];
+			wrote.w[w] |= f->written.w[w];
+		}
+	}
+	for (size_t w = 0; w < SB_COHERENCE_MAX_LINE / 64; w++)
+		l->footprint_true |= both.w[w] != 0;
+	l->bytes_true = both.w[0];
 }
 
 static int by_line_cost(const void *a, const void *b)
@@ -167,6 +223,8 @@ int sb_coherence_sim_result(const struct sb_coherence_sim *s, struct sb_coherenc
 	if (s->nlines)
 		memcpy(r->lines, s->lines, s->nlines * sizeof(*r->lines));
 	r->nlines = s->nlines;
+	for (size_t i = 0; i < r->nlines; i++)
+		footprint(&s->feet[i], &r->lines[i]);
 	qsort(r->lines, r->nlines, sizeof(*r->lines), by_line_cost);
 	while (sb_idmap_next(s->invmap, &it, &k1, &k2, &v))
 		r->invalidators[n++] = (struct sb_coherence_invalidator){

@@ -122,6 +122,9 @@ void sb_coherence_sim_free(struct sb_coherence_sim *s)
 	sb_idmap_free(s->racemap);
 	sb_idmap_free(s->partmap);
 	free(s->refs);
+	for (size_t i = 0; i < s->nlines; i++)
+		free(s->feet[i].v);
+	free(s->feet);
 	free(s->lines);
 	free(s);
 }
@@ -320,7 +323,8 @@ static int lose(struct sb_coherence_sim *s, struct sb_coh_dir *d, uint64_t tag, 
 /* Thread t stores bytes m of a line others hold: their copies go.  *lost
  * says whether other threads now keep a tag of the line. */
 static int invalidate_others(struct sb_coherence_sim *s, uint32_t t, uint64_t tag,
-			     const struct sb_coh_mask *m, uint32_t ref, bool *lost)
+			     const struct sb_coh_mask *m, uint32_t ref, const struct sb_coh_l2way *tw,
+			     bool *lost)
 {
 	struct sb_coh_dir *d = dir_get(s, tag, false);
 	struct sb_coherence_line *ls = NULL;
@@ -350,9 +354,8 @@ static int invalidate_others(struct sb_coherence_sim *s, uint32_t t, uint64_t ta
 		if (!ls && !(ls = sb_coh_line_stat(s, tag - 1)))
 			return -ENOMEM;
 		inv_add(&ls->inv, in, tr, locked, race);
-		if (tr && s->o.line <= 64)
-			ls->bytes_true |= m->w[0] & w->touched.w[0];
-		if (sb_coh_line_took_part(s, ls, u, w->brought) ||
+		if (sb_coh_line_foot(s, ls, u, &w->touched, &w->written) ||
+		    sb_coh_line_took_part(s, ls, u, w->brought) ||
 		    sb_coh_line_took_part(s, ls, t, ref) ||
 		    sb_coh_count_pair(s->invmap, (uint64_t)w->brought | (uint64_t)ref << 32, t) ||
 		    (race && sb_coh_count_pair(s->racemap, ref < w->last_store ? ref : w->last_store,
@@ -366,6 +369,13 @@ static int invalidate_others(struct sb_coherence_sim *s, uint32_t t, uint64_t ta
 		err = lose(s, d, tag, u, m);
 		if (err)
 			return err;
+	}
+	if (ls) {
+		struct sb_coh_mask tt = *m;
+
+		sb_coh_mask_or(&tt, &tw->touched);
+		if (sb_coh_line_foot(s, ls, t, &tt, m))
+			return -ENOMEM;
 	}
 	/* Threads that lost the line earlier see these bytes change too. */
 	for (uint32_t v = bit_next(losers(s, d), s->nwords, 0); v != UINT32_MAX;
@@ -412,7 +422,8 @@ static long miss(struct sb_coherence_sim *s, uint32_t t, uint64_t tag, const str
 		s->refs[ref].c.coh_false += !tr;
 		ls->coh_true += tr;
 		ls->coh_false += !tr;
-		if (sb_coh_line_took_part(s, ls, t, ref))
+		if (sb_coh_line_took_part(s, ls, t, ref) ||
+		    sb_coh_line_foot(s, ls, t, m, &(struct sb_coh_mask){ { 0 } }))
 			return -ENOMEM;
 	}
 	base = (size_t)((tag - 1) & (s->l2_sets - 1)) * ways;
@@ -481,7 +492,7 @@ static int access_line(struct sb_coherence_sim *s, uint32_t t, uint64_t line, ui
 	w->lru = th->clock;
 	if (store && (w->state == SB_COH_S || w->others_lost)) {
 		bool lost;
-		int err = invalidate_others(s, t, tag, &m, ref, &lost);
+		int err = invalidate_others(s, t, tag, &m, ref, w, &lost);
 
 		if (err)
 			return err;
@@ -492,6 +503,7 @@ static int access_line(struct sb_coherence_sim *s, uint32_t t, uint64_t line, ui
 		if (w->last_store_region != s->region || w->last_store == SB_COH_NOREF)
 			memset(&w->stored, 0, sizeof(w->stored));
 		sb_coh_mask_or(&w->stored, &m);
+		sb_coh_mask_or(&w->written, &m);
 		w->last_store = ref;
 		w->last_store_region = s->region;
 	}

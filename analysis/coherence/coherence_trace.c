@@ -4,13 +4,14 @@
  * the simulator, piped or interleaved.
  *
  * Two passes over each file, both sequential.  The first finds the
- * thread's runs (RESUME or first record .. SYNC) and their times; the
- * regions are the runs merged where they overlap in time.  The second
- * feeds the simulator region by region: a thread's records of region k
- * are the ones up to the end of its last run in k, so every file is read
- * once more from start to end, whatever the mode.
+ * thread's runs (between SYNCs) and what each SYNC waited for; the
+ * regions come from them (coherence_regions.c).  The second feeds the
+ * simulator region by region: a thread's records of region k are the
+ * ones up to the end of its last run in k, so every file is read once
+ * more from start to end, whatever the mode.
  */
 #include "coherence_priv.h"
+#include "coherence_regions.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,13 +26,6 @@
 
 #define BUF_RECS 4096
 
-struct run {
-	uint64_t start, end;       /* ns */
-	uint64_t last;             /* records of the thread up to its end */
-	uint32_t thread;
-	uint64_t region;
-};
-
 struct reader {
 	FILE *f;
 	struct sb_trace_rec buf[BUF_RECS];
@@ -41,10 +35,10 @@ struct reader {
 
 struct driver {
 	const char *dir;
+	uint32_t pid;
 	uint32_t n;
 	uint32_t *tids;
-	struct run *runs;
-	size_t nruns, capruns;
+	struct sb_coh_runs rs;
 	struct sb_coherence_trace_info *info;
 	char *err;
 	size_t len;
@@ -98,9 +92,35 @@ static int list_threads(struct driver *d)
 		d->tids[d->n++] = (uint32_t)tid;
 	}
 	closedir(dp);
+	if (d->pid) {
+		/* Another process's files (an earlier run into the same
+		 * directory, a child) are not this one's threads. */
+		uint32_t keep = 0;
+
+		for (uint32_t i = 0; i < d->n; i++) {
+			char path[4200];
+			struct sb_trace_hdr h;
+			FILE *f;
+			bool mine = false;
+
+			snprintf(path, sizeof(path), "%s/trace.%u", d->dir, d->tids[i]);
+			f = fopen(path, "rb");
+			if (f) {
+				mine = fread(&h, sizeof(h), 1, f) != 1 ||
+				       memcmp(h.magic, SB_TRACE_MAGIC, 8) || h.pid == d->pid;
+				fclose(f);
+			}
+			if (mine)
+				d->tids[keep++] = d->tids[i];   /* bad ones fail later */
+			else
+				d->info->files_other++;
+		}
+		d->n = keep;
+	}
 	if (!d->n) {
-		snprintf(d->err, d->len, "%s holds no trace.TID files (was the program built "
-			 "with `scalebpf cc --trace-mem`?)", d->dir);
+		snprintf(d->err, d->len, "%s holds no trace.TID files%s (was the program built "
+			 "with `scalebpf cc --trace-mem`?)", d->dir,
+			 d->info->files_other ? " of the recorded process" : "");
 		return -ENOENT;
 	}
 	if (d->n > SB_COHERENCE_MAX_THREADS) {
@@ -154,30 +174,12 @@ static const struct sb_trace_rec *next_rec(struct reader *r, bool *partial)
 	return &r->buf[r->i++];
 }
 
-static int add_run(struct driver *d, const struct run *r)
-{
-	if (d->nruns == d->capruns) {
-		size_t cap = d->capruns ? 2 * d->capruns : 256;
-		struct run *n = realloc(d->runs, cap * sizeof(*n));
-
-		if (!n) {
-			snprintf(d->err, d->len, "out of memory");
-			return -ENOMEM;
-		}
-		d->runs = n;
-		d->capruns = cap;
-	}
-	d->runs[d->nruns++] = *r;
-	return 0;
-}
-
 /* Pass 1 over thread t: its runs. */
 static int scan_runs(struct driver *d, uint32_t t, struct reader *rd)
 {
 	const struct sb_trace_rec *rec;
-	struct run cur = { .thread = t };
-	bool open = false, started = false, partial = false;
-	uint64_t last_sync = 0, bytes = 0;
+	bool partial = false;
+	uint64_t bytes = 0;
 	int err;
 
 	rd->f = open_trace(d, t, &bytes);
@@ -185,97 +187,35 @@ static int scan_runs(struct driver *d, uint32_t t, struct reader *rd)
 		return -EINVAL;
 	rd->n = rd->i = rd->done = 0;
 	d->info->bytes += bytes;
-	while ((rec = next_rec(rd, &partial))) {
+	err = sb_coh_runs_thread(&d->rs, t);
+	while (!err && (rec = next_rec(rd, &partial))) {
 		d->info->records++;
-		if (rec->kind == SB_TRACE_RESUME) {
+		switch (rec->kind) {
+		case SB_TRACE_RESUME:
 			d->info->resumes = true;
-			if (!open) {
-				cur.start = rec->addr;
-				open = started = true;
-			}
-			continue;
+			sb_coh_runs_resume(&d->rs, rec->addr);
+			break;
+		case SB_TRACE_STACK:
+			if (d->info->stacks && rec->pc > rec->addr)
+				d->info->stacks[t] = (struct sb_coherence_stack){ rec->addr, rec->pc };
+			break;
+		case SB_TRACE_SYNC:
+			d->info->syncs++;
+			err = sb_coh_runs_sync(&d->rs, rec->addr, rec->size >> 8 & 0xff, rec->pc,
+					       rd->done);
+			break;
+		default:
+			sb_coh_runs_record(&d->rs);
 		}
-		if (rec->kind != SB_TRACE_SYNC) {
-			if (!open) {
-				/* no RESUME: the run starts at the last arrival */
-				cur.start = started ? last_sync : UINT64_MAX;
-				open = started = true;
-			}
-			continue;
-		}
-		d->info->syncs++;
-		if (!open)
-			cur.start = started ? last_sync : UINT64_MAX;
-		cur.end = rec->addr;
-		if (cur.start > cur.end)
-			cur.start = cur.end;
-		cur.last = rd->done;
-		err = add_run(d, &cur);
-		if (err)
-			goto out;
-		last_sync = rec->addr;
-		open = false;
-		started = true;
 	}
-	if (open) {
-		/* cut short (a crash): the rest runs to the end of time */
-		cur.end = UINT64_MAX;
-		if (cur.start == UINT64_MAX)
-			cur.start = last_sync;
-		cur.last = rd->done;
-		err = add_run(d, &cur);
-		if (err)
-			goto out;
-	}
+	if (!err)
+		sb_coh_runs_end_thread(&d->rs, rd->done);
 	d->info->partial += partial;
-	err = 0;
-out:
 	fclose(rd->f);
 	rd->f = NULL;
+	if (err)
+		snprintf(d->err, d->len, "out of memory");
 	return err;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct run *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->thread < y->thread ? -1 : x->thread > y->thread;
-}
-
-static int by_thread_end(const void *a, const void *b)
-{
-	const struct run *x = a, *y = b;
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	return x->last < y->last ? -1 : x->last > y->last;
-}
-
-/* Regions: runs merged where they overlap in time.  Then the runs are
- * put back in thread order for pass 2. */
-static uint64_t make_regions(struct driver *d)
-{
-	uint64_t region = 0, end = 0;
-
-	qsort(d->runs, d->nruns, sizeof(*d->runs), by_start);
-	for (size_t i = 0; i < d->nruns; i++) {
-		if (i && d->runs[i].start > end)
-			region++;
-		if (!i || d->runs[i].end > end)
-			end = d->runs[i].end;
-		d->runs[i].region = region;
-	}
-	qsort(d->runs, d->nruns, sizeof(*d->runs), by_thread_end);
-	/* A thread's runs are in time order, so are their regions; a run
-	 * whose clock went back (never on one CLOCK_MONOTONIC) is kept in
-	 * its predecessor's region rather than simulated out of order. */
-	for (size_t i = 1; i < d->nruns; i++)
-		if (d->runs[i].thread == d->runs[i - 1].thread &&
-		    d->runs[i].region < d->runs[i - 1].region)
-			d->runs[i].region = d->runs[i - 1].region;
-	return d->nruns ? region + 1 : 0;
 }
 
 /* Pass 2 state of a thread: its reader and its next run. */
@@ -308,6 +248,7 @@ static int feed(struct sb_coherence_sim *s, struct driver *d, uint32_t t,
 		return 0;
 	case SB_TRACE_SYNC:
 	case SB_TRACE_RESUME:
+	case SB_TRACE_STACK:
 		return 0;
 	default:
 		d->info->bad_records++;
@@ -318,8 +259,8 @@ static int feed(struct sb_coherence_sim *s, struct driver *d, uint32_t t,
 /* Thread t's record limit for region k: the end of its last run in k. */
 static void limit_for(struct driver *d, struct cursor *c, uint64_t k)
 {
-	while (c->run < c->run_end && d->runs[c->run].region == k)
-		c->limit = d->runs[c->run++].last;
+	while (c->run < c->run_end && d->rs.runs[c->run].region == k)
+		c->limit = d->rs.runs[c->run++].last;
 }
 
 static int interleave(struct sb_coherence_sim *s, struct driver *d, struct cursor *c,
@@ -338,7 +279,7 @@ static int simulate(struct sb_coherence_sim *s, struct driver *d, uint64_t nregi
 	}
 	for (uint32_t t = 0; t < d->n && !err; t++) {
 		c[t].run = r;
-		while (r < d->nruns && d->runs[r].thread == t)
+		while (r < d->rs.nruns && d->rs.runs[r].thread == t)
 			r++;
 		c[t].run_end = r;
 		c[t].rd.f = open_trace(d, t, NULL);
@@ -469,11 +410,11 @@ out:
 	return err;
 }
 
-int sb_coherence_trace_run(const char *dir, const struct sb_coherence_opts *o,
+int sb_coherence_trace_run(const char *dir, uint32_t pid, const struct sb_coherence_opts *o,
 			   struct sb_coherence_result *r, struct sb_coherence_trace_info *info,
 			   char *err, size_t len)
 {
-	struct driver d = { .dir = dir, .info = info, .err = err, .len = len };
+	struct driver d = { .dir = dir, .pid = pid, .info = info, .err = err, .len = len };
 	struct sb_coherence_sim *s = NULL;
 	struct reader *rd = NULL;
 	uint64_t nregions;
@@ -490,12 +431,22 @@ int sb_coherence_trace_run(const char *dir, const struct sb_coherence_opts *o,
 		snprintf(err, len, "out of memory");
 		goto out;
 	}
+	info->stacks = calloc(d.n, sizeof(*info->stacks));
+	if (!info->stacks) {
+		ret = -ENOMEM;
+		snprintf(err, len, "out of memory");
+		goto out;
+	}
 	for (uint32_t t = 0; t < d.n; t++) {
 		ret = scan_runs(&d, t, rd);
 		if (ret)
 			goto out;
 	}
-	nregions = make_regions(&d);
+	ret = sb_coh_runs_regions(&d.rs, &nregions);
+	if (ret) {
+		snprintf(err, len, "out of memory");
+		goto out;
+	}
 	info->regions = nregions;
 	s = sb_coherence_sim_alloc(d.n, o, err, len);
 	if (!s) {
@@ -512,16 +463,21 @@ out:
 		info->nthreads = d.n;
 		info->tids = d.tids;
 		d.tids = NULL;
+	} else {
+		free(info->stacks);
+		info->stacks = NULL;
 	}
 	sb_coherence_sim_free(s);
 	free(rd);
 	free(d.tids);
-	free(d.runs);
+	sb_coh_runs_free(&d.rs);
 	return ret;
 }
 
 void sb_coherence_trace_info_free(struct sb_coherence_trace_info *info)
 {
 	free(info->tids);
+	free(info->stacks);
 	info->tids = NULL;
+	info->stacks = NULL;
 }

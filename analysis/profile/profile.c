@@ -25,6 +25,7 @@
  *   WAITS      prim u32, loc i32, object u64, count u64, wait_ns u64
  *   EVENTS, VECTORS, CFGS: optional, see profile_vectors.c
  *   ADDRS: optional, see profile_addrs.c
+ *   SHARING: optional, see profile_sharing.c
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -192,6 +193,9 @@ void sb_profile_free(struct sb_profile *p)
 	free(p->vectors);
 	free(p->cfgs);
 	free(p->addrs);
+	for (i = 0; i < p->nsharing; i++)
+		free(p->sharing[i].name);
+	free(p->sharing);
 	free(p);
 }
 

@@ -40,6 +40,7 @@ enum sb_chunk_type {
 	SB_CHUNK_VECTORS = 9,   /* per instance and event, per-thread counts */
 	SB_CHUNK_CFGS = 10,     /* serialized control-flow graphs (cfg_io.h) */
 	SB_CHUNK_ADDRS = 11,    /* sampled data addresses (analysis/addrs/addrs.h) */
+	SB_CHUNK_SHARING = 12,  /* cache-line sharing (analysis/coherence/) */
 	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
 };
 
@@ -205,6 +206,57 @@ struct sb_addr {
 #define SB_ADDR_STORE 0x1           /* writes memory */
 #define SB_ADDR_SKID 0x2            /* the instruction before the sampled IP */
 
+/*
+ * Cache-line sharing (analysis/coherence/coherence.h): typed rows of one
+ * analysis run each, so that a simulation's per-line, per-reference and
+ * per-thread counts, its invalidator lists and races, and later the
+ * sampled estimates, share one chunk.  Which counts a row has depends on
+ * its kind; the others are 0.
+ */
+enum sb_sharing_kind {
+	SB_SHARING_LINE = 1,        /* addr: a line; name: its data; refs */
+	SB_SHARING_REF = 2,         /* addr: a reference's pc; loc */
+	SB_SHARING_THREAD = 3,      /* tid: a simulated thread */
+	SB_SHARING_INVALIDATOR = 4, /* loc: the store, loc2: the reference whose
+				     * line it invalidated, tid: the storer */
+	SB_SHARING_RACE = 5,        /* loc, loc2: two unlocked stores of the same
+				     * bytes in one region */
+	SB_SHARING_KIND_MAX
+};
+
+enum sb_sharing_mode {
+	SB_SHARING_PIPED = 1,       /* exact: ccSIM, piped */
+	SB_SHARING_INTERLEAVED = 2, /* exact: ccSIM, interleaved */
+	SB_SHARING_MODE_MAX
+};
+
+enum sb_sharing_value {
+	SB_SHV_LOADS, SB_SHV_STORES, SB_SHV_L1_HITS, SB_SHV_L2_HITS, SB_SHV_MISSES,
+	SB_SHV_COH_TRUE, SB_SHV_COH_FALSE,     /* coherence misses */
+	/* invalidations of data the row held (LINE, THREAD) or brought in
+	 * (REF); in_true includes its locked and racy parts */
+	SB_SHV_IN_TRUE, SB_SHV_IN_TRUE_LOCKED, SB_SHV_IN_TRUE_RACE, SB_SHV_IN_FALSE,
+	SB_SHV_ACROSS_TRUE, SB_SHV_ACROSS_FALSE,
+	SB_SHV_CAUSED,              /* REF: invalidations its stores caused */
+	SB_SHV_THREADS,             /* LINE: threads that took part */
+	SB_SHV_COUNT,               /* INVALIDATOR, RACE: how often */
+	SB_SHV_BYTES_TRUE,          /* LINE: bytes two threads touched and one
+				     * wrote (bit b: byte b < 64) */
+	SB_SHV_FOOTPRINT_TRUE,      /* LINE: 1 when there are such bytes */
+	SB_SHV_MAX
+};
+
+struct sb_sharing {
+	uint32_t kind;              /* enum sb_sharing_kind */
+	uint32_t mode;              /* enum sb_sharing_mode */
+	uint64_t addr;
+	int32_t loc, loc2;          /* index into locs, -1 */
+	uint32_t tid;
+	char *name;                 /* LINE: "counts+8" etc.; NULL otherwise */
+	int32_t refs[4];            /* LINE: its references' locs, -1 */
+	uint64_t v[SB_SHV_MAX];
+};
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -228,6 +280,8 @@ struct sb_profile {
 	struct sb_cfg_blob *cfgs;
 	size_t naddrs;
 	struct sb_addr *addrs;
+	size_t nsharing;
+	struct sb_sharing *sharing;
 };
 
 /* Status codes; sb_profile_strerror() turns them into words. */

@@ -58,7 +58,9 @@ static uint32_t check_refs(const struct sb_profile *p, char *why, size_t len)
 	{
 		uint32_t bad = sb_pfmt_check_vector_refs(p, why, len);
 
-		return bad ? bad : sb_pfmt_check_addr_refs(p, why, len);
+		if (!bad)
+			bad = sb_pfmt_check_addr_refs(p, why, len);
+		return bad ? bad : sb_pfmt_check_sharing(p, why, len);
 	}
 }
 
@@ -351,6 +353,8 @@ static const struct chunk_ops {
 	{ SB_CHUNK_CFGS, "CFGS", ARRAY(cfgs, ncfgs), 12, sb_pfmt_enc_cfg, sb_pfmt_dec_cfg, 1 },
 	{ SB_CHUNK_ADDRS, "ADDRS", ARRAY(addrs, naddrs), SB_ADDR_REC_SIZE,
 	  sb_pfmt_enc_addr, sb_pfmt_dec_addr, 1 },
+	{ SB_CHUNK_SHARING, "SHARING", ARRAY(sharing, nsharing), 52,
+	  sb_pfmt_enc_sharing, sb_pfmt_dec_sharing, 1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 

@@ -34,6 +34,12 @@ void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem);
 /* loc and instance indices; returns SB_CHUNK_ADDRS with why, or 0. */
 uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len);
 
+/* ---- profile_sharing.c: SHARING ---- */
+void sb_pfmt_enc_sharing(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_sharing(struct sb_bytes_cur *c, void *elem);
+/* Kinds, modes and locs in range; returns SB_CHUNK_SHARING with why, or 0. */
+uint32_t sb_pfmt_check_sharing(const struct sb_profile *p, char *why, size_t len);
+
 /* ---- profile_format.c: chunk payloads and framing ---- */
 
 /* What the writer relies on (counts fit a u32, per_thread arrays exist,

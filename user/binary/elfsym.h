@@ -74,6 +74,12 @@ typedef void (*sb_elf_func_cb)(const char *name, uint64_t vaddr, uint64_t size, 
 int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
 			  sb_elf_func_cb cb, void *arg);
 
+/* elfdata.c: the data object (STT_OBJECT, .symtab then .dynsym) whose
+ * [start, start + size) holds vaddr, the smallest when several do: its
+ * name into name; false when none does. */
+bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t len,
+		    uint64_t *start, uint64_t *size);
+
 /* The function symbol whose [start, start+size) holds vaddr, or NULL.
  * Symbols of size 0 never match. */
 const char *sb_elf_func_at(const struct sb_elf *e, uint64_t vaddr, uint64_t *start);

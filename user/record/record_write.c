@@ -19,6 +19,7 @@
 #include "hw/hwagg.h"
 #include "hw/hwsession.h"
 #include "binary/symbolize.h"
+#include "record_sharing.h"
 #include "sections/sections.h"
 
 static void cpu_model(char *buf, size_t len)
@@ -401,6 +402,11 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sb_tm_mark("write: meta, stacks");
 	add_meta(r, p, c);
+	/* Traces are where record put them only for a command it ran. */
+	if (r->plan.trace_mem && r->spawned && sb_rec_sharing(r, p, sym)) {
+		sb_rec_fail(r, "out of memory while simulating cache coherence");
+		goto out;
+	}
 	{
 		uint64_t ns, runs, cpu = sb_tm_cpu_ns();
 

@@ -79,6 +79,10 @@ extern const struct sb_report_view sb_view_causes;     /* report_causes.c */
 extern const struct sb_report_view sb_view_waits;      /* report_waits.c */
 extern const struct sb_report_view sb_view_locks;      /* report_waits.c */
 extern const struct sb_report_view sb_view_counts;     /* report_counts.c */
+extern const struct sb_report_view sb_view_sharing;    /* report_sharing.c */
+/* `report --sharing` (report_sharing_list.c). */
+int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f);
+int sb_report_sharing_list_json(const struct sb_report_ctx *r, struct sb_json *j);
 
 /* The whole report through every view (report_views.c); 0 or -1. */
 int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,

@@ -18,6 +18,7 @@
  *   waits: [{primitive, wait_ns, count}]  sorted by wait_ns descending
  *   locks: [{location, function, primitive, contentions, wait_ns}]
  *             sorted by wait_ns descending
+ *   sharing, sharing_races: cache-line sharing, report_sharing.c
  * Fields are only ever added.
  */
 #include <stdlib.h>
@@ -32,6 +33,7 @@ const struct sb_report_view *const sb_report_views[] = {
 	&sb_view_causes,
 	&sb_view_waits,
 	&sb_view_locks,
+	&sb_view_sharing,
 };
 const size_t sb_report_nviews = sizeof(sb_report_views) / sizeof(sb_report_views[0]);
 

@@ -62,7 +62,8 @@ static void packed_piped(void)
 	      (unsigned long)c.inv.in_false, (unsigned long)sb_coherence_inv_total(&c.inv));
 	CHECK(c.coh_true + c.coh_false == 0, "no coherence miss");
 	CHECK(r.nlines == 1 && r.lines[0].addr == X && r.lines[0].nthreads == 2 &&
-	      r.lines[0].bytes_true == 0, "one line, two threads, no true bytes");
+	      r.lines[0].bytes_true == 0 && !r.lines[0].footprint_true,
+	      "one line, two threads, no true bytes");
 	CHECK(r.ninvalidators == 1 && r.refs[r.invalidators[0].victim].pc == PC_LOAD &&
 	      r.refs[r.invalidators[0].store].pc == PC_STORE && r.invalidators[0].thread == 1,
 	      "thread 0's load invalidated by thread 1's store");
@@ -186,6 +187,33 @@ static void race_or_locked(bool locked)
 	sb_coherence_sim_free(s);
 }
 
+/* Two threads take turns storing one bucket each of hist[8], never the
+ * bucket the other just touched: every invalidation is false by the
+ * pair of accesses, yet both write all eight buckets over the run: the
+ * line is true sharing by footprint (the issue's mutex-protected array). */
+static void buckets_footprint(void)
+{
+	struct sb_coherence_sim *s = sim(2, SB_COHERENCE_INTERLEAVED);
+	struct sb_coherence_counts c;
+	struct sb_coherence_result r;
+
+	if (!s)
+		return;
+	sb_coherence_sim_region(s, 0);
+	for (uint64_t i = 0; i < 16; i++)
+		for (uint32_t t = 0; t < 2; t++)
+			sb_coherence_sim_access(s, t, X + 8 * ((i + 4 * t) % 8), 8, true, PC_STORE);
+	totals(s, &c, &r);
+	CHECK(c.inv.in_false == sb_coherence_inv_total(&c.inv) && c.inv.in_false > 16,
+	      "all %lu invalidations false by their pairs", (unsigned long)c.inv.in_false);
+	CHECK(r.nlines == 1 && r.lines[0].footprint_true && r.lines[0].bytes_true == ~0ull,
+	      "true sharing by footprint, all 64 bytes: %d %#lx",
+	      r.nlines ? r.lines[0].footprint_true : -1,
+	      r.nlines ? (unsigned long)r.lines[0].bytes_true : 0ul);
+	sb_coherence_result_free(&r);
+	sb_coherence_sim_free(s);
+}
+
 /* Capacity: thread 0 reads X, then 17 lines of X's L2 set (16 ways)
  * evict it; thread 1's store then invalidates nothing, and thread 0's
  * next read is a plain miss, not a coherence miss. */
@@ -245,15 +273,20 @@ static void put(struct tw *w, uint32_t kind, uint64_t addr, uint64_t pc, uint32_
 	fwrite(&r, sizeof(r), 1, w->f);
 }
 
-static void open_tw(struct tw *w, const char *dir, uint32_t tid)
+static void open_tw_pid(struct tw *w, const char *dir, uint32_t pid, uint32_t tid)
 {
-	struct sb_trace_hdr h = { .magic = SB_TRACE_MAGIC, .pid = 1, .tid = tid };
+	struct sb_trace_hdr h = { .magic = SB_TRACE_MAGIC, .pid = pid, .tid = tid };
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/trace.%u", dir, tid);
 	w->f = fopen(path, "wb");
 	CHECK(w->f, "%s", path);
 	fwrite(&h, sizeof(h), 1, w->f);
+}
+
+static void open_tw(struct tw *w, const char *dir, uint32_t tid)
+{
+	open_tw_pid(w, dir, 1, tid);
 }
 
 /*
@@ -291,20 +324,34 @@ static void traces_critical(enum sb_coherence_mode mode)
 			put(&w, SB_TRACE_STORE, X, PC_STORE, 8);
 			put(&w, SB_TRACE_RELEASE, lock, 0x400200, 0);
 		}
-		put(&w, SB_TRACE_SYNC, 5000 + t, 0, 0);   /* arrive at the barrier */
-		put(&w, SB_TRACE_RESUME, 6000 + t, 0, 0); /* leave it */
+		/* arrive at the barrier (object 0xba7), leave it */
+		put(&w, SB_TRACE_SYNC, 5000 + t, 0xba7, SB_TSYNC_BARRIER << 8);
+		put(&w, SB_TRACE_RESUME, 6000 + t, 0, 0);
 		put(&w, SB_TRACE_LOAD, X, PC_LOAD + 0x40, 8);
-		put(&w, SB_TRACE_SYNC, 9000 + t, 1, 0);
+		put(&w, SB_TRACE_SYNC, 9000 + t, 0, 1 | SB_TSYNC_THREAD_END << 8);
+		fclose(w.f);
+	}
+	{
+		/* An earlier run's thread (another pid) in the same directory:
+		 * its stores would change every count below. */
+		struct tw w;
+
+		open_tw_pid(&w, dir, 2, 99);
+		if (!w.f)
+			return;
+		for (int i = 0; i < K; i++)
+			put(&w, SB_TRACE_STORE, X, 0x400300, 8);
 		fclose(w.f);
 	}
 	sb_coherence_opts_default(&o);
 	o.mode = mode;
-	ret = sb_coherence_trace_run(dir, &o, &r, &info, err, sizeof(err));
+	ret = sb_coherence_trace_run(dir, 1, &o, &r, &info, err, sizeof(err));
 	CHECK(ret == 0, "trace run: %s", err);
 	if (ret)
 		return;
 	sb_coherence_result_total(&r, &c);
 	CHECK(info.nthreads == 2 && info.tids[0] == 100 && info.tids[1] == 101 &&
+	      info.files_other == 1 &&
 	      info.regions == 2 && info.accesses == 4 * (uint64_t)K + 2 && info.resumes &&
 	      info.locks == 2 * (uint64_t)K && info.locks_forced == 0,
 	      "info: %u threads, %lu regions, %lu accesses, %lu locks, %lu forced", info.nthreads,
@@ -329,8 +376,8 @@ static void traces_critical(enum sb_coherence_mode mode)
 	}
 	sb_coherence_result_free(&r);
 	sb_coherence_trace_info_free(&info);
-	for (uint32_t t = 0; t < 2; t++) {
-		snprintf(path, sizeof(path), "%s/trace.%u", dir, 100 + t);
+	for (uint32_t t = 0; t < 3; t++) {
+		snprintf(path, sizeof(path), "%s/trace.%u", dir, t < 2 ? 100 + t : 99);
 		unlink(path);
 	}
 	rmdir(dir);
@@ -345,10 +392,10 @@ static void traces_bad_input(void)
 	FILE *f;
 
 	sb_coherence_opts_default(&o);
-	CHECK(sb_coherence_trace_run("/no/such/dir", &o, &r, &info, err, sizeof(err)) < 0 &&
+	CHECK(sb_coherence_trace_run("/no/such/dir", 0, &o, &r, &info, err, sizeof(err)) < 0 &&
 	      strstr(err, "/no/such/dir"), "missing dir: %s", err);
 	CHECK(mkdtemp(dir), "mkdtemp");
-	CHECK(sb_coherence_trace_run(dir, &o, &r, &info, err, sizeof(err)) < 0 &&
+	CHECK(sb_coherence_trace_run(dir, 0, &o, &r, &info, err, sizeof(err)) < 0 &&
 	      strstr(err, "--trace-mem"), "empty dir: %s", err);
 	snprintf(path, sizeof(path), "%s/trace.7", dir);
 	f = fopen(path, "wb");
@@ -356,7 +403,7 @@ static void traces_bad_input(void)
 		fputs("not a trace at all, no magic", f);
 		fclose(f);
 	}
-	CHECK(sb_coherence_trace_run(dir, &o, &r, &info, err, sizeof(err)) < 0 &&
+	CHECK(sb_coherence_trace_run(dir, 0, &o, &r, &info, err, sizeof(err)) < 0 &&
 	      strstr(err, "not a scalebpf memory trace"), "bad magic: %s", err);
 	unlink(path);
 	rmdir(dir);
@@ -370,6 +417,7 @@ int main(void)
 	across_regions();
 	race_or_locked(false);
 	race_or_locked(true);
+	buckets_footprint();
 	eviction();
 	bad_options();
 	traces_critical(SB_COHERENCE_PIPED);

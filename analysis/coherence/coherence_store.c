@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A simulation's result into the profile's SHARING rows, and back out as
+ * variables for the report.  A variable is the data a line's name_of
+ * gave (a global, "heap 0x...", a thread's stack): its lines are summed,
+ * its references are those its lines name.
+ */
+#include "coherence_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+static struct sb_sharing *row(struct sb_profile *p, size_t *cap, uint32_t kind, uint32_t mode)
+{
+	struct sb_sharing *s;
+
+	if (p->nsharing == *cap) {
+		size_t n = *cap ? 2 * *cap : 64;
+		struct sb_sharing *a = realloc(p->sharing, n * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		p->sharing = a;
+		*cap = n;
+	}
+	s = &p->sharing[p->nsharing++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->mode = mode;
+	s->loc = s->loc2 = -1;
+	for (size_t k = 0; k < 4; k++)
+		s->refs[k] = -1;
+	return s;
+}
+
+static void put_inv(uint64_t *v, const struct sb_coherence_inv *i)
+{
+	v[SB_SHV_IN_TRUE] = i->in_true;
+	v[SB_SHV_IN_TRUE_LOCKED] = i->in_true_locked;
+	v[SB_SHV_IN_TRUE_RACE] = i->in_true_race;
+	v[SB_SHV_IN_FALSE] = i->in_false;
+	v[SB_SHV_ACROSS_TRUE] = i->across_true;
+	v[SB_SHV_ACROSS_FALSE] = i->across_false;
+}
+
+static void put_counts(uint64_t *v, const struct sb_coherence_counts *c)
+{
+	v[SB_SHV_LOADS] = c->loads;
+	v[SB_SHV_STORES] = c->stores;
+	v[SB_SHV_L1_HITS] = c->l1_hits;
+	v[SB_SHV_L2_HITS] = c->l2_hits;
+	v[SB_SHV_MISSES] = c->misses;
+	v[SB_SHV_COH_TRUE] = c->coh_true;
+	v[SB_SHV_COH_FALSE] = c->coh_false;
+	put_inv(v, &c->inv);
+}
+
+static int32_t loc(sb_coherence_loc_fn f, void *ctx, uint64_t pc)
+{
+	long l = f ? f(ctx, pc) : -1;
+
+	return l >= 0 && l <= INT32_MAX ? (int32_t)l : -1;
+}
+
+static bool shares(const struct sb_coherence_ref *r)
+{
+	return sb_coherence_inv_total(&r->c.inv) || sb_coherence_inv_total(&r->caused) ||
+	       r->c.coh_true || r->c.coh_false;
+}
+
+int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids,
+		       sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx,
+		       struct sb_profile *p)
+{
+	uint32_t mode = r->mode == SB_COHERENCE_INTERLEAVED ? SB_SHARING_INTERLEAVED :
+							      SB_SHARING_PIPED;
+	size_t cap = p->nsharing;
+	struct sb_sharing *s;
+	char name[256];
+
+	for (uint32_t t = 0; t < r->nthreads; t++) {
+		if (!(s = row(p, &cap, SB_SHARING_THREAD, mode)))
+			return -ENOMEM;
+		s->tid = tids ? tids[t] : t;
+		put_counts(s->v, &r->threads[t]);
+	}
+	for (size_t i = 0; i < r->nrefs; i++) {
+		if (!shares(&r->refs[i]))
+			continue;
+		if (!(s = row(p, &cap, SB_SHARING_REF, mode)))
+			return -ENOMEM;
+		s->addr = r->refs[i].pc;
+		s->loc = loc(loc_of, ctx, r->refs[i].pc);
+		put_counts(s->v, &r->refs[i].c);
+		s->v[SB_SHV_CAUSED] = sb_coherence_inv_total(&r->refs[i].caused);
+	}
+	for (size_t i = 0; i < r->nlines; i++) {
+		const struct sb_coherence_line *l = &r->lines[i];
+
+		name[0] = 0;
+		if (name_of)
+			name_of(ctx, l->addr, 1, name, sizeof(name));
+		if (!(s = row(p, &cap, SB_SHARING_LINE, mode)))
+			return -ENOMEM;
+		s->addr = l->addr;
+		s->name = strdup(name[0] ? name : "?");
+		if (!s->name)
+			return -ENOMEM;
+		for (size_t k = 0; k < 4; k++)
+			if (l->refs[k] != SB_COH_NOREF)
+				s->refs[k] = loc(loc_of, ctx, r->refs[l->refs[k]].pc);
+		put_inv(s->v, &l->inv);
+		s->v[SB_SHV_COH_TRUE] = l->coh_true;
+		s->v[SB_SHV_COH_FALSE] = l->coh_false;
+		s->v[SB_SHV_THREADS] = l->nthreads;
+		s->v[SB_SHV_BYTES_TRUE] = l->bytes_true;
+		s->v[SB_SHV_FOOTPRINT_TRUE] = l->footprint_true;
+	}
+	for (size_t i = 0; i < r->ninvalidators; i++) {
+		const struct sb_coherence_invalidator *v = &r->invalidators[i];
+
+		if (!(s = row(p, &cap, SB_SHARING_INVALIDATOR, mode)))
+			return -ENOMEM;
+		s->loc = loc(loc_of, ctx, r->refs[v->store].pc);
+		s->loc2 = loc(loc_of, ctx, r->refs[v->victim].pc);
+		s->tid = tids && v->thread < r->nthreads ? tids[v->thread] : v->thread;
+		s->v[SB_SHV_COUNT] = v->count;
+	}
+	for (size_t i = 0; i < r->nraces; i++) {
+		if (!(s = row(p, &cap, SB_SHARING_RACE, mode)))
+			return -ENOMEM;
+		s->loc = loc(loc_of, ctx, r->refs[r->races[i].a].pc);
+		s->loc2 = loc(loc_of, ctx, r->refs[r->races[i].b].pc);
+		s->v[SB_SHV_COUNT] = r->races[i].count;
+	}
+	return 0;
+}
+
+/* ---- variables ---- */
+
+static void add_ref(struct sb_coherence_var *v, int32_t l)
+{
+	if (l < 0)
+		return;
+	for (size_t k = 0; k < v->nrefs; k++)
+		if (v->refs[k] == l)
+			return;
+	if (v->nrefs < sizeof(v->refs) / sizeof(v->refs[0]))
+		v->refs[v->nrefs++] = l;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct sb_coherence_var *x = a, *y = b;
+
+	if (x->coh_misses != y->coh_misses)
+		return x->coh_misses > y->coh_misses ? -1 : 1;
+	if (x->invalidations != y->invalidations)
+		return x->invalidations > y->invalidations ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The variable a line row joins: its name, or for unnamed lines the
+ * group of unnamed lines near it. */
+static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
+				       const struct sb_sharing *s, const char *name, size_t nlen)
+{
+	bool anon = !strncmp(name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON));
+
+	for (size_t k = 0; k < nv; k++) {
+		if (anon && !strncmp(v[k].name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)) &&
+		    s->addr + (64u << 10) >= v[k].lo && s->addr <= v[k].hi + (64u << 10))
+			return &v[k];
+		if (!anon && strlen(v[k].name) == nlen && !strncmp(v[k].name, name, nlen))
+			return &v[k];
+	}
+	return NULL;
+}
+
+/* The length of name without a compiler's ".N" suffix. */
+static size_t base_len(const char *name)
+{
+	size_t n = strlen(name), i = n;
+
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	return i < n && i > 1 && name[i - 1] == '.' ? i - 1 : n;
+}
+
+int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coherence_var **vars,
+		      size_t *n)
+{
+	struct sb_coherence_var *v = NULL;
+	size_t nv = 0;
+
+	*vars = NULL;
+	*n = 0;
+	for (size_t i = 0; i < p->nsharing; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+		const char *name = s->name ? s->name : "?";
+		size_t nlen = base_len(name);
+		struct sb_coherence_var *x;
+
+		if (s->kind != SB_SHARING_LINE || s->mode != mode)
+			continue;
+		x = var_of(v, nv, s, name, nlen);
+		if (!x) {
+			struct sb_coherence_var *a = realloc(v, (nv + 1) * sizeof(*a));
+
+			if (!a) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = a;
+			x = &v[nv++];
+			memset(x, 0, sizeof(*x));
+			snprintf(x->name, sizeof(x->name), "%.*s", (int)nlen, name);
+			x->mode = mode;
+			x->lo = x->hi = s->addr;
+		}
+		x->lo = s->addr < x->lo ? s->addr : x->lo;
+		x->hi = s->addr > x->hi ? s->addr : x->hi;
+		x->lines++;
+		x->true_sharing = x->true_sharing || s->v[SB_SHV_FOOTPRINT_TRUE];
+		x->in_true += s->v[SB_SHV_IN_TRUE];
+		x->in_true_locked += s->v[SB_SHV_IN_TRUE_LOCKED];
+		x->in_true_race += s->v[SB_SHV_IN_TRUE_RACE];
+		x->in_false += s->v[SB_SHV_IN_FALSE];
+		x->across_true += s->v[SB_SHV_ACROSS_TRUE];
+		x->across_false += s->v[SB_SHV_ACROSS_FALSE];
+		x->coh_misses += s->v[SB_SHV_COH_TRUE] + s->v[SB_SHV_COH_FALSE];
+		if (s->v[SB_SHV_THREADS] > x->threads)
+			x->threads = (uint32_t)s->v[SB_SHV_THREADS];
+		for (size_t k = 0; k < 4; k++)
+			add_ref(x, s->refs[k]);
+	}
+	for (size_t k = 0; k < nv; k++) {
+		struct sb_coherence_var *x = &v[k];
+
+		x->invalidations = x->in_true + x->in_false + x->across_true + x->across_false;
+		x->in_region = x->in_true + x->in_false >= x->across_true + x->across_false;
+		if (!strncmp(x->name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)))
+			snprintf(x->name, sizeof(x->name), SB_COHERENCE_ANON "0x%llx-0x%llx",
+				 (unsigned long long)x->lo, (unsigned long long)x->hi + 63);
+		for (size_t i = 0; i < p->nsharing; i++) {
+			const struct sb_sharing *s = &p->sharing[i];
+
+			if (s->kind != SB_SHARING_REF || s->mode != mode || s->loc < 0)
+				continue;
+			for (size_t r = 0; r < x->nrefs; r++)
+				if (x->refs[r] == s->loc) {
+					x->loads += s->v[SB_SHV_LOADS];
+					x->stores += s->v[SB_SHV_STORES];
+				}
+		}
+	}
+	qsort(v, nv, sizeof(*v), by_cost);
+	*vars = v;
+	*n = nv;
+	return 0;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Exact-mode sharing: ccSIM over a recording's memory traces (record_sharing.c). */
+#ifndef SB_RECORD_SHARING_H
+#define SB_RECORD_SHARING_H
+
+struct sb_rec;
+struct sb_profile;
+struct sb_symbolizer;
+
+/* Simulates both interleavings over <output>.trace and adds the SHARING
+ * rows and coherence_* metadata to p.  Traces that cannot be simulated
+ * are said (stderr and coherence_error) without failing the recording;
+ * returns -ENOMEM only. */
+int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym);
+
+#endif

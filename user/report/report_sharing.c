@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "sharing" view: which data ping-pongs between caches (issue 13),
+ * from the profile's SHARING rows (analysis/coherence/).  Exact mode
+ * (ccSIM over `scalebpf cc --trace-mem` traces) ranks variables by
+ * coherence misses, piped first, the interleaved counts beside them when
+ * they differ: the two are the bounds of §II-C.  Each variable gets a
+ * class (true/false sharing, in/across region), its references, a fix
+ * hint and its invalidators (which stores on which threads took its lines
+ * away).  Possible data races (unlocked stores of the same bytes in one
+ * region) are listed with both references.
+ *
+ * JSON: sharing: [{variable, kind, scope, lines, references: [{location,
+ * function, address, access}], threads, cost_pct, invalidations,
+ * coherence_misses, in_region_true_locked, in_region_true_unlocked,
+ * possible_races, invalidators: [{location, function, address, thread,
+ * pct}],
+ * evidence: {samples, confirmations}, mode}] and sharing_races:
+ * [{a: {location..}, b: {location..}, count, mode}].  cost_pct is the
+ * variable's coherence misses over all simulated misses, in percent.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coherence/coherence.h"
+#include "report.h"
+
+#define TOP_VARS 10
+#define TOP_INVALIDATORS 4
+
+static const char *mode_name(uint32_t m)
+{
+	return m == SB_SHARING_INTERLEAVED ? "interleaved" : "piped";
+}
+
+static uint64_t all_misses(const struct sb_profile *p, uint32_t mode)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->nsharing; i++)
+		if (p->sharing[i].kind == SB_SHARING_THREAD && p->sharing[i].mode == mode)
+			n += p->sharing[i].v[SB_SHV_MISSES];
+	return n;
+}
+
+static bool has_mode(const struct sb_profile *p, uint32_t mode)
+{
+	for (size_t i = 0; i < p->nsharing; i++)
+		if (p->sharing[i].mode == mode)
+			return true;
+	return false;
+}
+
+static const char *access_of(const struct sb_profile *p, uint32_t mode, int32_t loc)
+{
+	uint64_t ld = 0, st = 0;
+
+	for (size_t i = 0; i < p->nsharing; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+
+		if (s->kind == SB_SHARING_REF && s->mode == mode && s->loc == loc) {
+			ld += s->v[SB_SHV_LOADS];
+			st += s->v[SB_SHV_STORES];
+		}
+	}
+	return ld && st ? "load+store" : st ? "store" : "load";
+}
+
+static bool victim_of(const struct sb_coherence_var *v, int32_t loc)
+{
+	for (size_t k = 0; k < v->nrefs; k++)
+		if (v->refs[k] == loc)
+			return true;
+	return false;
+}
+
+static const char *hint(const struct sb_coherence_var *v)
+{
+	if (!v->true_sharing)
+		return "false sharing: pad or align each thread's part to its own cache line";
+	if (v->in_region && v->in_true_race)
+		return "unlocked stores of the same bytes in one region: a possible data race";
+	if (v->in_region)
+		return "true sharing in a region: privatize per thread and reduce once";
+	return "true sharing across regions: data handed between threads at barriers "
+	       "(a layout that keeps it on its producer and consumer helps)";
+}
+
+/* The invalidators of v's lines: stores whose victim is one of its refs. */
+static void invalidators_text(const struct sb_report_ctx *r, const struct sb_coherence_var *v,
+			      FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	uint64_t total = 0;
+	size_t shown = 0;
+	char loc[512];
+
+	for (size_t i = 0; i < p->nsharing; i++)
+		if (p->sharing[i].kind == SB_SHARING_INVALIDATOR &&
+		    p->sharing[i].mode == v->mode && victim_of(v, p->sharing[i].loc2))
+			total += p->sharing[i].v[SB_SHV_COUNT];
+	for (size_t i = 0; i < p->nsharing && shown < TOP_INVALIDATORS; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+
+		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode ||
+		    !victim_of(v, s->loc2) || !total)
+			continue;
+		sb_loc_format(p, s->loc, loc, sizeof(loc));
+		fprintf(f, "      invalidated by %s on thread %" PRIu32 ": %.1f%%\n", loc, s->tid,
+			100.0 * (double)s->v[SB_SHV_COUNT] / (double)total);
+		shown++;
+	}
+}
+
+static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_var *v,
+		     const struct sb_coherence_var *other, uint64_t misses, FILE *f)
+{
+	char name[256], loc[512];
+
+	if (v->mode == SB_SHARING_INTERLEAVED && !other)
+		fputs("  (interleaved order only:)\n", f);
+	fprintf(f, "  %-24s %-5s %-13s %6" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7.2f%% %4u\n",
+		sb_text_escape(v->name, name, sizeof(name)), v->true_sharing ? "true" : "false",
+		v->in_region ? "in region" : "across region", v->lines, v->coh_misses,
+		v->invalidations, misses ? 100.0 * (double)v->coh_misses / (double)misses : 0.0,
+		v->threads);
+	if (other && (other->coh_misses != v->coh_misses ||
+		      other->invalidations != v->invalidations))
+		fprintf(f, "      interleaved: %" PRIu64 " coherence misses, %" PRIu64
+			" invalidations (§II-C: the two orders bound the program's)\n",
+			other->coh_misses, other->invalidations);
+	if (v->in_true)
+		fprintf(f, "      in-region true: %" PRIu64 " lock-protected, %" PRIu64
+			" unlocked (%" PRIu64 " possibly racy)\n", v->in_true_locked,
+			v->in_true - v->in_true_locked, v->in_true_race);
+	for (size_t k = 0; k < v->nrefs; k++) {
+		sb_loc_format(r->p, v->refs[k], loc, sizeof(loc));
+		fprintf(f, "      %-10s %s\n", access_of(r->p, v->mode, v->refs[k]), loc);
+	}
+	invalidators_text(r, v, f);
+	fprintf(f, "      fix: %s\n", hint(v));
+}
+
+static const struct sb_coherence_var *find_var(const struct sb_coherence_var *v, size_t n,
+					       const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return &v[i];
+	return NULL;
+}
+
+static int sharing_text(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	struct sb_coherence_var *pv = NULL, *iv = NULL;
+	size_t np = 0, ni = 0, shown = 0, distinct;
+	const char *err = sb_profile_meta_get(p, "coherence_error");
+	char loc[512], loc2[512];
+	int ret = 0;
+
+	if (!p->nsharing && !err)
+		return 0;
+	fputs("\nSharing: cache lines that move between threads' caches (exact: ccSIM)\n", f);
+	if (err) {
+		fputs("  not simulated: ", f);
+		sb_text_str(f, err);
+		fputc('\n', f);
+	}
+	if (sb_coherence_vars(p, SB_SHARING_PIPED, &pv, &np) ||
+	    sb_coherence_vars(p, SB_SHARING_INTERLEAVED, &iv, &ni)) {
+		ret = -1;
+		goto out;
+	}
+	if (!np && !ni) {
+		if (!err)
+			fputs("  no line was invalidated: no sharing between the threads' caches\n", f);
+		goto out;
+	}
+	distinct = np;
+	fprintf(f, "  %-24s %-5s %-13s %6s %9s %9s %8s %4s\n", "variable", "kind", "scope",
+		"lines", "coh.miss", "invalid.", "cost", "thr");
+	for (size_t i = 0; i < np && shown < TOP_VARS; i++, shown++)
+		var_text(r, &pv[i], find_var(iv, ni, pv[i].name),
+			 all_misses(p, SB_SHARING_PIPED), f);
+	for (size_t i = 0; i < ni && shown < TOP_VARS; i++)
+		if (!find_var(pv, np, iv[i].name)) {
+			var_text(r, &iv[i], NULL, all_misses(p, SB_SHARING_INTERLEAVED), f);
+			shown++;
+		}
+	for (size_t i = 0; i < ni; i++)
+		distinct += !find_var(pv, np, iv[i].name);
+	if (distinct > shown)
+		fprintf(f, "  (%zu more: `report --sharing` lists every line)\n", distinct - shown);
+	for (size_t i = 0; i < p->nsharing; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+
+		if (s->kind != SB_SHARING_RACE)
+			continue;
+		sb_loc_format(p, s->loc, loc, sizeof(loc));
+		sb_loc_format(p, s->loc2, loc2, sizeof(loc2));
+		fprintf(f, "  possible data race (%s, %" PRIu64 "x): %s and %s store the same "
+			"bytes in one region, unlocked\n", mode_name(s->mode),
+			s->v[SB_SHV_COUNT], loc, loc2);
+	}
+out:
+	free(pv);
+	free(iv);
+	return ret;
+}
+
+static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_var *v,
+		     bool first, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	uint64_t misses = all_misses(p, v->mode), total = 0;
+	bool any = false;
+
+	fputs(first ? "\n    {\"variable\": " : ",\n    {\"variable\": ", f);
+	sb_json_str(f, v->name);
+	fprintf(f, ", \"kind\": \"%s\", \"scope\": \"%s\", \"lines\": %" PRIu64
+		", \"threads\": %u, \"cost_pct\": %.3f, \"invalidations\": %" PRIu64
+		", \"coherence_misses\": %" PRIu64 ", \"in_region_true_locked\": %" PRIu64
+		", \"in_region_true_unlocked\": %" PRIu64 ", \"possible_races\": %" PRIu64
+		", \"mode\": \"%s\", \"evidence\": {\"samples\": 0, \"confirmations\": 0}"
+		", \"references\": [",
+		v->true_sharing ? "true" : "false", v->in_region ? "in_region" : "across_region",
+		v->lines, v->threads,
+		misses ? 100.0 * (double)v->coh_misses / (double)misses : 0.0, v->invalidations,
+		v->coh_misses, v->in_true_locked, v->in_true - v->in_true_locked,
+		v->in_true_race, mode_name(v->mode));
+	for (size_t k = 0; k < v->nrefs; k++) {
+		fputs(k ? ", {" : "{", f);
+		sb_json_loc_fields(f, p, v->refs[k]);
+		fprintf(f, ", \"access\": \"%s\"}", access_of(p, v->mode, v->refs[k]));
+	}
+	fputs("], \"invalidators\": [", f);
+	for (size_t i = 0; i < p->nsharing; i++)
+		if (p->sharing[i].kind == SB_SHARING_INVALIDATOR &&
+		    p->sharing[i].mode == v->mode && victim_of(v, p->sharing[i].loc2))
+			total += p->sharing[i].v[SB_SHV_COUNT];
+	for (size_t i = 0; i < p->nsharing && total; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+
+		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode ||
+		    !victim_of(v, s->loc2))
+			continue;
+		fputs(any ? ", {" : "{", f);
+		sb_json_loc_fields(f, p, s->loc);
+		fprintf(f, ", \"thread\": %" PRIu32 ", \"pct\": %.3f}", s->tid,
+			100.0 * (double)s->v[SB_SHV_COUNT] / (double)total);
+		any = true;
+	}
+	fputs("]}", f);
+}
+
+static int sharing_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+	bool first = true, any = false;
+
+	sb_json_member(j, "sharing");
+	fputc('[', j->f);
+	for (uint32_t mode = SB_SHARING_PIPED; mode < SB_SHARING_MODE_MAX; mode++) {
+		struct sb_coherence_var *v;
+		size_t n;
+
+		if (!has_mode(p, mode))
+			continue;
+		if (sb_coherence_vars(p, mode, &v, &n))
+			return -1;
+		for (size_t i = 0; i < n; i++, first = false)
+			var_json(r, &v[i], first, j->f);
+		free(v);
+	}
+	fputs(first ? "]" : "\n  ]", j->f);
+	sb_json_member(j, "sharing_races");
+	fputc('[', j->f);
+	for (size_t i = 0; i < p->nsharing; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+
+		if (s->kind != SB_SHARING_RACE)
+			continue;
+		fputs(any ? ",\n    {\"a\": {" : "\n    {\"a\": {", j->f);
+		sb_json_loc_fields(j->f, p, s->loc);
+		fputs("}, \"b\": {", j->f);
+		sb_json_loc_fields(j->f, p, s->loc2);
+		fprintf(j->f, "}, \"count\": %" PRIu64 ", \"mode\": \"%s\"}", s->v[SB_SHV_COUNT],
+			mode_name(s->mode));
+		any = true;
+	}
+	fputs(any ? "\n  ]" : "]", j->f);
+	return 0;
+}
+
+static void sharing_head(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	const char *refs = sb_profile_meta_get(p, "coherence_references");
+	const char *caches = sb_profile_meta_get(p, "coherence_caches");
+	const char *secs = sb_profile_meta_get(p, "coherence_piped_seconds");
+	const char *regions = sb_profile_meta_get(p, "coherence_regions");
+
+	if (!refs)
+		return;
+	fputs("  sharing: ccSIM over ", f);
+	sb_text_str(f, refs);
+	fputs(" traced references, ", f);
+	sb_text_str(f, regions ? regions : "?");
+	fputs(" regions; caches ", f);
+	sb_text_str(f, caches ? caches : "?");
+	fputs("; piped in ", f);
+	sb_text_str(f, secs ? secs : "?");
+	fputs(" s\n", f);
+}
+
+const struct sb_report_view sb_view_sharing = {
+	.name = "sharing",
+	.head = sharing_head,
+	.text = sharing_text,
+	.json = sharing_json,
+	.list_text = sb_report_sharing_list_text,    /* report_sharing_list.c */
+	.list_json = sb_report_sharing_list_json,
+	.list_help = "      --sharing        instead of a report, the cache-sharing simulation's\n"
+		     "                       counts (`scalebpf cc --trace-mem` programs) per\n"
+		     "                       thread, reference, function and line, both orders\n",
+};
