@@ -108,6 +108,11 @@ struct sb_coherence_line {
 	 * thread may touch one bucket per stay, yet all share them all. */
 	bool footprint_true;
 	uint64_t bytes_true;           /* those bytes (bit b: byte b < 64) */
+	uint32_t name_off;             /* the byte its data is named by: the
+					* first true-shared one, else the first
+					* any thread touched (not the line's
+					* first, which may be padding or a
+					* neighbour) */
 };
 
 struct sb_coherence_invalidator {
@@ -185,6 +190,7 @@ struct sb_coherence_trace_info {
 	uint64_t files_skipped;        /* empty files (a thread that wrote
 					* nothing) */
 	uint64_t files_other;          /* of another process: left out */
+	uint64_t files_bad;            /* no trace header: skipped */
 	uint64_t locks_forced;         /* interleaved: rounds where every
 					* thread waited for a lock, one let in */
 	bool resumes;                  /* the traces have RESUME records */
@@ -226,7 +232,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 struct sb_coherence_var {
 	char name[128];                /* the lines' name; unnamed lines close
 					* to each other (64 KiB) are one
-					* "heap or anonymous 0xLO-0xHI" */
+					* "heap or anonymous lines 0xLO..0xHI" */
 	uint64_t lo, hi;               /* its lines' addresses */
 	uint32_t mode;                 /* enum sb_sharing_mode */
 	bool true_sharing;             /* a line of it is true sharing by

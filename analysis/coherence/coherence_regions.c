@@ -263,8 +263,10 @@ static size_t upper(const uint64_t *b, size_t n, uint64_t t, bool strict)
 /*
  * Region boundaries: the moments every thread that records was held at a
  * sync.  Candidates are the ends of episodes (barriers, OpenMP regions'
- * ends), forks and thread creations (a program's set-up before its first
- * thread); one that falls strictly inside a run that records
+ * ends), forks, thread creations (a program's set-up before its first
+ * thread), and where joins and condvar waits let a thread go on (a
+ * mutex + condvar barrier, results read after the join); one that falls
+ * strictly inside a run that records
  * something is no boundary (that thread was not held there: another
  * group's barrier, a master busy through it).  Returns the kept ones,
  * sorted, in *b and their number in *nb.
@@ -273,7 +275,8 @@ static int boundaries(const struct sb_coh_runs *rs, struct sb_idmap *ends, uint6
 		      size_t *nb)
 {
 	size_t it = 0, n = 0, k = 0;
-	uint64_t k1, k2, *c = malloc((sb_idmap_count(ends) + rs->nsyncs + 1) * sizeof(*c));
+	uint64_t k1, k2, *c = malloc((sb_idmap_count(ends) + rs->nsyncs + rs->nruns + 1) *
+				     sizeof(*c));
 	long *diff;
 	void *v;
 
@@ -284,6 +287,15 @@ static int boundaries(const struct sb_coh_runs *rs, struct sb_idmap *ends, uint6
 	for (size_t i = 0; i < rs->nsyncs; i++)
 		if (rs->syncs[i].kind == SB_TSYNC_OMP_FORK || rs->syncs[i].kind == SB_TSYNC_CREATE)
 			c[n++] = rs->syncs[i].time;
+	/* where a join or a condvar wait let a thread go on: after the
+	 * joined thread's end, after the wake */
+	for (size_t i = 0; i < rs->nruns; i++) {
+		const struct sb_coh_run *r = &rs->runs[i];
+
+		if (r->prev >= 0 && (rs->syncs[r->prev].kind == SB_TSYNC_JOIN ||
+				     rs->syncs[r->prev].kind == SB_TSYNC_COND_WAIT))
+			c[n++] = r->start;
+	}
 	qsort(c, n, sizeof(*c), by_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!k || c[k - 1] != c[i])
@@ -339,6 +351,10 @@ int sb_coh_runs_regions(struct sb_coh_runs *rs, uint64_t *nregions)
 		else
 			r->start = left_at(&rs->syncs[r->prev], r->resume, ends, wakes, nw, exits,
 					   ne);
+		/* its RESUME, the first record after it, is never before it
+		 * left (a wait woken by an unrecorded signal, a reused object) */
+		if (r->resume < r->start)
+			r->start = r->resume;
 		if (r->start > r->end)
 			r->start = r->end;
 	}

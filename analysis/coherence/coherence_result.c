@@ -156,6 +156,15 @@ static void footprint(const struct sb_coh_footv *fv, struct sb_coherence_line *l
 	for (size_t w = 0; w < SB_COHERENCE_MAX_LINE / 64; w++)
 		l->footprint_true |= both.w[w] != 0;
 	l->bytes_true = both.w[0];
+	l->name_off = 0;
+	for (size_t w = 0; w < SB_COHERENCE_MAX_LINE / 64; w++) {
+		uint64_t pick = l->footprint_true ? both.w[w] : seen.w[w];
+
+		if (pick) {
+			l->name_off = (uint32_t)(64 * w + (size_t)__builtin_ctzll(pick));
+			break;
+		}
+	}
 }
 
 static int by_line_cost(const void *a, const void *b)

@@ -371,10 +371,12 @@ static int invalidate_others(struct sb_coherence_sim *s, uint32_t t, uint64_t ta
 			return err;
 	}
 	if (ls) {
-		struct sb_coh_mask tt = *m;
+		/* the storer's stay so far, and this store */
+		struct sb_coh_mask tt = *m, tws = *m;
 
 		sb_coh_mask_or(&tt, &tw->touched);
-		if (sb_coh_line_foot(s, ls, t, &tt, m))
+		sb_coh_mask_or(&tws, &tw->written);
+		if (sb_coh_line_foot(s, ls, t, &tt, &tws))
 			return -ENOMEM;
 	}
 	/* Threads that lost the line earlier see these bytes change too. */

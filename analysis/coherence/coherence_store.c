@@ -103,7 +103,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 
 		name[0] = 0;
 		if (name_of)
-			name_of(ctx, l->addr, 1, name, sizeof(name));
+			name_of(ctx, l->addr + l->name_off, 1, name, sizeof(name));
 		if (!(s = row(p, &cap, SB_SHARING_LINE, mode)))
 			return -ENOMEM;
 		s->addr = l->addr;
@@ -171,6 +171,9 @@ static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
 {
 	bool anon = !strncmp(name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON));
 
+	/* names are kept to the buffer's size: compare what was kept */
+	if (nlen > sizeof(v->name) - 1)
+		nlen = sizeof(v->name) - 1;
 	for (size_t k = 0; k < nv; k++) {
 		if (anon && !strncmp(v[k].name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)) &&
 		    s->addr + (64u << 10) >= v[k].lo && s->addr <= v[k].hi + (64u << 10))
@@ -244,8 +247,8 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 		x->invalidations = x->in_true + x->in_false + x->across_true + x->across_false;
 		x->in_region = x->in_true + x->in_false >= x->across_true + x->across_false;
 		if (!strncmp(x->name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)))
-			snprintf(x->name, sizeof(x->name), SB_COHERENCE_ANON "0x%llx-0x%llx",
-				 (unsigned long long)x->lo, (unsigned long long)x->hi + 63);
+			snprintf(x->name, sizeof(x->name), SB_COHERENCE_ANON "lines 0x%llx..0x%llx",
+				 (unsigned long long)x->lo, (unsigned long long)x->hi);
 		for (size_t i = 0; i < p->nsharing; i++) {
 			const struct sb_sharing *s = &p->sharing[i];
 
@@ -258,7 +261,8 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 				}
 		}
 	}
-	qsort(v, nv, sizeof(*v), by_cost);
+	if (nv)
+		qsort(v, nv, sizeof(*v), by_cost);
 	*vars = v;
 	*n = nv;
 	return 0;

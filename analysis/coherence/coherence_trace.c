@@ -92,35 +92,40 @@ static int list_threads(struct driver *d)
 		d->tids[d->n++] = (uint32_t)tid;
 	}
 	closedir(dp);
-	if (d->pid) {
-		/* Another process's files (an earlier run into the same
-		 * directory, a child) are not this one's threads. */
+	{
+		/* A file that is no trace (cut before its header, another
+		 * tool's) is skipped, counted; another process's files (an
+		 * earlier run into the same directory) are not this one's
+		 * threads. */
 		uint32_t keep = 0;
 
 		for (uint32_t i = 0; i < d->n; i++) {
 			char path[4200];
 			struct sb_trace_hdr h;
 			FILE *f;
-			bool mine = false;
+			bool ok = false;
 
 			snprintf(path, sizeof(path), "%s/trace.%u", d->dir, d->tids[i]);
 			f = fopen(path, "rb");
 			if (f) {
-				mine = fread(&h, sizeof(h), 1, f) != 1 ||
-				       memcmp(h.magic, SB_TRACE_MAGIC, 8) || h.pid == d->pid;
+				ok = fread(&h, sizeof(h), 1, f) == 1 &&
+				     !memcmp(h.magic, SB_TRACE_MAGIC, 8);
 				fclose(f);
 			}
-			if (mine)
-				d->tids[keep++] = d->tids[i];   /* bad ones fail later */
-			else
+			if (!ok)
+				d->info->files_bad++;
+			else if (d->pid && h.pid != d->pid)
 				d->info->files_other++;
+			else
+				d->tids[keep++] = d->tids[i];
 		}
 		d->n = keep;
 	}
 	if (!d->n) {
-		snprintf(d->err, d->len, "%s holds no trace.TID files%s (was the program built "
+		snprintf(d->err, d->len, "%s holds no trace.TID files%s%s (was the program built "
 			 "with `scalebpf cc --trace-mem`?)", d->dir,
-			 d->info->files_other ? " of the recorded process" : "");
+			 d->info->files_other ? " of the recorded process" : "",
+			 d->info->files_bad ? " with a trace header" : "");
 		return -ENOENT;
 	}
 	if (d->n > SB_COHERENCE_MAX_THREADS) {
@@ -319,6 +324,22 @@ static int simulate(struct sb_coherence_sim *s, struct driver *d, uint64_t nregi
  * the traces disagree with mutual exclusion (a lock the tracer did not
  * see given back) and the first waiter is let in, counted.
  */
+/* A held lock in the interleaved mode's map: its thread and depth. */
+static void *held_by(uint32_t t, uintptr_t depth)
+{
+	return (void *)((uintptr_t)t + 1 + (depth << 20));
+}
+
+static uint32_t owner_of(const void *v)
+{
+	return (uint32_t)(((uintptr_t)v & ((1u << 20) - 1)) - 1);
+}
+
+static uintptr_t depth_of(const void *v)
+{
+	return (uintptr_t)v >> 20;
+}
+
 static int interleave(struct sb_coherence_sim *s, struct driver *d, struct cursor *c,
 		      uint64_t seed)
 {
@@ -365,7 +386,7 @@ static int interleave(struct sb_coherence_sim *s, struct driver *d, struct curso
 						err = -ENOMEM;
 						break;
 					}
-					if (*slot && (uintptr_t)*slot - 1 != t) {
+					if (*slot && owner_of(*slot) != t) {
 						/* Held: wait, keeping the record (the
 						 * buffer slot stays valid until the
 						 * next read, which waits too). */
@@ -374,9 +395,18 @@ static int interleave(struct sb_coherence_sim *s, struct driver *d, struct curso
 							first_waiter = t;
 						break;
 					}
-					*slot = (void *)((uintptr_t)t + 1);
+					/* a nest lock or a recursive mutex again */
+					*slot = held_by(t, *slot ? depth_of(*slot) + 1 : 1);
 				} else if (rec->kind == SB_TRACE_RELEASE) {
-					sb_idmap_remove(held, rec->addr, 0);
+					slot = sb_idmap_slot(held, rec->addr, 0, false);
+					/* a release of a lock it does not hold (its
+					 * acquire was not traced) frees no one's */
+					if (slot && owner_of(*slot) == t) {
+						if (depth_of(*slot) > 1)
+							*slot = held_by(t, depth_of(*slot) - 1);
+						else
+							sb_idmap_remove(held, rec->addr, 0);
+					}
 				}
 				/* A release ends the turn too: a waiting thread
 				 * takes the lock before the releaser can take it
@@ -397,7 +427,7 @@ static int interleave(struct sb_coherence_sim *s, struct driver *d, struct curso
 				err = -ENOMEM;
 				break;
 			}
-			*slot = (void *)((uintptr_t)first_waiter + 1);
+			*slot = held_by(first_waiter, 1);
 			pending[first_waiter] = NULL;
 			d->info->locks_forced++;
 			err = feed(s, d, first_waiter, rec);

@@ -208,9 +208,10 @@ int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer 
 		ret = sb_coherence_trace_run(dir, (uint32_t)r->fw.cur->pid, &o, &res, &info, err,
 					     sizeof(err));
 		if (ret) {
+			/* an optional analysis: the recording is kept */
 			sb_profile_meta_set(p, "coherence_error", err);
 			fprintf(stderr, "scalebpf: sharing not simulated: %s\n", err);
-			return ret == -ENOMEM ? ret : 0;
+			return 0;
 		}
 		secs = now_s() - t0;
 		n.info = &info;
@@ -232,6 +233,8 @@ int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer 
 				sb_profile_meta_set_u64(p, "coherence_bad_records", info.bad_records);
 				sb_profile_meta_set_u64(p, "coherence_files_other_process",
 							info.files_other);
+				sb_profile_meta_set_u64(p, "coherence_files_not_traces",
+							info.files_bad);
 				sb_profile_meta_set(p, "coherence_regions_from",
 						    info.resumes ? "run times (RESUME..SYNC)" :
 						    "arrivals only (traces without RESUME)");
@@ -247,8 +250,11 @@ int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer 
 				info.nthreads, secs, secs > 0 ? 1e-6 * (double)info.accesses / secs : 0);
 		sb_coherence_result_free(&res);
 		sb_coherence_trace_info_free(&info);
-		if (ret)
-			return ret;
+		if (ret) {
+			sb_profile_meta_set(p, "coherence_error", "out of memory for the sharing rows");
+			fprintf(stderr, "scalebpf: sharing not stored: out of memory\n");
+			return 0;
+		}
 	}
 	return 0;
 }

@@ -9,8 +9,8 @@ struct sb_symbolizer;
 
 /* Simulates both interleavings over <output>.trace and adds the SHARING
  * rows and coherence_* metadata to p.  Traces that cannot be simulated
- * are said (stderr and coherence_error) without failing the recording;
- * returns -ENOMEM only. */
+ * (or too little memory) are said, in stderr and coherence_error, without
+ * failing the recording: returns 0. */
 int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym);
 
 #endif

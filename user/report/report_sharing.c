@@ -142,12 +142,21 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 	fprintf(f, "      fix: %s\n", hint(v));
 }
 
+/* x's counterpart in the other mode's variables: the same name, or for
+ * unnamed heap ranges (grouped per mode) an overlapping range. */
 static const struct sb_coherence_var *find_var(const struct sb_coherence_var *v, size_t n,
-					       const char *name)
+					       const struct sb_coherence_var *x)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i].name, name))
+	size_t an = strlen(SB_COHERENCE_ANON);
+	bool anon = !strncmp(x->name, SB_COHERENCE_ANON, an);
+
+	for (size_t i = 0; i < n; i++) {
+		if (anon && !strncmp(v[i].name, SB_COHERENCE_ANON, an) && v[i].lo <= x->hi &&
+		    x->lo <= v[i].hi)
 			return &v[i];
+		if (!anon && !strcmp(v[i].name, x->name))
+			return &v[i];
+	}
 	return NULL;
 }
 
@@ -182,15 +191,15 @@ static int sharing_text(const struct sb_report_ctx *r, FILE *f)
 	fprintf(f, "  %-24s %-5s %-13s %6s %9s %9s %8s %4s\n", "variable", "kind", "scope",
 		"lines", "coh.miss", "invalid.", "cost", "thr");
 	for (size_t i = 0; i < np && shown < TOP_VARS; i++, shown++)
-		var_text(r, &pv[i], find_var(iv, ni, pv[i].name),
+		var_text(r, &pv[i], find_var(iv, ni, &pv[i]),
 			 all_misses(p, SB_SHARING_PIPED), f);
 	for (size_t i = 0; i < ni && shown < TOP_VARS; i++)
-		if (!find_var(pv, np, iv[i].name)) {
+		if (!find_var(pv, np, &iv[i])) {
 			var_text(r, &iv[i], NULL, all_misses(p, SB_SHARING_INTERLEAVED), f);
 			shown++;
 		}
 	for (size_t i = 0; i < ni; i++)
-		distinct += !find_var(pv, np, iv[i].name);
+		distinct += !find_var(pv, np, &iv[i]);
 	if (distinct > shown)
 		fprintf(f, "  (%zu more: `report --sharing` lists every line)\n", distinct - shown);
 	for (size_t i = 0; i < p->nsharing; i++) {

@@ -216,7 +216,11 @@ void sb_trace_sync(uint16_t flags, uint32_t kind, uintptr_t obj)
 {
 	struct trace_thread *t = tt;
 
-	/* what is owed before the SYNC's time is taken: times never go back */
+	/* what is owed before the SYNC's time is taken: times never go back
+	 * (a thread whose first record is a SYNC opens its file first: its
+	 * start's RESUME is owed too) */
+	if (!t)
+		t = thread_open();
 	if (t && t != CLOSED && t->owed)
 		pay(t);
 	put(now_ns(), obj, SB_TRACE_SYNC, (uint32_t)(flags & 0xff) | (kind & 0xff) << 8);

@@ -5,7 +5,8 @@
  * threads than cores) are still one region per barrier round; a barrier
  * of some threads that another thread runs through is no boundary; an
  * OpenMP region's fork and end cut, its idle workers do not; a condvar
- * wait is left at the broadcast, a join at the joined thread's end.
+ * wait is left at the broadcast, a join at the joined thread's end, and
+ * both cut regions (create, join; a mutex + condvar barrier's rounds).
  */
 #include <string.h>
 
@@ -150,8 +151,55 @@ static void cond_and_join(void)
 	sb_coh_runs_free(&rs);
 }
 
+static void fork_join(void)
+{
+	/* main records, creates the worker at 10, joins it at 12 (the
+	 * worker, pthread_t 0x71, records from 11 to its end at 30), then
+	 * records again: three regions, in that order. */
+	const struct ev m[] = { R(1), A, S(10, SB_TSYNC_CREATE, 0), R(10), S(12, SB_TSYNC_JOIN, 0x71),
+				R(31), A, END(40) };
+	const struct ev w[] = { R(11), A, S(30, SB_TSYNC_THREAD_END, 0x71) };
+	struct sb_coh_runs rs;
+	uint64_t n = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	feed(&rs, 0, m, 8);
+	feed(&rs, 1, w, 3);
+	CHECK(sb_coh_runs_regions(&rs, &n) == 0 && n == 3, "%lu regions, want 3", (unsigned long)n);
+	CHECK(region_of(&rs, 0, 3) == 0 && region_of(&rs, 1, 3) == 1 && region_of(&rs, 0, 8) == 2,
+	      "set-up 0, worker 1, after the join 2: %ld %ld %ld", region_of(&rs, 0, 3),
+	      region_of(&rs, 1, 3), region_of(&rs, 0, 8));
+	sb_coh_runs_free(&rs);
+}
+
+static void condvar_barrier(void)
+{
+	/* two threads, three rounds of a mutex + condvar barrier on 0xc:
+	 * thread 0 arrives first and waits, thread 1 broadcasts */
+	const struct ev t0[] = { R(1), A, S(5, SB_TSYNC_COND_WAIT, 0xc), R(11), A,
+				 S(15, SB_TSYNC_COND_WAIT, 0xc), R(21), A,
+				 S(25, SB_TSYNC_COND_WAIT, 0xc), R(31), END(32) };
+	const struct ev t1[] = { R(2), A, S(10, SB_TSYNC_COND_WAKE, 0xc), R(10), A,
+				 S(20, SB_TSYNC_COND_WAKE, 0xc), R(20), A,
+				 S(30, SB_TSYNC_COND_WAKE, 0xc), R(30), END(33) };
+	struct sb_coh_runs rs;
+	uint64_t n = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	feed(&rs, 0, t0, 11);
+	feed(&rs, 1, t1, 11);
+	CHECK(sb_coh_runs_regions(&rs, &n) == 0 && n == 3, "%lu regions, want 3", (unsigned long)n);
+	for (uint32_t t = 0; t < 2; t++)
+		CHECK(region_of(&rs, t, 3) == 0 && region_of(&rs, t, 6) == 1 &&
+		      region_of(&rs, t, 9) == 2, "thread %u: rounds in regions %ld %ld %ld", t,
+		      region_of(&rs, t, 3), region_of(&rs, t, 6), region_of(&rs, t, 9));
+	sb_coh_runs_free(&rs);
+}
+
 int main(void)
 {
+	fork_join();
+	condvar_barrier();
 	sequential_rounds();
 	spanned_barrier();
 	omp_fork_and_end();

@@ -17,6 +17,7 @@
  * owed records are written before a SYNC takes its time.  Nothing is
  * recorded after the thread's end.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,6 +26,45 @@
 #include "sbpf_events.h"
 
 #define NREC 64
+
+/* A thread whose first record is a SYNC (an OpenMP worker's task start,
+ * a main that first creates): its start's RESUME comes first, timed no
+ * later than the SYNC. */
+static pid_t first_sync_tid;
+
+static void *first_sync(void *arg)
+{
+	(void)arg;
+	first_sync_tid = (pid_t)syscall(SYS_gettid);
+	sb_trace_sync(0, SB_TSYNC_OMP_TASK, 1);
+	sb_trace_thread_done();
+	return NULL;
+}
+
+static void check_first_sync(const char *dir)
+{
+	struct sb_trace_rec r[4];
+	char path[4200];
+	pthread_t th;
+	ssize_t got;
+	int fd;
+
+	if (pthread_create(&th, NULL, first_sync, NULL))
+		return;
+	pthread_join(th, NULL);
+	snprintf(path, sizeof(path), "%s/trace.%ld", dir, (long)first_sync_tid);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0, "%s", path);
+	if (fd < 0)
+		return;
+	got = pread(fd, r, sizeof(r), sizeof(struct sb_trace_hdr));
+	close(fd);
+	unlink(path);
+	CHECK(got == 3 * (ssize_t)sizeof(r[0]) && r[0].kind == SB_TRACE_RESUME &&
+	      r[1].kind == SB_TRACE_STACK && r[2].kind == SB_TRACE_SYNC && r[0].addr <= r[2].addr,
+	      "a first SYNC: RESUME at %llu, then STACK, SYNC at %llu (%zd bytes)",
+	      (unsigned long long)r[0].addr, (unsigned long long)r[2].addr, got);
+}
 
 int main(void)
 {
@@ -105,6 +145,7 @@ int main(void)
 		}
 	}
 	unlink(path);
+	check_first_sync(tmpl);
 	rmdir(tmpl);
 	return CHECK_DONE("test_trace_mem");
 }
