@@ -108,11 +108,10 @@ struct sb_coherence_line {
 	 * thread may touch one bucket per stay, yet all share them all. */
 	bool footprint_true;
 	uint64_t bytes_true;           /* those bytes (bit b: byte b < 64) */
-	uint32_t name_off;             /* the byte its data is named by: the
-					* first true-shared one, else the first
-					* any thread touched (not the line's
-					* first, which may be padding or a
-					* neighbour) */
+	uint32_t name_off, name_len;   /* the bytes its data is named by: from
+					* the first to the last true-shared one,
+					* else touched one (not the line's first
+					* byte: padding or a neighbour) */
 };
 
 struct sb_coherence_invalidator {
@@ -213,7 +212,8 @@ void sb_coherence_trace_info_free(struct sb_coherence_trace_info *info);
  */
 struct sb_profile;
 typedef long (*sb_coherence_loc_fn)(void *ctx, uint64_t pc);
-/* Writes the name of the data at [addr, addr + len) into buf. */
+/* Writes the name of the data at [addr, addr + len) into buf: the
+ * variable, then optionally a tab and which part of it ("[0..3]"). */
 typedef void (*sb_coherence_name_fn)(void *ctx, uint64_t addr, uint32_t len, char *buf,
 				     size_t buflen);
 int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids,
@@ -233,6 +233,9 @@ struct sb_coherence_var {
 	char name[128];                /* the lines' name; unnamed lines close
 					* to each other (64 KiB) are one
 					* "heap or anonymous lines 0xLO..0xHI" */
+	char parts[128];               /* the parts of it its lines hold, from
+					* its DWARF type ("[0..7]", ".count"),
+					* comma separated; "" when not known */
 	uint64_t lo, hi;               /* its lines' addresses */
 	uint32_t mode;                 /* enum sb_sharing_mode */
 	bool true_sharing;             /* a line of it is true sharing by

@@ -157,13 +157,18 @@ static void footprint(const struct sb_coh_footv *fv, struct sb_coherence_line *l
 		l->footprint_true |= both.w[w] != 0;
 	l->bytes_true = both.w[0];
 	l->name_off = 0;
-	for (size_t w = 0; w < SB_COHERENCE_MAX_LINE / 64; w++) {
+	l->name_len = 1;
+	for (size_t w = 0, first = 1; w < SB_COHERENCE_MAX_LINE / 64; w++) {
 		uint64_t pick = l->footprint_true ? both.w[w] : seen.w[w];
+		uint32_t hi;
 
-		if (pick) {
+		if (!pick)
+			continue;
+		hi = (uint32_t)(64 * w + 63 - (size_t)__builtin_clzll(pick));
+		if (first)
 			l->name_off = (uint32_t)(64 * w + (size_t)__builtin_ctzll(pick));
-			break;
-		}
+		l->name_len = hi - l->name_off + 1;
+		first = 0;
 	}
 }
 

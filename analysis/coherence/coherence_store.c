@@ -103,7 +103,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 
 		name[0] = 0;
 		if (name_of)
-			name_of(ctx, l->addr + l->name_off, 1, name, sizeof(name));
+			name_of(ctx, l->addr + l->name_off, l->name_len, name, sizeof(name));
 		if (!(s = row(p, &cap, SB_SHARING_LINE, mode)))
 			return -ENOMEM;
 		s->addr = l->addr;
@@ -184,10 +184,29 @@ static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
 	return NULL;
 }
 
-/* The length of name without a compiler's ".N" suffix. */
+/* Adds "\t[0..3]" (a line's part of the variable) to x's parts, once. */
+static void add_part(struct sb_coherence_var *x, const char *part)
+{
+	size_t used = strlen(x->parts), n;
+	const char *p;
+
+	if (*part != '\t' || !part[1])
+		return;
+	part++;
+	n = strlen(part);
+	for (p = x->parts; (p = strstr(p, part)); p += n)
+		if ((p == x->parts || p[-1] == ' ') && (p[n] == ',' || !p[n]))
+			return;
+	if (used + n + 3 >= sizeof(x->parts))
+		return;
+	snprintf(x->parts + used, sizeof(x->parts) - used, "%s%s", used ? ", " : "", part);
+}
+
+/* The length of name without its part (after a tab: "\t[0..3]") and a
+ * compiler's ".N" suffix. */
 static size_t base_len(const char *name)
 {
-	size_t n = strlen(name), i = n;
+	size_t n = strcspn(name, "\t"), i = n;
 
 	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
 		i--;
@@ -225,6 +244,7 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 			x->mode = mode;
 			x->lo = x->hi = s->addr;
 		}
+		add_part(x, name + strcspn(name, "\t"));
 		x->lo = s->addr < x->lo ? s->addr : x->lo;
 		x->hi = s->addr > x->hi ? s->addr : x->hi;
 		x->lines++;

@@ -42,6 +42,8 @@ sharing_piped_group() {
 			"$(var piped partial) | .kind == \"false\" and .scope == \"in_region\" and .invalidations == $((r * n - 1)) and .coherence_misses == $(((r - 1) * n)) and .threads == $n"
 		jqcheck "sharing packed: the reference is add_items' load+store, its invalidators the same store on other threads" "$j" \
 			"$(var piped partial) | (.references | map(.function) | unique) == [\"add_items\"] and (.invalidators | length) >= 1 and (.invalidators | map(.pct) | add | . > 99.9 and . < 100.1)"
+		jqcheck "sharing packed: the line holds partial[0..$((n - 1))] (DWARF)" "$j" \
+			"$(var piped partial).parts == \"[0..$((n - 1))]\""
 		jqcheck "sharing packed: nothing else is shared" "$j" \
 			"[.sharing[] | select(.mode == \"piped\")] | length == 1"
 		jqcheck "sharing packed: interleaved order ping-pongs more than piped" "$j" \
@@ -73,6 +75,8 @@ sharing_piped_group() {
 		jqcheck "sharing mutex: interleaved, the lock changes hands at every section: far more invalidations than piped" "$j" \
 			"$(var interleaved hist).invalidations > 10 * $(var piped hist).invalidations"
 		jqcheck "sharing mutex: no race under the lock" "$j" '(.sharing_races | length) == 0'
+		jqcheck "sharing mutex: every bucket, hist[0..7], is shared (DWARF)" "$j" \
+			"$(var piped hist).parts == \"[0..7]\""
 	else
 		bad "sharing mutex: record"
 	fi

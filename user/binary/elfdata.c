@@ -6,7 +6,10 @@
  * are asked for rarely (once per shared line), so this scans the symbol
  * tables each time rather than keeping another sorted copy.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,4 +67,132 @@ bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t l
 		return false;
 	return scan(elf, SHT_SYMTAB, vaddr, name, len, start, size) ||
 	       scan(elf, SHT_DYNSYM, vaddr, name, len, start, size);
+}
+
+/* ---- the part of a variable some bytes are: DWARF types ---- */
+
+static bool die_type(Dwarf_Die *d, Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(d, DW_AT_type, &a) && dwarf_formref_die(&a, t) &&
+	       dwarf_peel_type(t, t) == 0;
+}
+
+/* "[i]" or "[i..j]" of an array, ".m" of a struct, nested while the
+ * bytes stay in one element or member. */
+static void part_of(Dwarf_Die *type, uint64_t off, uint64_t len, char *buf, size_t buflen,
+		    int depth)
+{
+	Dwarf_Die t = *type, m, et;
+	Dwarf_Word esize;
+	size_t used = strlen(buf);
+
+	if (depth > 4 || used + 24 >= buflen)
+		return;
+	if (dwarf_tag(&t) == DW_TAG_array_type) {
+		if (!die_type(&t, &et) || dwarf_aggregate_size(&et, &esize) || !esize)
+			return;
+		if (off / esize == (off + len - 1) / esize) {
+			snprintf(buf + used, buflen - used, "[%" PRIu64 "]", off / esize);
+			part_of(&et, off % esize, len, buf, buflen, depth + 1);
+		} else {
+			snprintf(buf + used, buflen - used, "[%" PRIu64 "..%" PRIu64 "]", off / esize,
+				 (off + len - 1) / esize);
+		}
+		return;
+	}
+	if (dwarf_tag(&t) != DW_TAG_structure_type && dwarf_tag(&t) != DW_TAG_union_type)
+		return;
+	if (dwarf_child(&t, &m))
+		return;
+	do {
+		Dwarf_Attribute a;
+		Dwarf_Word at = 0, msize;
+		Dwarf_Die mt;
+		const char *nm = dwarf_diename(&m);
+
+		if (dwarf_tag(&m) != DW_TAG_member || !nm || !die_type(&m, &mt) ||
+		    dwarf_aggregate_size(&mt, &msize))
+			continue;
+		if (dwarf_attr(&m, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &at))
+			continue;   /* a location expression: not a plain offset */
+		if (off >= at && off < at + msize) {
+			snprintf(buf + used, buflen - used, ".%s%s", nm,
+				 off + len > at + msize ? ".." : "");
+			if (off + len <= at + msize)
+				part_of(&mt, off - at, len, buf, buflen, depth + 1);
+			return;
+		}
+	} while (dwarf_siblingof(&m, &m) == 0);
+}
+
+/* The address a one-operation location names: DW_OP_addr, or DWARF 5's
+ * DW_OP_addrx (clang's default), an index into .debug_addr. */
+static bool op_addr(Dwarf_Attribute *a, Dwarf_Op *op, uint64_t *addr)
+{
+	Dwarf_Attribute r;
+	Dwarf_Addr v;
+
+	if (op->atom == DW_OP_addr) {
+		*addr = op->number;
+		return true;
+	}
+	if ((op->atom == DW_OP_addrx || op->atom == DW_OP_GNU_addr_index) &&
+	    dwarf_getlocation_attr(a, op, &r) == 0 && dwarf_formaddr(&r, &v) == 0) {
+		*addr = v;
+		return true;
+	}
+	return false;
+}
+
+/* A variable DIE at the address start, among d's children (and one level
+ * of functions' children: statics inside functions). */
+static bool find_var(Dwarf_Die *d, uint64_t start, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(d, &c))
+		return false;
+	do {
+		int tag = dwarf_tag(&c);
+		Dwarf_Attribute a;
+		Dwarf_Op *ops;
+		size_t nops;
+		uint64_t at;
+
+		if (tag == DW_TAG_variable && dwarf_attr(&c, DW_AT_location, &a) &&
+		    dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 &&
+		    op_addr(&a, &ops[0], &at) && at == start) {
+			*out = c;
+			return true;
+		}
+		if (tag == DW_TAG_subprogram && depth == 0 && find_var(&c, start, out, 1))
+			return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+bool sb_elf_data_part(struct sb_elf *e, uint64_t start, uint64_t off, uint64_t len, char *buf,
+		      size_t buflen)
+{
+	Dwarf *dw = sb_elf_dwarf(e);
+	Dwarf_Off cuoff = 0, next;
+	size_t hsize;
+	Dwarf_Die cu, var, type;
+
+	if (!buflen)
+		return false;
+	buf[0] = 0;
+	if (!dw || !len)
+		return false;
+	while (dwarf_nextcu(dw, cuoff, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, cuoff + hsize, &cu) && find_var(&cu, start, &var, 0)) {
+			if (die_type(&var, &type))
+				part_of(&type, off, len, buf, buflen, 0);
+			return buf[0] != 0;
+		}
+		cuoff = next;
+	}
+	return false;
 }

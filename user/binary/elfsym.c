@@ -559,6 +559,8 @@ static const char *dwarf_func(Dwarf_Die *cu, uint64_t vaddr)
 	return name;
 }
 
+Dwarf *sb_elf_dwarf(struct sb_elf *e) { return e->dw_tried || (open_dwarf(e), 1) ? e->dw : NULL; }
+
 bool sb_elf_cu_at(struct sb_elf *e, uint64_t vaddr, Dwarf_Die *cu)
 {
 	if (!e->dw_tried)

@@ -80,6 +80,12 @@ int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
 bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t len,
 		    uint64_t *start, uint64_t *size);
 
+/* elfdata.c: which part of the variable at start bytes [off, off + len)
+ * of it are, from its DWARF type: "[3]", "[0..3]", ".count", "[2].x";
+ * false (buf "") when the debug info does not say. */
+bool sb_elf_data_part(struct sb_elf *e, uint64_t start, uint64_t off, uint64_t len, char *buf,
+		      size_t buflen);
+
 /* The function symbol whose [start, start+size) holds vaddr, or NULL.
  * Symbols of size 0 never match. */
 const char *sb_elf_func_at(const struct sb_elf *e, uint64_t vaddr, uint64_t *start);

@@ -39,6 +39,9 @@ void sb_insn_close(struct sb_insn *x);
 /* elfsym.c: the compile unit of the binary's DWARF (or its debug file's)
  * that covers vaddr, opening the DWARF on first use; false when none. */
 bool sb_elf_cu_at(struct sb_elf *e, uint64_t vaddr, Dwarf_Die *cu);
+/* elfsym.c: the binary's (or its debug file's) DWARF, opened on first
+ * use; NULL without. */
+Dwarf *sb_elf_dwarf(struct sb_elf *e);
 
 /* Largest binary or debug file opened (fileopen.h): well above any real
  * one, it only stops a huge or endless file from being mapped. */

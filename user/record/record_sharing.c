@@ -47,9 +47,25 @@ static long loc_of(void *ctx, uint64_t pc)
 	return sb_symbolizer_loc(n->sym, pc);
 }
 
-/* The variable at a runtime address: a file mapping's, or beyond the
- * file (.bss past its last page is an anonymous mapping) at the load
- * bias of a binary's first mapping. */
+/* "sym<TAB>part": the variable and, from its DWARF type, which part of
+ * it [vaddr, vaddr + len) is (an element range, a field). */
+static void name_var(struct sb_elf *e, const char *sym, uint64_t start, uint64_t size,
+		     uint64_t vaddr, uint32_t len, char *buf, size_t buflen)
+{
+	char part[96];
+	uint64_t off = vaddr - start, n = len;
+
+	if (off + n > size)
+		n = size - off;
+	if (sb_elf_data_part(e, start, off, n, part, sizeof(part)))
+		snprintf(buf, buflen, "%s\t%s", sym, part);
+	else
+		snprintf(buf, buflen, "%s", sym);
+}
+
+/* The variable at a runtime address: a thread's stack, a file mapping's,
+ * or beyond the file (.bss past its last page is an anonymous mapping) at
+ * the load bias of a binary's first mapping. */
 static void name_of(void *ctx, uint64_t addr, uint32_t len, char *buf, size_t buflen)
 {
 	struct namer *n = ctx;
@@ -57,7 +73,6 @@ static void name_of(void *ctx, uint64_t addr, uint32_t len, char *buf, size_t bu
 	uint64_t vaddr, start, size;
 	int bin;
 
-	(void)len;
 	for (uint32_t t = 0; n->info && n->info->stacks && t < n->info->nthreads; t++)
 		if (addr >= n->info->stacks[t].lo && addr < n->info->stacks[t].hi) {
 			snprintf(buf, buflen, "the stack of thread %u", n->info->tids[t]);
@@ -67,7 +82,7 @@ static void name_of(void *ctx, uint64_t addr, uint32_t len, char *buf, size_t bu
 		struct sb_elf *e = sb_maps_binary_elf(n->maps, bin);
 
 		if (e && sb_elf_data_at(e, vaddr, sym, sizeof(sym), &start, &size)) {
-			snprintf(buf, buflen, "%s", sym);
+			name_var(e, sym, start, size, vaddr, len, buf, buflen);
 			return;
 		}
 	}
@@ -80,7 +95,7 @@ static void name_of(void *ctx, uint64_t addr, uint32_t len, char *buf, size_t bu
 			continue;
 		vaddr = addr - m->start + v0;
 		if (sb_elf_data_at(e, vaddr, sym, sizeof(sym), &start, &size)) {
-			snprintf(buf, buflen, "%s", sym);
+			name_var(e, sym, start, size, vaddr, len, buf, buflen);
 			return;
 		}
 	}

@@ -10,7 +10,7 @@
  * away).  Possible data races (unlocked stores of the same bytes in one
  * region) are listed with both references.
  *
- * JSON: sharing: [{variable, kind, scope, lines, references: [{location,
+ * JSON: sharing: [{variable, parts, kind, scope, lines, references: [{location,
  * function, address, access}], threads, cost_pct, invalidations,
  * coherence_misses, in_region_true_locked, in_region_true_unlocked,
  * possible_races, invalidators: [{location, function, address, thread,
@@ -130,6 +130,11 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 		fprintf(f, "      interleaved: %" PRIu64 " coherence misses, %" PRIu64
 			" invalidations (§II-C: the two orders bound the program's)\n",
 			other->coh_misses, other->invalidations);
+	if (v->parts[0]) {
+		fputs("      part: ", f);
+		sb_text_str(f, v->parts);
+		fputc('\n', f);
+	}
 	if (v->in_true)
 		fprintf(f, "      in-region true: %" PRIu64 " lock-protected, %" PRIu64
 			" unlocked (%" PRIu64 " possibly racy)\n", v->in_true_locked,
@@ -228,6 +233,8 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 
 	fputs(first ? "\n    {\"variable\": " : ",\n    {\"variable\": ", f);
 	sb_json_str(f, v->name);
+	fputs(", \"parts\": ", f);
+	sb_json_str(f, v->parts);
 	fprintf(f, ", \"kind\": \"%s\", \"scope\": \"%s\", \"lines\": %" PRIu64
 		", \"threads\": %u, \"cost_pct\": %.3f, \"invalidations\": %" PRIu64
 		", \"coherence_misses\": %" PRIu64 ", \"in_region_true_locked\": %" PRIu64
