@@ -261,6 +261,35 @@ static size_t upper(const uint64_t *b, size_t n, uint64_t t, bool strict)
 }
 
 /*
+ * A create is a boundary only when its creator is the one thread alive
+ * (a program's set-up before its first thread, or between phases whose
+ * threads all ended): a thread created while others run joins their
+ * region, which is what a barrier round of workers created one by one
+ * is (the first may finish its round before the last is created).
+ */
+static bool alone(const struct sb_coh_runs *rs, const struct sb_coh_sync *s)
+{
+	/* each other thread's life: its first RESUME to its last SYNC
+	 * (waits in between included: a worker held at a barrier lives) */
+	for (size_t i = 0; i < rs->nruns;) {
+		uint32_t t = rs->runs[i].thread;
+		uint64_t born = UINT64_MAX, gone = 0;
+
+		for (; i < rs->nruns && rs->runs[i].thread == t; i++) {
+			const struct sb_coh_run *r = &rs->runs[i];
+
+			if (r->resume < born)
+				born = r->resume;
+			if ((r->closed || r->nrec) && r->end > gone)
+				gone = r->end;
+		}
+		if (t != s->thread && born < s->time && gone > s->time)
+			return false;
+	}
+	return true;
+}
+
+/*
  * Region boundaries: the moments every thread that records was held at a
  * sync.  Candidates are the ends of episodes (barriers, OpenMP regions'
  * ends), forks, thread creations (a program's set-up before its first
@@ -285,7 +314,8 @@ static int boundaries(const struct sb_coh_runs *rs, struct sb_idmap *ends, uint6
 	while (sb_idmap_next(ends, &it, &k1, &k2, &v))
 		c[n++] = (uint64_t)(uintptr_t)v;
 	for (size_t i = 0; i < rs->nsyncs; i++)
-		if (rs->syncs[i].kind == SB_TSYNC_OMP_FORK || rs->syncs[i].kind == SB_TSYNC_CREATE)
+		if (rs->syncs[i].kind == SB_TSYNC_OMP_FORK ||
+		    (rs->syncs[i].kind == SB_TSYNC_CREATE && alone(rs, &rs->syncs[i])))
 			c[n++] = rs->syncs[i].time;
 	/* where a join or a condvar wait let a thread go on: after the
 	 * joined thread's end, after the wake */

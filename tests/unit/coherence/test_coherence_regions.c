@@ -196,8 +196,35 @@ static void condvar_barrier(void)
 	sb_coh_runs_free(&rs);
 }
 
+static void created_one_by_one(void)
+{
+	/* main sets up (region 0), creates worker 0 at 10 and worker 1 at
+	 * 20; worker 0 ends its round at 12, before worker 1 exists: still
+	 * one round, one region; the second create is no boundary. */
+	const struct ev m[] = { R(1), A, S(10, SB_TSYNC_CREATE, 0), R(10),
+				S(20, SB_TSYNC_CREATE, 0), R(20), S(21, SB_TSYNC_JOIN, 0x71), R(51),
+				END(52) };
+	const struct ev w0[] = { R(11), A, B(12), R(30), A, B(40), S(41, SB_TSYNC_THREAD_END, 0x71) };
+	const struct ev w1[] = { R(21), A, B(30), R(31), A, B(45), S(46, SB_TSYNC_THREAD_END, 0x72) };
+	struct sb_coh_runs rs;
+	uint64_t n = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	feed(&rs, 0, m, 9);
+	feed(&rs, 1, w0, 7);
+	feed(&rs, 2, w1, 7);
+	CHECK(sb_coh_runs_regions(&rs, &n) == 0, "regions");
+	CHECK(region_of(&rs, 0, 3) == 0 && region_of(&rs, 1, 3) == 1 && region_of(&rs, 2, 3) == 1 &&
+	      region_of(&rs, 1, 6) == 2 && region_of(&rs, 2, 6) == 2,
+	      "set-up 0, round 0 of both 1, round 1 of both 2: %ld %ld %ld %ld %ld",
+	      region_of(&rs, 0, 3), region_of(&rs, 1, 3), region_of(&rs, 2, 3),
+	      region_of(&rs, 1, 6), region_of(&rs, 2, 6));
+	sb_coh_runs_free(&rs);
+}
+
 int main(void)
 {
+	created_one_by_one();
 	fork_join();
 	condvar_barrier();
 	sequential_rounds();
