@@ -176,7 +176,7 @@ static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
 		nlen = sizeof(v->name) - 1;
 	for (size_t k = 0; k < nv; k++) {
 		if (anon && !strncmp(v[k].name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)) &&
-		    s->addr + (64u << 10) >= v[k].lo && s->addr <= v[k].hi + (64u << 10))
+		    s->addr >= v[k].lo && s->addr <= v[k].hi + (64u << 10))
 			return &v[k];
 		if (!anon && strlen(v[k].name) == nlen && !strncmp(v[k].name, name, nlen))
 			return &v[k];
@@ -213,28 +213,43 @@ static size_t base_len(const char *name)
 	return i < n && i > 1 && name[i - 1] == '.' ? i - 1 : n;
 }
 
+static int by_addr(const void *a, const void *b)
+{
+	const struct sb_sharing *x = *(const struct sb_sharing *const *)a,
+				*y = *(const struct sb_sharing *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coherence_var **vars,
 		      size_t *n)
 {
 	struct sb_coherence_var *v = NULL;
-	size_t nv = 0;
+	const struct sb_sharing **rows = malloc((p->nsharing + 1) * sizeof(*rows));
+	size_t nv = 0, nr = 0;
 
 	*vars = NULL;
 	*n = 0;
-	for (size_t i = 0; i < p->nsharing; i++) {
-		const struct sb_sharing *s = &p->sharing[i];
+	if (!rows)
+		return -ENOMEM;
+	/* in address order: unnamed lines gather into contiguous ranges */
+	for (size_t i = 0; i < p->nsharing; i++)
+		if (p->sharing[i].kind == SB_SHARING_LINE && p->sharing[i].mode == mode)
+			rows[nr++] = &p->sharing[i];
+	qsort(rows, nr, sizeof(*rows), by_addr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct sb_sharing *s = rows[i];
 		const char *name = s->name ? s->name : "?";
 		size_t nlen = base_len(name);
 		struct sb_coherence_var *x;
 
-		if (s->kind != SB_SHARING_LINE || s->mode != mode)
-			continue;
 		x = var_of(v, nv, s, name, nlen);
 		if (!x) {
 			struct sb_coherence_var *a = realloc(v, (nv + 1) * sizeof(*a));
 
 			if (!a) {
 				free(v);
+				free(rows);
 				return -ENOMEM;
 			}
 			v = a;
@@ -261,6 +276,7 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 		for (size_t k = 0; k < 4; k++)
 			add_ref(x, s->refs[k]);
 	}
+	free(rows);
 	for (size_t k = 0; k < nv; k++) {
 		struct sb_coherence_var *x = &v[k];
 

@@ -42,6 +42,10 @@ sharing_piped_group() {
 			"$(var piped partial) | .kind == \"false\" and .scope == \"in_region\" and .invalidations == $((r * n - 1)) and .coherence_misses == $(((r - 1) * n)) and .threads == $n"
 		jqcheck "sharing packed: the reference is add_items' load+store, its invalidators the same store on other threads" "$j" \
 			"$(var piped partial) | (.references | map(.function) | unique) == [\"add_items\"] and (.invalidators | length) >= 1 and (.invalidators | map(.pct) | add | . > 99.9 and . < 100.1)"
+		jqcheck "sharing packed: every reference and invalidator has its source line (the hook call's, not the next instruction's)" "$j" \
+			"$(var piped partial) | ([.references[].location, .invalidators[].location] | length > 0 and all(test(\"^share\\\\.c:[0-9]+$\")))"
+		jqcheck "sharing packed: the invalidators merged by store and thread, most first" "$j" \
+			"$(var piped partial).invalidators | (map([.location, .thread]) | unique | length) == length and (map(.pct) | . == (sort | reverse))"
 		jqcheck "sharing packed: the line holds partial[0..$((n - 1))] (DWARF)" "$j" \
 			"$(var piped partial).parts == \"[0..$((n - 1))]\""
 		jqcheck "sharing packed: nothing else is shared" "$j" \

@@ -40,11 +40,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A reference's pc is the return address of its hook's call: the
+ * instruction after it often has no line (a register reload), the call
+ * itself is on the access's line, as for a stack's return addresses. */
 static long loc_of(void *ctx, uint64_t pc)
 {
 	struct namer *n = ctx;
 
-	return sb_symbolizer_loc(n->sym, pc);
+	return sb_symbolizer_loc(n->sym, pc ? pc - 1 : 0);
 }
 
 /* "sym<TAB>part": the variable and, from its DWARF type, which part of

@@ -81,36 +81,86 @@ static const char *hint(const struct sb_coherence_var *v)
 		return "false sharing: pad or align each thread's part to its own cache line";
 	if (v->in_region && v->in_true_race)
 		return "unlocked stores of the same bytes in one region: a possible data race";
-	if (v->in_region)
+	if (v->in_true > v->in_false && v->in_true >= v->across_true)
 		return "true sharing in a region: privatize per thread and reduce once";
 	return "true sharing across regions: data handed between threads at barriers "
 	       "(a layout that keeps it on its producer and consumer helps)";
 }
 
-/* The invalidators of v's lines: stores whose victim is one of its refs. */
+/* A variable that is true sharing (bytes two threads use) may still lose
+ * many lines to false pairs: each thread's part does not start a line
+ * (a row of a matrix malloc left off a line, per-thread slots packed). */
+static void hint_false_pairs(const struct sb_coherence_var *v, FILE *f)
+{
+	uint64_t fa = v->in_false + v->across_false;
+
+	if (v->true_sharing && v->invalidations && 4 * fa >= v->invalidations)
+		fprintf(f, "      also: %.0f%% of its invalidations are of bytes the other thread "
+			"did not touch: align each thread's part (a row, a block, a slot) to the "
+			"line, e.g. aligned_alloc(64, ...)\n",
+			100.0 * (double)fa / (double)v->invalidations);
+}
+
+/* The invalidators of v's lines (stores whose victim is one of its
+ * references), merged by (store, thread), most first; caller frees. */
+struct inv_row {
+	int32_t loc;
+	uint32_t tid;
+	uint64_t count;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct inv_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->loc != y->loc ? (x->loc < y->loc ? -1 : 1) : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static struct inv_row *invalidators(const struct sb_profile *p, const struct sb_coherence_var *v,
+				    size_t *n, uint64_t *total)
+{
+	struct inv_row *rows = malloc((p->nsharing + 1) * sizeof(*rows));
+
+	*n = 0;
+	*total = 0;
+	if (!rows)
+		return NULL;
+	for (size_t i = 0; i < p->nsharing; i++) {
+		const struct sb_sharing *s = &p->sharing[i];
+		size_t k = 0;
+
+		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode || !victim_of(v, s->loc2))
+			continue;
+		while (k < *n && (rows[k].loc != s->loc || rows[k].tid != s->tid))
+			k++;
+		if (k == *n)
+			rows[(*n)++] = (struct inv_row){ s->loc, s->tid, 0 };
+		rows[k].count += s->v[SB_SHV_COUNT];
+		*total += s->v[SB_SHV_COUNT];
+	}
+	if (*n)
+		qsort(rows, *n, sizeof(*rows), by_count);
+	return rows;
+}
+
 static void invalidators_text(const struct sb_report_ctx *r, const struct sb_coherence_var *v,
 			      FILE *f)
 {
-	const struct sb_profile *p = r->p;
-	uint64_t total = 0;
-	size_t shown = 0;
+	uint64_t total;
+	size_t n;
+	struct inv_row *rows = invalidators(r->p, v, &n, &total);
 	char loc[512];
 
-	for (size_t i = 0; i < p->nsharing; i++)
-		if (p->sharing[i].kind == SB_SHARING_INVALIDATOR &&
-		    p->sharing[i].mode == v->mode && victim_of(v, p->sharing[i].loc2))
-			total += p->sharing[i].v[SB_SHV_COUNT];
-	for (size_t i = 0; i < p->nsharing && shown < TOP_INVALIDATORS; i++) {
-		const struct sb_sharing *s = &p->sharing[i];
-
-		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode ||
-		    !victim_of(v, s->loc2) || !total)
-			continue;
-		sb_loc_format(p, s->loc, loc, sizeof(loc));
-		fprintf(f, "      invalidated by %s on thread %" PRIu32 ": %.1f%%\n", loc, s->tid,
-			100.0 * (double)s->v[SB_SHV_COUNT] / (double)total);
-		shown++;
+	for (size_t i = 0; rows && i < n && i < TOP_INVALIDATORS && total; i++) {
+		sb_loc_format(r->p, rows[i].loc, loc, sizeof(loc));
+		fprintf(f, "      invalidated by %s on thread %" PRIu32 ": %.1f%%\n", loc,
+			rows[i].tid, 100.0 * (double)rows[i].count / (double)total);
 	}
+	if (rows && n > TOP_INVALIDATORS)
+		fprintf(f, "      (%zu more invalidators)\n", n - TOP_INVALIDATORS);
+	free(rows);
 }
 
 static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_var *v,
@@ -144,7 +194,11 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 		fprintf(f, "      %-10s %s\n", access_of(r->p, v->mode, v->refs[k]), loc);
 	}
 	invalidators_text(r, v, f);
+	fprintf(f, "      invalidations: %" PRIu64 " true (%" PRIu64 " in region), %" PRIu64
+		" false (%" PRIu64 " in region)\n", v->in_true + v->across_true, v->in_true,
+		v->in_false + v->across_false, v->in_false);
 	fprintf(f, "      fix: %s\n", hint(v));
+	hint_false_pairs(v, f);
 }
 
 /* x's counterpart in the other mode's variables: the same name, or for
@@ -229,7 +283,8 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 {
 	const struct sb_profile *p = r->p;
 	uint64_t misses = all_misses(p, v->mode), total = 0;
-	bool any = false;
+	struct inv_row *rows;
+	size_t n;
 
 	fputs(first ? "\n    {\"variable\": " : ",\n    {\"variable\": ", f);
 	sb_json_str(f, v->name);
@@ -252,22 +307,14 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 		fprintf(f, ", \"access\": \"%s\"}", access_of(p, v->mode, v->refs[k]));
 	}
 	fputs("], \"invalidators\": [", f);
-	for (size_t i = 0; i < p->nsharing; i++)
-		if (p->sharing[i].kind == SB_SHARING_INVALIDATOR &&
-		    p->sharing[i].mode == v->mode && victim_of(v, p->sharing[i].loc2))
-			total += p->sharing[i].v[SB_SHV_COUNT];
-	for (size_t i = 0; i < p->nsharing && total; i++) {
-		const struct sb_sharing *s = &p->sharing[i];
-
-		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode ||
-		    !victim_of(v, s->loc2))
-			continue;
-		fputs(any ? ", {" : "{", f);
-		sb_json_loc_fields(f, p, s->loc);
-		fprintf(f, ", \"thread\": %" PRIu32 ", \"pct\": %.3f}", s->tid,
-			100.0 * (double)s->v[SB_SHV_COUNT] / (double)total);
-		any = true;
+	rows = invalidators(p, v, &n, &total);
+	for (size_t i = 0; rows && i < n && total; i++) {
+		fputs(i ? ", {" : "{", f);
+		sb_json_loc_fields(f, p, rows[i].loc);
+		fprintf(f, ", \"thread\": %" PRIu32 ", \"pct\": %.3f}", rows[i].tid,
+			100.0 * (double)rows[i].count / (double)total);
 	}
+	free(rows);
 	fputs("]}", f);
 }
 
