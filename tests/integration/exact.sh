@@ -422,10 +422,14 @@ trace_lock_group() {
 		# exact builds too (sbx_start_thread, wrap_pthread_create.c).
 		lock=$(site lock trace_lock.c)
 		# (other mutexes of the program, e.g. the truth file's, wait
-		# when contention happens to meet them: only wrappers are wrong)
-		jqcheck "trace: trace_lock.c: the mutexes' waits at their lock calls ($lock), none in a wrapper, as in a plain build" "$j" \
-			"[.locks[] | select(.primitive == \"mutex\") | .location] as \$l | (\$l | index(\"$lock\")) != null and
-			 all(\$l[]; test(\"^wrap_\") | not)"
+		# when contention happens to meet them: only wrappers are wrong.
+		# Whether the threads contend at all depends on the scheduler:
+		# two CPUs and a slow ASan recorder can run them one by one.)
+		jqcheck "trace: trace_lock.c: the mutexes' waits at program lines ($lock when contended), none in a wrapper, as in a plain build" "$j" \
+			"[.locks[] | select(.primitive == \"mutex\") | .location] as \$l | all(\$l[]; test(\"^wrap_\") | not) and
+			 ((\$l | length) == 0 or (\$l | index(\"$lock\")) != null)"
+		jq -e '[.locks[] | select(.primitive == "mutex")] | length > 0' "$j" >/dev/null ||
+			echo "note: trace_lock's mutex was not contended in this run (no wait to site)"
 	else
 		bad "trace: trace_lock record"
 	fi
