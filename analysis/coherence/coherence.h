@@ -170,13 +170,14 @@ void sb_coherence_result_free(struct sb_coherence_result *r);
  * thread per file in tid order, through the simulator in o->mode; with
  * pid != 0 only the files whose header names that process.
  *
- * Regions come from time: a thread runs from a RESUME (or its first
- * record) to its next SYNC; runs that overlap in time belong to one
- * region, and a region ends where no thread runs (all wait in a barrier,
- * a join...).  Piped mode runs each region's threads one after another;
- * interleaved mode one access per thread per round, keeping locks
- * exclusive: a thread at the ACQUIRE of a lock another holds waits.
- * Memory is bounded: each file is read sequentially through a buffer.
+ * Regions come from what each SYNC waited for (coherence_regions.c): a
+ * barrier round, an OpenMP region, a join or a condvar wait ends one where
+ * no recording thread runs through it.  Piped mode runs each region's
+ * threads one after another; interleaved mode one access per thread per
+ * round, keeping locks exclusive: a thread at the ACQUIRE of a lock
+ * another holds waits.  Files are read sequentially through a buffer;
+ * the simulator's memory grows with the caches (about 1.5 MiB of L2 ways
+ * a thread at 1 MiB), the shared lines and the kept coherence tags.
  */
 struct sb_coherence_trace_info {
 	uint32_t nthreads;
