@@ -102,7 +102,7 @@ static void hint_false_pairs(const struct sb_coherence_var *v, FILE *f)
 }
 
 /* The invalidators of v's lines (stores whose victim is one of its
- * references), merged by (store, thread), most first; caller frees. */
+ * references), merged by (store line, thread), most first; caller frees. */
 struct inv_row {
 	int32_t loc;
 	uint32_t tid;
@@ -133,7 +133,10 @@ static struct inv_row *invalidators(const struct sb_profile *p, const struct sb_
 
 		if (s->kind != SB_SHARING_INVALIDATOR || s->mode != v->mode || !victim_of(v, s->loc2))
 			continue;
-		while (k < *n && (rows[k].loc != s->loc || rows[k].tid != s->tid))
+		/* one row per store line and thread: a compiler's copies of
+		 * one store (unrolled, inlined) read alike */
+		while (k < *n && (rows[k].tid != s->tid ||
+				  (rows[k].loc != s->loc && !sb_loc_same_line(p, rows[k].loc, s->loc))))
 			k++;
 		if (k == *n)
 			rows[(*n)++] = (struct inv_row){ s->loc, s->tid, 0 };
