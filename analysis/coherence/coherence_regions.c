@@ -289,75 +289,102 @@ static bool alone(const struct sb_coh_runs *rs, const struct sb_coh_sync *s)
 	return true;
 }
 
-/*
- * Region boundaries: the moments every thread that records was held at a
- * sync.  Candidates are the ends of episodes (barriers, OpenMP regions'
- * ends), forks, thread creations (a program's set-up before its first
- * thread), and where joins and condvar waits let a thread go on (a
- * mutex + condvar barrier, results read after the join); one that falls
- * strictly inside a run that records
- * something is no boundary (that thread was not held there: another
- * group's barrier, a master busy through it).  Returns the kept ones,
- * sorted, in *b and their number in *nb.
- */
-static int boundaries(const struct sb_coh_runs *rs, struct sb_idmap *ends, uint64_t **b,
-		      size_t *nb)
+static size_t sort_unique(uint64_t *c, size_t n)
 {
-	size_t it = 0, n = 0, k = 0;
-	uint64_t k1, k2, *c = malloc((sb_idmap_count(ends) + rs->nsyncs + rs->nruns + 1) *
-				     sizeof(*c));
-	long *diff;
-	void *v;
+	size_t k = 0;
 
-	if (!c)
-		return -ENOMEM;
-	while (sb_idmap_next(ends, &it, &k1, &k2, &v))
-		c[n++] = (uint64_t)(uintptr_t)v;
-	for (size_t i = 0; i < rs->nsyncs; i++)
-		if (rs->syncs[i].kind == SB_TSYNC_OMP_FORK ||
-		    (rs->syncs[i].kind == SB_TSYNC_CREATE && alone(rs, &rs->syncs[i])))
-			c[n++] = rs->syncs[i].time;
-	/* where a join or a condvar wait let a thread go on: after the
-	 * joined thread's end, after the wake */
-	for (size_t i = 0; i < rs->nruns; i++) {
-		const struct sb_coh_run *r = &rs->runs[i];
-
-		if (r->prev >= 0 && (rs->syncs[r->prev].kind == SB_TSYNC_JOIN ||
-				     rs->syncs[r->prev].kind == SB_TSYNC_COND_WAIT))
-			c[n++] = r->start;
-	}
-	qsort(c, n, sizeof(*c), by_u64);
+	if (n)
+		qsort(c, n, sizeof(*c), by_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!k || c[k - 1] != c[i])
 			c[k++] = c[i];
-	n = k;
-	diff = calloc(n + 1, sizeof(*diff));
-	if (!diff) {
-		free(c);
+	return k;
+}
+
+/* Drops the candidates c[0..n) a recording run spans; returns how many
+ * are left. */
+static int unspanned(const struct sb_coh_runs *rs, uint64_t *c, size_t *n)
+{
+	long *diff = calloc(*n + 1, sizeof(*diff));
+	size_t k = 0;
+
+	if (!diff)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < rs->nruns; i++) {
 		const struct sb_coh_run *r = &rs->runs[i];
 		size_t lo, hi;
 
 		if (!r->nrec || r->start >= r->end)
 			continue;
-		lo = upper(c, n, r->start, true);
-		hi = upper(c, n, r->end, false);
+		lo = upper(c, *n, r->start, true);
+		hi = upper(c, *n, r->end, false);
 		if (lo < hi) {
 			diff[lo]++;
 			diff[hi]--;
 		}
 	}
-	k = 0;
-	for (size_t i = 0, inside = 0; i < n; i++) {
+	for (size_t i = 0, inside = 0; i < *n; i++) {
 		inside += (size_t)diff[i];
 		if (!inside)
 			c[k++] = c[i];
 	}
 	free(diff);
+	*n = k;
+	return 0;
+}
+
+/*
+ * Region boundaries, sorted, in *b and their number in *nb: the ends of
+ * episodes (barrier rounds, OpenMP regions' ends), forks and a lone
+ * creator's creates; and where joins and condvar waits let a thread go
+ * on, when no run that records something spans the moment (else that
+ * thread was not held there: another group of threads, a master busy
+ * through it).
+ */
+static int boundaries(const struct sb_coh_runs *rs, struct sb_idmap *ends, uint64_t **b,
+		      size_t *nb)
+{
+	size_t it = 0, n = 0, nw = 0;
+	uint64_t k1, k2, *c = malloc((sb_idmap_count(ends) + rs->nsyncs + rs->nruns + 1) *
+				     sizeof(*c)), *w = malloc((rs->nruns + 1) * sizeof(*w));
+	void *v;
+
+	if (!c || !w) {
+		free(c);
+		free(w);
+		return -ENOMEM;
+	}
+	/* Barriers every thread of a round waits at, forks, and a lone
+	 * creator's creates: always boundaries.  A run of a thread that is
+	 * in none of them (a creator between its creates and its joins)
+	 * may span one: its records go to the region it starts in. */
+	while (sb_idmap_next(ends, &it, &k1, &k2, &v))
+		c[n++] = (uint64_t)(uintptr_t)v;
+	for (size_t i = 0; i < rs->nsyncs; i++)
+		if (rs->syncs[i].kind == SB_TSYNC_OMP_FORK ||
+		    (rs->syncs[i].kind == SB_TSYNC_CREATE && alone(rs, &rs->syncs[i])))
+			c[n++] = rs->syncs[i].time;
+	/* Where a join or a condvar wait let a thread go on (after the
+	 * joined thread's end, after the wake): boundaries when no thread
+	 * that records runs through them (a mutex + condvar barrier's
+	 * rounds, results read after the last join). */
+	for (size_t i = 0; i < rs->nruns; i++) {
+		const struct sb_coh_run *r = &rs->runs[i];
+
+		if (r->prev >= 0 && (rs->syncs[r->prev].kind == SB_TSYNC_JOIN ||
+				     rs->syncs[r->prev].kind == SB_TSYNC_COND_WAIT))
+			w[nw++] = r->start;
+	}
+	nw = sort_unique(w, nw);
+	if (unspanned(rs, w, &nw)) {
+		free(c);
+		free(w);
+		return -ENOMEM;
+	}
+	memcpy(c + n, w, nw * sizeof(*w));
+	free(w);
+	*nb = sort_unique(c, n + nw);
 	*b = c;
-	*nb = k;
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  * test_coherence_regions: regions from sync records (coherence_regions.c)
  * on hand-made thread histories: rounds that never overlap in time (more
  * threads than cores) are still one region per barrier round; a barrier
- * of some threads that another thread runs through is no boundary; an
+ * cuts even where a thread that never waits runs through it, a condvar
+ * wake that such a thread runs through does not; an
  * OpenMP region's fork and end cut, its idle workers do not; a condvar
  * wait is left at the broadcast, a join at the joined thread's end, and
  * both cut regions (create, join; a mutex + condvar barrier's rounds).
@@ -84,10 +85,34 @@ static void sequential_rounds(void)
 static void spanned_barrier(void)
 {
 	/* threads 0 and 1 meet at barrier 0xb at 10 and 12; thread 2 records
-	 * from 5 to 30 without waiting: no boundary at 12. */
+	 * from 5 to 30 without waiting: the barrier still cuts (thread 2's
+	 * run goes to the region it starts in), as it must for a creator
+	 * descheduled between its last create and its join while the
+	 * workers go through their rounds. */
 	const struct ev t0[] = { R(1), A, B(10), R(13), A, END(20) };
 	const struct ev t1[] = { R(2), A, B(12), R(14), A, END(21) };
 	const struct ev t2[] = { R(5), A, A, END(30) };
+	struct sb_coh_runs rs;
+	uint64_t n = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	feed(&rs, 0, t0, 6);
+	feed(&rs, 1, t1, 6);
+	feed(&rs, 2, t2, 4);
+	CHECK(sb_coh_runs_regions(&rs, &n) == 0 && n == 2, "%lu regions, want 2", (unsigned long)n);
+	CHECK(region_of(&rs, 0, 3) == 0 && region_of(&rs, 1, 6) == 1 && region_of(&rs, 2, 4) == 0,
+	      "rounds 0 and 1, the unsynchronized run in 0: %ld %ld %ld", region_of(&rs, 0, 3),
+	      region_of(&rs, 1, 6), region_of(&rs, 2, 4));
+	sb_coh_runs_free(&rs);
+}
+
+static void spanned_join(void)
+{
+	/* worker 0 waits on a condvar (5) that worker 1 wakes at 9, while
+	 * thread 2 records from 1 to 20: the wake is no boundary. */
+	const struct ev t0[] = { R(1), A, S(5, SB_TSYNC_COND_WAIT, 0xc), R(10), A, END(15) };
+	const struct ev t1[] = { R(2), A, S(9, SB_TSYNC_COND_WAKE, 0xc), R(9), A, END(16) };
+	const struct ev t2[] = { R(1), A, A, END(20) };
 	struct sb_coh_runs rs;
 	uint64_t n = 0;
 
@@ -229,6 +254,7 @@ int main(void)
 	condvar_barrier();
 	sequential_rounds();
 	spanned_barrier();
+	spanned_join();
 	omp_fork_and_end();
 	cond_and_join();
 	return CHECK_DONE("test_coherence_regions");
