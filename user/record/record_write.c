@@ -403,10 +403,12 @@ int sb_rec_write(struct sb_rec *r)
 	sb_tm_mark("write: meta, stacks");
 	add_meta(r, p, c);
 	/* Traces are where record put them only for a command it ran. */
-	if (r->plan.trace_mem && r->spawned && sb_rec_sharing(r, p, sym)) {
-		sb_rec_fail(r, "out of memory while simulating cache coherence");
-		goto out;
-	}
+	if (r->plan.trace_mem && r->spawned)
+		sb_rec_sharing(r, p, sym);
+	else if (r->plan.trace_mem)
+		sb_profile_meta_set(p, "coherence_error", "attached with -p: the traces are where "
+				    "the program's SCALEBPF_TRACE_DIR (or scalebpf-trace.PID) says; "
+				    "sharing is simulated for a command `record -- CMD` runs");
 	{
 		uint64_t ns, runs, cpu = sb_tm_cpu_ns();
 
