@@ -79,9 +79,13 @@ static uint64_t busy_per_thread(const struct sb_section *sec)
 /* More time than this is no advice a user can take. */
 #define TOO_LONG_S 86400.0
 /* Nor this many times the run, for a section whose busy time in the whole
- * run is less than one sampling period (its samples come only by chance,
- * and the need is a lower bound on them). */
+ * run is less than TOO_FEW_PERIODS sampling periods a thread: its few
+ * samples come by chance (Poisson, mean below 4: the need extrapolated
+ * from them is noise).  One period was too few: libgomp's fork section
+ * includes the team's thread start-up in its first region, a millisecond
+ * or two on a loaded machine, and CI then read 'record N s longer'. */
 #define TOO_LONG_RUNS 100.0
+#define TOO_FEW_PERIODS 4.0
 
 /* Section s is too short for samples: see TOO_LONG_S, TOO_LONG_RUNS. */
 static bool too_short(const struct sb_profile *p, uint32_t s, double more)
@@ -93,7 +97,8 @@ static bool too_short(const struct sb_profile *p, uint32_t s, double more)
 	if (!isfinite(more))
 		return false;
 	return more > TOO_LONG_S ||
-	       (hz && run > 0 && (double)busy_per_thread(&p->sections[s]) * hz < 1e9 &&
+	       (hz && run > 0 &&
+		(double)busy_per_thread(&p->sections[s]) * hz < TOO_FEW_PERIODS * 1e9 &&
 		more > TOO_LONG_RUNS * run);
 }
 
