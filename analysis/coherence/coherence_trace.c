@@ -51,6 +51,25 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void trace_path(const struct driver *d, uint32_t tid, char *path, size_t len)
+{
+	snprintf(path, len, "%s/trace.%u", d->dir, tid);
+}
+
+/* The file open past its header, *h read; NULL when it cannot be opened
+ * (errno) or has no trace header (errno 0). */
+static FILE *open_header(const char *path, struct sb_trace_hdr *h)
+{
+	FILE *f = fopen(path, "rb");
+
+	if (f && (fread(h, sizeof(*h), 1, f) != 1 || memcmp(h->magic, SB_TRACE_MAGIC, 8))) {
+		fclose(f);
+		errno = 0;
+		return NULL;
+	}
+	return f;
+}
+
 static int list_threads(struct driver *d)
 {
 	DIR *dp = opendir(d->dir);
@@ -103,15 +122,13 @@ static int list_threads(struct driver *d)
 			char path[4200];
 			struct sb_trace_hdr h;
 			FILE *f;
-			bool ok = false;
+			bool ok;
 
-			snprintf(path, sizeof(path), "%s/trace.%u", d->dir, d->tids[i]);
-			f = fopen(path, "rb");
-			if (f) {
-				ok = fread(&h, sizeof(h), 1, f) == 1 &&
-				     !memcmp(h.magic, SB_TRACE_MAGIC, 8);
+			trace_path(d, d->tids[i], path, sizeof(path));
+			f = open_header(path, &h);
+			ok = f != NULL;
+			if (f)
 				fclose(f);
-			}
 			if (!ok)
 				d->info->files_bad++;
 			else if (d->pid && h.pid != d->pid)
@@ -145,20 +162,19 @@ static FILE *open_trace(struct driver *d, uint32_t t, uint64_t *bytes)
 	struct stat st;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/trace.%u", d->dir, d->tids[t]);
-	f = fopen(path, "rb");
-	if (!f) {
+	trace_path(d, d->tids[t], path, sizeof(path));
+	f = open_header(path, &h);
+	if (!f && errno) {
 		snprintf(d->err, d->len, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!f) {
+		snprintf(d->err, d->len, "%s is not a scalebpf memory trace (no %s header)", path,
+			 SB_TRACE_MAGIC);
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) == 0 && bytes)
 		*bytes = (uint64_t)st.st_size;
-	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, SB_TRACE_MAGIC, 8)) {
-		snprintf(d->err, d->len, "%s is not a scalebpf memory trace (no %s header)", path,
-			 SB_TRACE_MAGIC);
-		fclose(f);
-		return NULL;
-	}
 	return f;
 }
 
@@ -316,14 +332,6 @@ static int simulate(struct sb_coherence_sim *s, struct driver *d, uint64_t nregi
 	return err;
 }
 
-/*
- * Interleaved mode over one region: rounds of one access per thread that
- * still has records in it (in thread order, or shuffled per round with a
- * seed).  Taking a lock does not use up a thread's turn.  A thread at the
- * ACQUIRE of a lock another thread holds waits; when every thread waits,
- * the traces disagree with mutual exclusion (a lock the tracer did not
- * see given back) and the first waiter is let in, counted.
- */
 /* A held lock in the interleaved mode's map: its thread and depth. */
 static void *held_by(uint32_t t, uintptr_t depth)
 {
@@ -340,6 +348,14 @@ static uintptr_t depth_of(const void *v)
 	return (uintptr_t)v >> 20;
 }
 
+/*
+ * Interleaved mode over one region: rounds of one access per thread that
+ * still has records in it (in thread order, or shuffled per round with a
+ * seed).  Taking a lock does not use up a thread's turn.  A thread at the
+ * ACQUIRE of a lock another thread holds waits; when every thread waits,
+ * the traces disagree with mutual exclusion (a lock the tracer did not
+ * see given back) and the first waiter is let in, counted.
+ */
 static int interleave(struct sb_coherence_sim *s, struct driver *d, struct cursor *c,
 		      uint64_t seed)
 {

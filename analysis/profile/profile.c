@@ -82,6 +82,12 @@ const char *sb_prim_name(uint32_t prim)
 	return prim < SB_PRIM_MAX && prim_names[prim] ? prim_names[prim] : "unknown";
 }
 
+const char *sb_sharing_mode_name(uint32_t mode)
+{
+	return mode == SB_SHARING_INTERLEAVED ? "interleaved" :
+	       mode == SB_SHARING_PIPED ? "piped" : "unknown";
+}
+
 uint32_t sb_prim_from_name(const char *name)
 {
 	for (uint32_t i = 0; name && i < SB_PRIM_MAX; i++)

@@ -257,6 +257,9 @@ struct sb_sharing {
 	uint64_t v[SB_SHV_MAX];
 };
 
+/* "piped", "interleaved" (the JSON's and the listings' mode). */
+const char *sb_sharing_mode_name(uint32_t mode);
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;

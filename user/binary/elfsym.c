@@ -511,6 +511,13 @@ static void open_dwarf(struct sb_elf *e)
 	e->dbg_used = e->dw != NULL;
 }
 
+Dwarf *sb_elf_dwarf(struct sb_elf *e)
+{
+	if (!e->dw_tried)
+		open_dwarf(e);
+	return e->dw;
+}
+
 const char *sb_elf_debug_file(struct sb_elf *e)
 {
 	if (!e->dw_tried)
@@ -520,9 +527,7 @@ const char *sb_elf_debug_file(struct sb_elf *e)
 
 bool sb_elf_has_lines(struct sb_elf *e)
 {
-	if (!e->dw_tried)
-		open_dwarf(e);
-	return e->dw != NULL;
+	return sb_elf_dwarf(e) != NULL;
 }
 
 /* Through .debug_aranges, else by scanning the CUs' ranges: clang
@@ -559,13 +564,9 @@ static const char *dwarf_func(Dwarf_Die *cu, uint64_t vaddr)
 	return name;
 }
 
-Dwarf *sb_elf_dwarf(struct sb_elf *e) { return e->dw_tried || (open_dwarf(e), 1) ? e->dw : NULL; }
-
 bool sb_elf_cu_at(struct sb_elf *e, uint64_t vaddr, Dwarf_Die *cu)
 {
-	if (!e->dw_tried)
-		open_dwarf(e);
-	return e->dw && find_cu(e, vaddr, cu);
+	return sb_elf_dwarf(e) && find_cu(e, vaddr, cu);
 }
 
 int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
@@ -575,9 +576,7 @@ int sb_elf_srcline(struct sb_elf *e, uint64_t vaddr,
 	int lno = 0, ret = -1;
 	Dwarf_Die cu;
 
-	if (!e->dw_tried)
-		open_dwarf(e);
-	if (e->dw && find_cu(e, vaddr, &cu)) {
+	if (sb_elf_dwarf(e) && find_cu(e, vaddr, &cu)) {
 		Dwarf_Line *l = dwarf_getsrc_die(&cu, vaddr);
 
 		if (l && !dwarf_lineno(l, &lno) && lno > 0 &&

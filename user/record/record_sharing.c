@@ -93,8 +93,13 @@ static void name_of(void *ctx, uint64_t addr, uint32_t len, char *buf, size_t bu
 		const struct sb_mapping *m = sb_maps_get(n->maps, i);
 		struct sb_elf *e = sb_maps_binary_elf(n->maps, m->bin);
 		uint64_t v0;
+		bool seen = false;
 
-		if (!e || sb_elf_offset_to_vaddr(e, m->pgoff, &v0) || addr < m->start)
+		/* a binary's mappings share one load bias: the symbol table
+		 * (scanned whole) is searched once per binary */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = sb_maps_get(n->maps, k)->bin == m->bin;
+		if (seen || !e || sb_elf_offset_to_vaddr(e, m->pgoff, &v0) || addr < m->start)
 			continue;
 		vaddr = addr - m->start + v0;
 		if (sb_elf_data_at(e, vaddr, sym, sizeof(sym), &start, &size)) {

@@ -29,11 +29,6 @@
 #define TOP_VARS 10
 #define TOP_INVALIDATORS 4
 
-static const char *mode_name(uint32_t m)
-{
-	return m == SB_SHARING_INTERLEAVED ? "interleaved" : "piped";
-}
-
 static uint64_t all_misses(const struct sb_profile *p, uint32_t mode)
 {
 	uint64_t n = 0;
@@ -272,7 +267,7 @@ static int sharing_text(const struct sb_report_ctx *r, FILE *f)
 		sb_loc_format(p, s->loc, loc, sizeof(loc));
 		sb_loc_format(p, s->loc2, loc2, sizeof(loc2));
 		fprintf(f, "  possible data race (%s, %" PRIu64 "x): %s and %s store the same "
-			"bytes in one region, unlocked\n", mode_name(s->mode),
+			"bytes in one region, unlocked\n", sb_sharing_mode_name(s->mode),
 			s->v[SB_SHV_COUNT], loc, loc2);
 	}
 out:
@@ -303,7 +298,7 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 		v->lines, v->threads,
 		misses ? 100.0 * (double)v->coh_misses / (double)misses : 0.0, v->invalidations,
 		v->coh_misses, v->in_true_locked, v->in_true - v->in_true_locked,
-		v->in_true_race, mode_name(v->mode));
+		v->in_true_race, sb_sharing_mode_name(v->mode));
 	for (size_t k = 0; k < v->nrefs; k++) {
 		fputs(k ? ", {" : "{", f);
 		sb_json_loc_fields(f, p, v->refs[k]);
@@ -353,7 +348,7 @@ static int sharing_json(const struct sb_report_ctx *r, struct sb_json *j)
 		fputs("}, \"b\": {", j->f);
 		sb_json_loc_fields(j->f, p, s->loc2);
 		fprintf(j->f, "}, \"count\": %" PRIu64 ", \"mode\": \"%s\"}", s->v[SB_SHV_COUNT],
-			mode_name(s->mode));
+			sb_sharing_mode_name(s->mode));
 		any = true;
 	}
 	fputs(any ? "\n  ]" : "]", j->f);

@@ -36,11 +36,6 @@ static uint64_t value(const uint64_t *v, int k)
 	       v[SB_SHV_ACROSS_FALSE];
 }
 
-static const char *mode_name(uint32_t m)
-{
-	return m == SB_SHARING_INTERLEAVED ? "interleaved" : "piped";
-}
-
 /* Per function: the references' counts summed by their function. */
 struct fn {
 	const char *name;
@@ -117,7 +112,8 @@ int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f)
 	header(f, "tid");
 	for (size_t i = 0; i < p->nsharing; i++)
 		if (p->sharing[i].kind == SB_SHARING_THREAD) {
-			fprintf(f, "%s\t%" PRIu32, mode_name(p->sharing[i].mode), p->sharing[i].tid);
+			fprintf(f, "%s\t%" PRIu32, sb_sharing_mode_name(p->sharing[i].mode),
+				p->sharing[i].tid);
 			counts(f, p->sharing[i].v);
 		}
 	fputs("\n# per reference that took part in sharing\n", f);
@@ -125,7 +121,7 @@ int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f)
 	for (size_t i = 0; i < p->nsharing; i++)
 		if (p->sharing[i].kind == SB_SHARING_REF) {
 			sb_loc_format_addr(p, p->sharing[i].loc, loc, sizeof(loc));
-			fprintf(f, "%s\t%s", mode_name(p->sharing[i].mode), loc);
+			fprintf(f, "%s\t%s", sb_sharing_mode_name(p->sharing[i].mode), loc);
 			counts(f, p->sharing[i].v);
 		}
 	fputs("\n# per function (its references above)\n", f);
@@ -134,7 +130,7 @@ int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f)
 	if (!fns)
 		return -1;
 	for (size_t i = 0; i < nf; i++) {
-		fprintf(f, "%s\t%s", mode_name(fns[i].mode),
+		fprintf(f, "%s\t%s", sb_sharing_mode_name(fns[i].mode),
 			sb_text_escape(fns[i].name, name, sizeof(name)));
 		counts(f, fns[i].v);
 	}
@@ -143,7 +139,7 @@ int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f)
 	header(f, "line\tvariable");
 	for (size_t i = 0; i < p->nsharing; i++)
 		if (p->sharing[i].kind == SB_SHARING_LINE) {
-			fprintf(f, "%s\t0x%" PRIx64 "\t%s", mode_name(p->sharing[i].mode),
+			fprintf(f, "%s\t0x%" PRIx64 "\t%s", sb_sharing_mode_name(p->sharing[i].mode),
 				p->sharing[i].addr,
 				sb_text_escape(p->sharing[i].name, name, sizeof(name)));
 			counts(f, p->sharing[i].v);
@@ -170,7 +166,7 @@ int sb_report_sharing_list_json(const struct sb_report_ctx *r, struct sb_json *j
 	for (size_t i = 0; i < p->nsharing; i++)
 		if (p->sharing[i].kind == SB_SHARING_THREAD) {
 			fprintf(j->f, "%s\n    {\"mode\": \"%s\", \"tid\": %" PRIu32, any ? "," : "",
-				mode_name(p->sharing[i].mode), p->sharing[i].tid);
+				sb_sharing_mode_name(p->sharing[i].mode), p->sharing[i].tid);
 			json_counts(j->f, p->sharing[i].v);
 			any = true;
 		}
@@ -181,7 +177,7 @@ int sb_report_sharing_list_json(const struct sb_report_ctx *r, struct sb_json *j
 	for (size_t i = 0; i < p->nsharing; i++)
 		if (p->sharing[i].kind == SB_SHARING_REF) {
 			fprintf(j->f, "%s\n    {\"mode\": \"%s\", ", any ? "," : "",
-				mode_name(p->sharing[i].mode));
+				sb_sharing_mode_name(p->sharing[i].mode));
 			sb_json_loc_fields(j->f, p, p->sharing[i].loc);
 			fprintf(j->f, ", \"caused\": %" PRIu64, p->sharing[i].v[SB_SHV_CAUSED]);
 			json_counts(j->f, p->sharing[i].v);
@@ -195,7 +191,7 @@ int sb_report_sharing_list_json(const struct sb_report_ctx *r, struct sb_json *j
 		return -1;
 	for (size_t i = 0; i < nf; i++) {
 		fprintf(j->f, "%s\n    {\"mode\": \"%s\", \"function\": ", i ? "," : "",
-			mode_name(fns[i].mode));
+			sb_sharing_mode_name(fns[i].mode));
 		sb_json_str(j->f, fns[i].name);
 		json_counts(j->f, fns[i].v);
 	}
