@@ -374,6 +374,27 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* User registers in enum sb_reg order (memop.c decodes with them). */
+static __always_inline void fill_regs(__u64 *regs, struct pt_regs *u)
+{
+	regs[SB_REG_RAX] = u->ax;
+	regs[SB_REG_RBX] = u->bx;
+	regs[SB_REG_RCX] = u->cx;
+	regs[SB_REG_RDX] = u->dx;
+	regs[SB_REG_RSI] = u->si;
+	regs[SB_REG_RDI] = u->di;
+	regs[SB_REG_RBP] = u->bp;
+	regs[SB_REG_RSP] = u->sp;
+	regs[SB_REG_R8] = u->r8;
+	regs[SB_REG_R9] = u->r9;
+	regs[SB_REG_R10] = u->r10;
+	regs[SB_REG_R11] = u->r11;
+	regs[SB_REG_R12] = u->r12;
+	regs[SB_REG_R13] = u->r13;
+	regs[SB_REG_R14] = u->r14;
+	regs[SB_REG_R15] = u->r15;
+}
+
 /* A working thread's sample: its IP and registers, for the per-thread
  * block vectors and for decoding the sampled instruction's address, and
  * its frame-pointer call chain. */
@@ -387,22 +408,7 @@ static __always_inline void fill_sample(void *ctx, struct sb_rec_sample *r, __u1
 	r->hdr.tid = tid;
 	r->hdr.ts = bpf_ktime_get_ns();
 	r->ip = u->ip;
-	r->regs[SB_REG_RAX] = u->ax;
-	r->regs[SB_REG_RBX] = u->bx;
-	r->regs[SB_REG_RCX] = u->cx;
-	r->regs[SB_REG_RDX] = u->dx;
-	r->regs[SB_REG_RSI] = u->si;
-	r->regs[SB_REG_RDI] = u->di;
-	r->regs[SB_REG_RBP] = u->bp;
-	r->regs[SB_REG_RSP] = u->sp;
-	r->regs[SB_REG_R8] = u->r8;
-	r->regs[SB_REG_R9] = u->r9;
-	r->regs[SB_REG_R10] = u->r10;
-	r->regs[SB_REG_R11] = u->r11;
-	r->regs[SB_REG_R12] = u->r12;
-	r->regs[SB_REG_R13] = u->r13;
-	r->regs[SB_REG_R14] = u->r14;
-	r->regs[SB_REG_R15] = u->r15;
+	fill_regs(r->regs, u);
 	r->pad = 0;
 	/* Valid where the program keeps frame pointers, and it reaches past
 	 * the stack copy: userspace splices it onto the CFI unwind. */
@@ -480,6 +486,34 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	emit_sample(ctx, tid, uregs);
 	return 0;
+}
+
+/* A one-shot write watchpoint fired (user/record/record_watch.c): the
+ * thread, the watched word and the registers after the store.  Returning
+ * 1 lets the event count the hit, so PERF_EVENT_IOC_REFRESH's limit of 1
+ * disables it: at most one trap per arm, however hot the word. */
+SEC("perf_event")
+int on_watch(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct sb_rec_watch *r;
+
+	count(SB_CNT_WATCH_HITS);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(SB_CNT_DROP_WATCH);
+		return 1;
+	}
+	r->hdr.type = SB_REC_WATCH;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	r->hdr.ts = bpf_ktime_get_ns();
+	r->ip = u->ip;
+	r->addr = ctx->addr;
+	fill_regs(r->regs, u);
+	bpf_ringbuf_submit(r, wakeup_flags());
+	return 1;
 }
 
 SEC("tp_btf/sched_process_exit")

@@ -27,6 +27,7 @@ enum sb_rec_type {
 	SB_REC_SAMPLE_STACK = 10, /* a sample with a copy of its user stack */
 	SB_REC_PROC = 11,         /* a followed process exec'd, was stopped after
 				   * fork, or mapped libraries (dlopen) */
+	SB_REC_WATCH = 12,        /* a watchpoint hit (sampled sharing) */
 	SB_REC_TYPE_MAX
 };
 
@@ -193,6 +194,19 @@ struct sb_rec_sample_stack {
 	__u8 stack[SB_SAMPLE_STACK_BYTES];
 };
 
+/*
+ * Sampled sharing (user/record/record_watch.c): a one-shot write
+ * watchpoint on a word of a candidate cache line fired in hdr.tid.  The
+ * trap comes after the store: ip is the next instruction, and regs are
+ * the registers after it, from which userspace decodes the store's bytes.
+ */
+struct sb_rec_watch {
+	struct sb_rec_hdr hdr;
+	__u64 ip;
+	__u64 addr;              /* the watched word */
+	__u64 regs[SB_NREGS];
+};
+
 /* Per-CPU counters: drops are never silent. */
 enum sb_counter {
 	SB_CNT_DROP_PROBE = 0,   /* ring buffer full: probe records lost */
@@ -218,6 +232,8 @@ enum sb_counter {
 	SB_CNT_DEPART_LATER,     /* ... found at the thread's next event */
 	SB_CNT_SWITCH_UNSEEN,    /* a thread found running whose switch in
 				  * sched_switch never showed (oncpu.bpf.h) */
+	SB_CNT_WATCH_HITS,       /* watchpoint hits (record_watch.c) */
+	SB_CNT_DROP_WATCH,       /* ... lost to a full ring buffer */
 	SB_CNT_MAX
 };
 

@@ -23,108 +23,10 @@
 #include "binary/procmaps.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
+#include "record/record_watch.h"
 #include "record/rec_timing.h"
 #include "record/link_closer.h"
 #include "record/target.h"
-
-static const char record_usage[] =
-"usage: scalebpf record [options] -p PID\n"
-"       scalebpf record [options] -- CMD [ARGS...]\n"
-"\n"
-"Attach to a multi-threaded (pthreads/OpenMP) process with eBPF and record,\n"
-"for every thread, its on-CPU work and its waits in each dynamic instance of\n"
-"every parallel section (the code between two barriers, an OpenMP region,\n"
-"or a thread's life up to its join).  Only rare calls are probed (barriers,\n"
-"region entry/exit, joins); blocking waits are taken from futex and\n"
-"sched_switch, spin waits from cpu-clock samples.\n"
-"\n"
-"  -p, --pid PID          attach to a running process (and threads it creates)\n"
-"  -o, --output FILE      profile to write (default: scalebpf.data); checked\n"
-"                         before anything is recorded\n"
-"  -d, --duration SEC     stop after SEC seconds (default: until the target\n"
-"                         exits or SIGINT/SIGTERM)\n"
-"  -b, --barrier SYMBOL   a function of the target that is a barrier (e.g. a\n"
-"                         mutex+condvar barrier as in SPLASH-2/PARSEC);\n"
-"                         repeatable.  A C++ function may be named as written\n"
-"                         (f, ns::f, Class::method, f(int)) or mangled; a\n"
-"                         plain name matches in every namespace and class, and\n"
-"                         when several functions match (overloads, scopes) all\n"
-"                         are probed; each symbol probed is printed\n"
-"  -b, --barrier FILE:LINE or 0xADDR or BINARY+0xADDR\n"
-"                         a place: the pthread_cond_wait calls there are\n"
-"                         barrier waits (an inline BARRIER macro: its line as\n"
-"                         the report prints it, or the call's address as\n"
-"                         objdump or the JSON report shows it); a line that\n"
-"                         calls a function of the program makes it a barrier\n"
-"      --no-auto-barrier  do not treat functions named *barrier* as barriers\n"
-"                         (in C++: the function or its class is so named, not\n"
-"                         its parameter types; constructors never), nor\n"
-"                         condition variables used as inline barriers (all\n"
-"                         threads but one wait, one broadcast from the same\n"
-"                         function releases them, every time)\n"
-"  -F, --freq HZ          cpu-clock sampling rate per CPU, for per-thread\n"
-"                         code samples (LIME causes) and spin waits; default\n"
-"                         199, which costs <= 3% here; raise it (e.g. 999) for\n"
-"                         short runs or fine-grained causes, 0 turns it off\n"
-"      --events auto|hw|sw  sampling path: hw adds LBR branch stacks (sampled\n"
-"                         branch edges) and PEBS loads (address, latency,\n"
-"                         data source) and needs a hardware PMU; sw is\n"
-"                         cpu-clock only; auto (default) takes hw when the\n"
-"                         PMU and its events are there, else sw, saying why\n"
-"      --unwind cfi|fp    how samples find their callers: cfi (default) copies\n"
-"                         the top 16 KiB of the stack with each sample and\n"
-"                         unwinds it with the binaries' .eh_frame, so code\n"
-"                         built without frame pointers (the -O2 default)\n"
-"                         keeps its callers; fp walks frame pointers only\n"
-"      --max-instances N  instances kept in full per section (default 10000;\n"
-"                         totals always cover all of them)\n"
-"      --ringbuf-mb MB    ring buffer size (default 16; grown to hold half a\n"
-"                         second of stack-copy samples at high -F)\n"
-"      --follow, --no-follow  follow exec, fork and dlopen: a launcher (env,\n"
-"                         sh -c, a script, time) and the program it starts,\n"
-"                         processes the target forks, libraries it loads\n"
-"                         later all get their probes; the profile is made of\n"
-"                         the process that did the work and lists every\n"
-"                         process followed.  Default: on with -- CMD (each\n"
-"                         new image waits, stopped, until probed), off with\n"
-"                         -p (exec and dlopen of PID are still probed,\n"
-"                         asynchronously)\n"
-"  -q, --quiet            no status line\n"
-"  -h, --help             this text\n"
-"\n"
-"With -- CMD, the command starts only once the probes are in, and record\n"
-"exits with its exit status.  Whatever ends the recording (the target's\n"
-"exit, --duration, SIGINT/SIGTERM/SIGHUP), the profile is written at once;\n"
-"a stop signal is passed on to the command (and to processes it started that\n"
-"still run), and if the command still runs after the profile is written,\n"
-"record waits for it, passing on every further SIGINT, SIGTERM or SIGHUP (a\n"
-"second Ctrl-C too); killing record then loses nothing.  The target is held\n"
-"by pidfd: a process that gets its PID after it exits is never recorded.\n"
-"With -p, probes are removed on exit and the process runs on unharmed.\n"
-"\n"
-"Probes of processes that ended (with -- CMD: the command's, at the end)\n"
-"are removed, after record returns, by a short-lived background process of\n"
-"its own (scalebpf --link-closer) within ~0.5 s: bpftool prog show may list\n"
-"them until then.\n"
-"\n"
-"environment:\n"
-"  SCALEBPF_SYNC_DETACH=1  record removes every probe itself before it exits\n"
-"  SCALEBPF_TIMING=1       print the time of each phase of the recording to\n"
-"                          stderr\n"
-"  SCALEBPF_NO_UPROBE_MULTI=1  classic perf-event uprobes, not uprobe_multi\n"
-"                          links (slower to detach; older kernels' only way)\n"
-"\n"
-"Needs root, or a user holding CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN\n"
-"(effective; e.g. as ambient capabilities).\n"
-"\n"
-"examples:\n"
-"  scalebpf record -o run.sbp -- ./solver 8\n"
-"  OMP_NUM_THREADS=8 scalebpf record -- ./omp_app\n"
-"  scalebpf record -p 4242 --duration 10\n"
-"  scalebpf record --barrier my_barrier -- ./splash_lu -p4\n"
-"  scalebpf record --barrier parsec::parsec_barrier_wait -- ./streamcluster ...\n"
-"  scalebpf record --barrier lu.c:679 -- ./splash_lu -p4\n"
-"then: scalebpf report -i run.sbp\n";
 
 static volatile sig_atomic_t stop_signal, nsignals;
 /* The last signal came from the kernel: a terminal's Ctrl-C (or hangup)
@@ -165,6 +67,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "events", required_argument, NULL, 'E' },
 		{ "unwind", required_argument, NULL, 'U' },
+		{ "watch-rate", required_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
@@ -179,6 +82,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	r->sample_hz = 199;
 	r->max_instances = 10000;
 	r->ringbuf_mb = 16;
+	r->watch_rate = SB_WATCH_DEFAULT_RATE;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:o:d:b:F:qh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -229,6 +133,11 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			}
 			r->unwind_fp = !strcmp(optarg, "fp");
 			break;
+		case 'W':
+			if ((ret = sb_opt_u64(optarg, 0, 100000, &v)))
+				return opt_fail("--watch-rate", optarg, ret, "0..100000 arms a second");
+			r->watch_rate = (unsigned)v;
+			break;
 		case 'q':
 			r->quiet = true;
 			break;
@@ -238,10 +147,10 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			r->follow_set = true;
 			break;
 		case 'h':
-			fputs(record_usage, stdout);
+			fputs(sb_record_usage, stdout);
 			exit(0);
 		default:
-			fputs(record_usage, stderr);
+			fputs(sb_record_usage, stderr);
 			return 2;
 		}
 	}
@@ -252,7 +161,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	r->follow_image = r->follow || !r->follow_set;
 	if ((r->pid > 0) == (r->ncmd > 0)) {
 		fprintf(stderr, "scalebpf record: give either -p PID or -- CMD [ARGS...]\n\n%s",
-			record_usage);
+			sb_record_usage);
 		return 2;
 	}
 	return 0;
@@ -417,7 +326,10 @@ static int record_loop(struct sb_rec *r)
 		/* The target's pidfd until its exit is seen (then it stays
 		 * readable: followed processes are polled as before). */
 		int fd = r->child_exited || r->target_gone ? -1 : r->pin.fd;
-		int n = sb_bpf_poll_fd(r->bpf, age < 300000000ull ? 10 : 100, fd);
+		/* the next watchpoint window may be due sooner */
+		int due = sb_watch_tick(r->watch, r->bpf, now);
+		int wait = age < 300000000ull ? 10 : 100;
+		int n = sb_bpf_poll_fd(r->bpf, due >= 0 && due < wait ? due : wait, fd);
 
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));

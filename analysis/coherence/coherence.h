@@ -222,10 +222,162 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 		       struct sb_profile *p);
 
 /*
+ * Sampled estimates (record mode, coherence_sampled.c): no trace, no
+ * simulation.  The recorder feeds every decoded data address its
+ * cpu-clock samples (or PEBS loads) give; a cache line two threads were
+ * sampled touching, one of them storing (or a load a PMU saw hit a line
+ * modified in another core, HITM), is a candidate.  Candidates are
+ * confirmed with hardware watchpoints: write watches on up to four 8-byte
+ * words of the line, armed one-shot in the line's threads for a short
+ * window.  A hit says which thread wrote which bytes (the store is decoded
+ * at the trap), so the classification is by footprint, as in exact mode:
+ * true sharing when some byte one thread wrote was touched by another,
+ * false when the threads' bytes are disjoint.
+ *
+ * A window confirms the line when it saw a write and the line has another
+ * thread: writes from two threads in it, or one thread's write and another
+ * thread sampled on the line.  The scope is by barrier region, as in exact
+ * mode: a pair of a write (a hit) and another thread's touch (a hit or a
+ * sample) in one instance of a section makes it in-region; pairs only in
+ * different ones across-region (sb_cosample_store, from the instances);
+ * without instances, in-region when two threads touched the line within
+ * one window.
+ *
+ * Candidates, first to last: lines sampled touched by two threads, one
+ * storing (or HITM), by samples; then lines a store instruction wrote that
+ * two threads were sampled storing from into one region of memory (a
+ * parallel loop over one array: its lines are too many for two samples to
+ * meet on one, yet each may be split between threads), least probed first.
+ *
+ * The evidence rule: a line is reported only when it has
+ *   >= min_samples samples touching it (the sampled access or one its
+ *   block was about to make), >= 2 threads seen on it (samples or hits),
+ *   >= 1 confirming window and >= min_confirms hits in confirming windows,
+ * and a store to it from the program's own code (sampled or a hit): a line
+ * only the threading runtime writes (a lock word, a barrier) is sync cost,
+ * which the wait analyses report; such lines are counted (sync_lines).  A
+ * line is decided, and probed no more, after 2 confirming windows, after
+ * max_windows windows, or after half of them without a confirming one.
+ * Cost = the samples whose own access was by the line's references (the
+ * time spent in the instructions seen touching it) over the samples of its
+ * section's busy time, times the fraction of its windows that confirmed.
+ */
+#define SB_COSAMPLE_THREADS 8          /* threads kept per line */
+#define SB_COSAMPLE_WORDS 4            /* x86: DR0-DR3 */
+#define SB_COSAMPLE_REFS 4             /* references kept per line */
+#define SB_COSAMPLE_STAMPS 8           /* sample times kept per line */
+
+struct sb_cosample_opts {
+	uint32_t line;                 /* bytes, 64 */
+	uint32_t max_lines;            /* lines tracked at once */
+	uint32_t min_samples, min_confirms, max_windows;
+	uint64_t cooldown_ns;          /* between two windows of one line */
+};
+/* 64-byte lines, 8192 lines, 1 sample, 2 confirmations, 6 windows,
+ * 20 ms cooldown. */
+void sb_cosample_opts_default(struct sb_cosample_opts *o);
+
+struct sb_cosample_access {
+	uint64_t ts, pc, addr;
+	uint32_t tid;
+	uint8_t size;                  /* bytes; 0: unknown (8 assumed) */
+	bool store;
+	bool hitm;                     /* PMU: served from a modified line in
+					* another core */
+	bool runtime;                  /* pc is in the threading runtime */
+	bool ahead;                    /* not the sampled access: one its block
+					* was about to make (memop.h look-ahead):
+					* evidence, not time */
+	bool own_stack;                /* addr is near the thread's stack pointer */
+};
+
+/* One window to arm: write watches on words (8-byte aligned) in tids. */
+struct sb_cosample_probe {
+	uint64_t line;
+	uint64_t words[SB_COSAMPLE_WORDS];
+	uint32_t nwords;
+	uint32_t tids[SB_COSAMPLE_THREADS];
+	uint32_t ntids;
+};
+
+struct sb_cosample_line {
+	uint64_t addr;
+	uint32_t nthreads;
+	uint64_t samples;              /* the sampled access was to it: time */
+	uint64_t touches;              /* samples that touched it, ahead too */
+	uint64_t stores, hitm;
+	uint64_t hits, confirmations;  /* watchpoint hits; those in confirming
+					* windows */
+	uint64_t windows, windows_confirmed, windows_in_region;
+	bool decided, reported, true_sharing;
+	bool runtime_only;             /* only the threading runtime stored */
+	int64_t stack_tid;             /* a thread's stack holds it; -1 */
+	uint64_t bytes_true;           /* bit b: byte b written by one thread
+					* and touched by another */
+	uint32_t name_off, name_len;   /* the bytes the threads touched */
+	uint64_t verdict_ns;           /* when it was confirmed, 0 never */
+	uint64_t pcs[SB_COSAMPLE_REFS];
+	uint32_t pc_loads[SB_COSAMPLE_REFS], pc_stores[SB_COSAMPLE_REFS];
+	uint32_t npcs;
+	uint64_t ref_samples;          /* samples whose own access was by one
+					* of pcs[], on any line: their time */
+	uint32_t stamp_tid[SB_COSAMPLE_STAMPS];   /* some of its samples */
+	uint64_t stamp_ts[SB_COSAMPLE_STAMPS];
+	uint32_t nstamps;
+	uint32_t hit_tid[SB_COSAMPLE_STAMPS];     /* some of its hits */
+	uint64_t hit_ts[SB_COSAMPLE_STAMPS];
+	uint32_t nhit_stamps;
+};
+
+struct sb_cosample_stats {
+	uint64_t accesses;             /* offered */
+	uint64_t lines_dropped;        /* accesses to lines the table had no
+					* room for */
+	uint64_t purges;               /* one-thread lines forgotten for room */
+	uint64_t candidates, windows, windows_unarmed, decided, reported;
+	uint64_t hits, hits_unmatched; /* hits on no line being probed */
+	uint64_t hitm_loads;           /* PMU loads flagged HITM */
+	uint64_t sync_lines;           /* confirmed, but only the runtime stored */
+	uint64_t site_windows;         /* windows on lines of a shared store site */
+	uint64_t first_verdict_ns;     /* first confirmation's time, 0 none */
+};
+
+struct sb_cosample;
+/* NULL with a message when o is invalid or memory is short. */
+struct sb_cosample *sb_cosample_alloc(const struct sb_cosample_opts *o, char *err, size_t len);
+void sb_cosample_free(struct sb_cosample *s);
+void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *a);
+/* The candidate to probe now (most samples first, none probed within the
+ * cooldown); false when there is none.  The line is then being probed
+ * until sb_cosample_window_end. */
+bool sb_cosample_next(struct sb_cosample *s, uint64_t now, struct sb_cosample_probe *p);
+/* A watchpoint hit: tid wrote [addr, addr + size) of line (size 0: the
+ * watched 8-byte word at addr, the store could not be decoded); runtime:
+ * the store is the threading runtime's code. */
+void sb_cosample_hit(struct sb_cosample *s, uint64_t line, uint32_t tid, uint64_t ts,
+		     uint64_t addr, uint32_t size, uint64_t pc, bool runtime);
+/* The window on line ended with armed watchpoints in place (0: none could
+ * be armed; the window does not count). */
+void sb_cosample_window_end(struct sb_cosample *s, uint64_t line, uint32_t armed, uint64_t now);
+void sb_cosample_get_stats(const struct sb_cosample *s, struct sb_cosample_stats *st);
+/* Every line with a window (reported or not), classified; caller frees. */
+int sb_cosample_lines(const struct sb_cosample *s, struct sb_cosample_line **out, size_t *n);
+/*
+ * Into the profile (mode SB_SHARING_SAMPLED): a LINE row per reported
+ * line, named by name_of, with its cost against its section's busy time
+ * (the section of most of its sample times, from p's instances;
+ * period_ns: the sampling period), and a REF row per reference with its
+ * sampled loads and stores.  0 or -ENOMEM.
+ */
+int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
+		      sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx,
+		      struct sb_profile *p);
+
+/*
  * The variables of a profile's sharing rows of one mode: lines grouped by
  * the name of their data (a compiler's ".N" copies of one variable, as
  * clang splits a static array into scalars, under the variable's name),
- * ranked by coherence misses, then invalidations.
+ * ranked by estimated cost (sampled), coherence misses, then invalidations.
  * The view's input (coherence_vars.c).
  */
 #define SB_COHERENCE_ANON "heap or anonymous "   /* a line no symbol names */
@@ -250,6 +402,12 @@ struct sb_coherence_var {
 	uint32_t threads;              /* most threads on one of its lines */
 	int32_t refs[8];               /* locations, -1 */
 	size_t nrefs;
+	/* sampled mode */
+	uint64_t samples, confirmations, windows, windows_confirmed, windows_in_region;
+	uint64_t pairs_in_region, pairs_across;
+	uint64_t cost_ppm;             /* of its section's busy time: its
+					* costliest line's */
+	int32_t section;               /* a line's section, -1 */
 };
 
 /* *vars (caller frees) and *n; 0 or -ENOMEM. */

@@ -136,4 +136,68 @@ int sb_coh_count_pair(struct sb_idmap *m, uint64_t k1, uint64_t k2);
 int sb_coh_line_foot(struct sb_coherence_sim *s, const struct sb_coherence_line *l, uint32_t t,
 		     const struct sb_coh_mask *touched, const struct sb_coh_mask *written);
 
+/* ---- sampled estimates (coherence_sampled.c, coherence_sampled_store.c) ---- */
+
+enum { ST_TRACK = 0, ST_PROBING, ST_DECIDED };
+
+struct cos_thread {
+	uint32_t tid;
+	uint32_t samples, hits;
+	uint64_t touched, written;     /* bit b: byte b of the line */
+	uint64_t last_sample;          /* its latest sample's time */
+};
+
+struct cos_line {
+	uint64_t addr;                 /* line address + 1; 0: empty slot */
+	uint64_t samples;              /* samples whose access it was: time */
+	uint64_t touches;              /* samples that touched it, ahead too */
+	uint64_t stores, hitm, hits, confirmations;
+	uint64_t windows, windows_confirmed, windows_in_region;
+	uint64_t last_probe, win_start, verdict_ns;
+	uint32_t win_hit_threads;      /* bit i: thr[i] hit in this window */
+	uint32_t win_hits;
+	uint32_t user_stores;          /* stores (sampled or hit) from the
+					* program's code, not the runtime's */
+	int64_t stack_tid;
+	uint8_t state, nthr;
+	struct cos_thread thr[SB_COSAMPLE_THREADS];
+	uint64_t pcs[SB_COSAMPLE_REFS];
+	uint32_t pc_loads[SB_COSAMPLE_REFS], pc_stores[SB_COSAMPLE_REFS];
+	uint32_t npcs;
+	uint32_t stamp_tid[SB_COSAMPLE_STAMPS];
+	uint64_t stamp_ts[SB_COSAMPLE_STAMPS];
+	uint32_t nstamps;
+	uint32_t hit_tid[SB_COSAMPLE_STAMPS];
+	uint64_t hit_ts[SB_COSAMPLE_STAMPS];
+	uint32_t nhit_stamps;
+};
+
+/* An instruction that touched data: how many samples were its own access
+ * (time), and which threads it stored for, where.  A store instruction
+ * several threads run into one region of memory (a parallel loop over one
+ * array) makes its lines worth a window even when the samples, sparse over
+ * a large array, never met two threads on one line. */
+#define NPCS 4096           /* instructions tracked */
+#define SITE_SPAN (4ull << 20)          /* "one region of memory" */
+
+struct cos_pc {
+	uint64_t pc;                   /* 0: empty */
+	uint64_t samples;
+	uint32_t tids[2];              /* the first two storing threads */
+	uint64_t lo, hi;               /* its stores' addresses */
+};
+
+struct sb_cosample {
+	struct sb_cosample_opts o;
+	struct cos_pc *pcs;            /* NPCS, open addressing */
+	uint64_t pcs_full;
+	uint32_t shift;                /* log2(line) */
+	size_t cap, used;              /* slots: a power of two */
+	struct cos_line *lines;
+	struct sb_cosample_stats st;
+};
+
+/* The instruction's entry; add: make one (NULL when the table is full). */
+struct cos_pc *sb_cosample_pc(struct sb_cosample *s, uint64_t pc, bool add);
+
 #endif

@@ -157,6 +157,8 @@ static int by_cost(const void *a, const void *b)
 {
 	const struct sb_coherence_var *x = a, *y = b;
 
+	if (x->cost_ppm != y->cost_ppm)   /* sampled mode; 0 in exact mode */
+		return x->cost_ppm > y->cost_ppm ? -1 : 1;
 	if (x->coh_misses != y->coh_misses)
 		return x->coh_misses > y->coh_misses ? -1 : 1;
 	if (x->invalidations != y->invalidations)
@@ -164,8 +166,20 @@ static int by_cost(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Sampled lines of one array are far apart (samples are sparse), but the
+ * same instructions touch them: one variable. */
+static bool shares_ref(const struct sb_coherence_var *v, const struct sb_sharing *s)
+{
+	for (size_t k = 0; k < 4; k++)
+		for (size_t r = 0; s->refs[k] >= 0 && r < v->nrefs; r++)
+			if (v->refs[r] == s->refs[k])
+				return true;
+	return false;
+}
+
 /* The variable a line row joins: its name, or for unnamed lines the
- * group of unnamed lines near it. */
+ * group of unnamed lines near it (or, sampled, touched by its
+ * instructions). */
 static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
 				       const struct sb_sharing *s, const char *name, size_t nlen)
 {
@@ -176,7 +190,8 @@ static struct sb_coherence_var *var_of(struct sb_coherence_var *v, size_t nv,
 		nlen = sizeof(v->name) - 1;
 	for (size_t k = 0; k < nv; k++) {
 		if (anon && !strncmp(v[k].name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)) &&
-		    s->addr >= v[k].lo && s->addr <= v[k].hi + (64u << 10))
+		    ((s->addr >= v[k].lo && s->addr <= v[k].hi + (64u << 10)) ||
+		     (s->mode == SB_SHARING_SAMPLED && shares_ref(&v[k], s))))
 			return &v[k];
 		if (!anon && strlen(v[k].name) == nlen && !strncmp(v[k].name, name, nlen))
 			return &v[k];
@@ -258,6 +273,7 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 			snprintf(x->name, sizeof(x->name), "%.*s", (int)nlen, name);
 			x->mode = mode;
 			x->lo = x->hi = s->addr;
+			x->section = -1;
 		}
 		add_part(x, name + strcspn(name, "\t"));
 		x->lo = s->addr < x->lo ? s->addr : x->lo;
@@ -271,6 +287,23 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 		x->across_true += s->v[SB_SHV_ACROSS_TRUE];
 		x->across_false += s->v[SB_SHV_ACROSS_FALSE];
 		x->coh_misses += s->v[SB_SHV_COH_TRUE] + s->v[SB_SHV_COH_FALSE];
+		x->samples += s->v[SB_SHV_SAMPLES];
+		x->confirmations += s->v[SB_SHV_CONFIRMS];
+		x->windows += s->v[SB_SHV_WINDOWS];
+		x->windows_confirmed += s->v[SB_SHV_WINDOWS_CONFIRMED];
+		x->windows_in_region += s->v[SB_SHV_WINDOWS_IN_REGION];
+		x->pairs_in_region += s->v[SB_SHV_PAIRS_IN_REGION];
+		x->pairs_across += s->v[SB_SHV_PAIRS_ACROSS];
+		/* a line's cost is that of the instructions touching it,
+		 * which its variable's other lines share (a loop over an
+		 * array): the variable's is its costliest line's */
+		if (x->section < 0 && s->v[SB_SHV_SECTION])
+			x->section = (int32_t)s->v[SB_SHV_SECTION] - 1;
+		if (s->v[SB_SHV_COST_PPM] > x->cost_ppm) {
+			x->cost_ppm = s->v[SB_SHV_COST_PPM];
+			if (s->v[SB_SHV_SECTION])
+				x->section = (int32_t)s->v[SB_SHV_SECTION] - 1;
+		}
 		if (s->v[SB_SHV_THREADS] > x->threads)
 			x->threads = (uint32_t)s->v[SB_SHV_THREADS];
 		for (size_t k = 0; k < 4; k++)
@@ -281,7 +314,18 @@ int sb_coherence_vars(const struct sb_profile *p, uint32_t mode, struct sb_coher
 		struct sb_coherence_var *x = &v[k];
 
 		x->invalidations = x->in_true + x->in_false + x->across_true + x->across_false;
-		x->in_region = x->in_true + x->in_false >= x->across_true + x->across_false;
+		/* sampled: by section instances where the stamps fall in
+		 * stored ones, else by windows (coherence.h) */
+		if (mode != SB_SHARING_SAMPLED)
+			x->in_region = x->in_true + x->in_false >= x->across_true + x->across_false;
+		else if (x->pairs_in_region + x->pairs_across)
+			/* stamps are few and spread over the run: most pairs are
+			 * far apart, and one in a single region says it all */
+			x->in_region = x->pairs_in_region > 0;
+		else
+			x->in_region = 2 * x->windows_in_region >= x->windows_confirmed;
+		if (x->cost_ppm > 1000000)
+			x->cost_ppm = 1000000;
 		if (!strncmp(x->name, SB_COHERENCE_ANON, strlen(SB_COHERENCE_ANON)))
 			snprintf(x->name, sizeof(x->name), SB_COHERENCE_ANON "lines 0x%llx..0x%llx",
 				 (unsigned long long)x->lo, (unsigned long long)x->hi);

@@ -85,7 +85,8 @@ const char *sb_prim_name(uint32_t prim)
 const char *sb_sharing_mode_name(uint32_t mode)
 {
 	return mode == SB_SHARING_INTERLEAVED ? "interleaved" :
-	       mode == SB_SHARING_PIPED ? "piped" : "unknown";
+	       mode == SB_SHARING_PIPED ? "piped" : mode == SB_SHARING_SAMPLED ? "sampled" :
+	       "unknown";
 }
 
 uint32_t sb_prim_from_name(const char *name)

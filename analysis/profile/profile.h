@@ -227,6 +227,7 @@ enum sb_sharing_kind {
 enum sb_sharing_mode {
 	SB_SHARING_PIPED = 1,       /* exact: ccSIM, piped */
 	SB_SHARING_INTERLEAVED = 2, /* exact: ccSIM, interleaved */
+	SB_SHARING_SAMPLED = 3,     /* record: samples confirmed by watchpoints */
 	SB_SHARING_MODE_MAX
 };
 
@@ -243,6 +244,20 @@ enum sb_sharing_value {
 	SB_SHV_BYTES_TRUE,          /* LINE: bytes two threads touched and one
 				     * wrote (bit b: byte b < 64) */
 	SB_SHV_FOOTPRINT_TRUE,      /* LINE: 1 when there are such bytes */
+	/* sampled mode (LINE) */
+	SB_SHV_SAMPLES,             /* samples that touched the line (their
+				     * access, or one their block was about
+				     * to make) */
+	SB_SHV_HITS,                /* watchpoint hits */
+	SB_SHV_CONFIRMS,            /* hits in confirming windows */
+	SB_SHV_WINDOWS, SB_SHV_WINDOWS_CONFIRMED, SB_SHV_WINDOWS_IN_REGION,
+	SB_SHV_HITM,                /* PMU loads that hit it modified elsewhere */
+	SB_SHV_COST_PPM,            /* of its section's busy time */
+	SB_SHV_SECTION,             /* its section's index + 1, 0 none */
+	SB_SHV_SAMPLES_TIME,        /* samples whose access was to it: time */
+	SB_SHV_PAIRS_IN_REGION,     /* (store, other thread's touch) pairs in
+				     * one section instance */
+	SB_SHV_PAIRS_ACROSS,        /* ... in different instances */
 	SB_SHV_MAX
 };
 

@@ -8,8 +8,9 @@
  *   padded    the same with each double alone on its line: nothing;
  *   mutex     each step increments a bucket of hist[8] under one mutex:
  *             true sharing in region, lock-protected;
- *   flag      worker 0 writes stage[8] in even rounds, the others read it
- *             in odd rounds: true sharing across regions;
+ *   flag      worker 0 writes stage[8] ITEMS times in even rounds, the
+ *             others read it ITEMS times in odd rounds: true sharing
+ *             across regions;
  *   readonly  all read table[], filled by main before they start: nothing.
  * The shared arrays start a line (aligned) so that the counts of a piped
  * simulation are analytic (tests/integration/sharing.sh derives them).
@@ -70,11 +71,11 @@ static void *worker_main(void *arg)
 			}
 		} else if (!strcmp(mode, "flag")) {
 			if (r % 2 == 0 && w->idx == 0)
-				for (unsigned long k = 0; k < 8; k++)
-					stage[k] = (long)(r + k);
+				for (unsigned long i = 0; i < items; i++)
+					stage[i % 8] = (long)(r + i);
 			else if (r % 2 == 1 && w->idx != 0)
-				for (unsigned long k = 0; k < 8; k++)
-					w->local += stage[k];
+				for (unsigned long i = 0; i < items; i++)
+					w->local += stage[i % 8];
 		} else {
 			for (unsigned long i = 0; i < items; i++)
 				w->local += table[(i * 7 + w->idx) % TABLE];

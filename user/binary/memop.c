@@ -561,3 +561,33 @@ int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
 		out->addr = 0;
 	return ret;
 }
+
+/* ---- for the look-ahead (memop_priv.h) ---------------------------------- */
+
+int sb_memop_insn_access(csh cs, const cs_insn *in, bool *store, uint32_t *written,
+			 uint32_t *needs)
+{
+	int op = mem_operand(in, store);
+
+	*written = written_gprs(cs, in, op);
+	*needs = 0;
+	if (op >= 0) {
+		const x86_op_mem *m = &in->detail->x86.operands[op].mem;
+
+		*needs = gpr_bit(m->base) | gpr_bit(m->index);
+	}
+	return op;
+}
+
+bool sb_memop_insn_ends_block(const cs_insn *in)
+{
+	return in_group(in, X86_GRP_JUMP) || in_group(in, X86_GRP_CALL) ||
+	       in_group(in, X86_GRP_RET) || in_group(in, X86_GRP_INT) ||
+	       in_group(in, X86_GRP_IRET);
+}
+
+int sb_memop_effective(unsigned addr_size, const x86_op_mem *m, uint64_t next_rt,
+		       const uint64_t *regs, uint64_t *addr)
+{
+	return effective(addr_size, m, next_rt, regs, 0, addr);
+}

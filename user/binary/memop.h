@@ -85,4 +85,27 @@ int sb_memop_decode(struct sb_memop_ctx *c, struct sb_elf *e,
 
 const char *sb_memop_status_name(int status);
 
+/*
+ * Look-ahead (memop_ahead.c): the data accesses the instructions from the
+ * sampled IP to the end of its basic block are about to make, as far as
+ * the sample's registers tell: an instruction's address is known while no
+ * instruction between the IP and it writes a register the address reads.
+ * A timer sample names the slow instruction (a load missing the caches);
+ * the store two instructions on, to a line another thread writes, it
+ * rarely names, yet its address is in the registers.  The sampled
+ * instruction itself is the first.  Own context (a capstone handle and a
+ * per-IP memo); at most max accesses, at most SB_MEMOP_AHEAD instructions.
+ */
+#define SB_MEMOP_AHEAD 8
+
+struct sb_memop_ahead;
+struct sb_memop_ahead *sb_memop_ahead_new(void);
+void sb_memop_ahead_free(struct sb_memop_ahead *a);
+void sb_memop_ahead_forget(struct sb_memop_ahead *a, const struct sb_elf *e);
+/* The accesses ahead of sample_vaddr (binary vaddr; runtime_ip the same
+ * at run time) into out[0..return); -1 when there is no code there. */
+int sb_memop_ahead_decode(struct sb_memop_ahead *a, struct sb_elf *e, uint64_t sample_vaddr,
+			  uint64_t runtime_ip, const uint64_t *regs, struct sb_memop *out,
+			  int max);
+
 #endif

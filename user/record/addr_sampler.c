@@ -82,13 +82,14 @@ static enum sb_addrs_class class_of(int status)
 	}
 }
 
-void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs)
+bool sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs,
+			 struct sb_addr *out, int *out_bin)
 {
 	uint64_t t0 = sb_now_ns(), vaddr, regs[SB_NREGS], dt;
 	struct sb_memop_stats before, after;
 	struct sb_memop m;
 	struct sb_elf *e;
-	int bin, st = SB_MEMOP_NOCODE;
+	int bin = -1, st = SB_MEMOP_NOCODE;
 
 	for (int i = 0; i < SB_NREGS; i++)   /* __u64 is not uint64_t */
 		regs[i] = rs->regs[i];
@@ -108,6 +109,8 @@ void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *
 		};
 
 		sb_addrs_offer(s->res, &a);
+		*out = a;
+		*out_bin = bin;
 	} else {
 		sb_addrs_count(s->res, class_of(st));
 	}
@@ -119,6 +122,7 @@ void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *
 		s->repeat_ns += dt;
 		s->repeats++;
 	}
+	return st == SB_MEMOP_OK;
 }
 
 int sb_addr_sampler_store(struct sb_addr_sampler *s, struct sb_profile *p,

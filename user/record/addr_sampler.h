@@ -8,6 +8,7 @@
 #ifndef SB_ADDR_SAMPLER_H
 #define SB_ADDR_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@
 #include "sbpf_events.h"
 
 struct sb_maps;
+struct sb_addr;
 struct sb_profile;
 struct sb_addr_sampler;
 
@@ -23,7 +25,10 @@ struct sb_addr_sampler;
 struct sb_addr_sampler *sb_addr_sampler_alloc(struct sb_maps *maps, int pid, size_t cap);
 void sb_addr_sampler_free(struct sb_addr_sampler *s);
 
-void sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs);
+/* true with the decoded access in *out and its code's binary (an index
+ * into maps) when the sample's address was decoded. */
+bool sb_addr_sampler_add(struct sb_addr_sampler *s, const struct sb_rec_sample *rs,
+			 struct sb_addr *out, int *out_bin);
 
 /*
  * Into the profile, after the sections are emitted: the kept records

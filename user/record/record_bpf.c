@@ -458,3 +458,8 @@ void sb_bpf_finish(struct sb_bpf *s)
 	record_bpf__destroy(s->skel);
 	free(s);
 }
+
+int sb_bpf_watch_prog_fd(const struct sb_bpf *s)
+{
+	return s && s->skel ? bpf_program__fd(s->skel->progs.on_watch) : -EINVAL;
+}

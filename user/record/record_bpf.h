@@ -96,4 +96,8 @@ const char *sb_bpf_uprobe_links(const struct sb_bpf *s);
 /* The ring buffer's map fd, shared with the hardware samplers (hwsample.c). */
 int sb_bpf_ringbuf_fd(struct sb_bpf *s);
 
+/* The program for watchpoint events (record_watch.c attaches it with
+ * PERF_EVENT_IOC_SET_BPF, which does not enable the event); -EINVAL. */
+int sb_bpf_watch_prog_fd(const struct sb_bpf *s);
+
 #endif

@@ -15,6 +15,9 @@
 
 #include "addr_sampler.h"
 #include "hw/hwsession.h"
+#include "hw/lbr_pebs.h"
+#include "profile/profile.h"
+#include "record_watch.h"
 #include "stacks.h"
 #include "util/idmap.h"
 
@@ -183,6 +186,9 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 	const struct sb_rec_sample *s = data;
 	uint64_t keys[SB_SAMPLE_FRAMES], frames[SB_SAMPLE_FRAMES];
 	struct sb_event ev;
+	struct sb_addr a;
+	int bin = -1;
+	bool decoded;
 	size_t n;
 
 	sb_records_sample(s, &ev);
@@ -196,8 +202,12 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 		ev.obj = keys[i];
 		sb_builder_add(r->builder, &ev);
 	}
-	/* Its data address, from its own registers (issue 3). */
-	sb_addr_sampler_add(r->addrs, s);
+	/* Its data address, from its own registers (issue 3), and the
+	 * cache line it touched for sampled sharing (record_watch.h). */
+	decoded = sb_addr_sampler_add(r->addrs, s, &a, &bin);
+	if (r->watch)
+		sb_watch_sample(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, s,
+				decoded ? &a : NULL, bin);
 }
 
 /* A `scalebpf cc` program's exact counts of one segment: one event each. */
@@ -218,8 +228,24 @@ static void on_exact(struct sb_rec *r, const void *data, size_t size)
  * hw_bad_records); with no hardware sampler running they are not ours. */
 static void on_hw(struct sb_rec *r, const void *data, size_t size)
 {
-	if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV)
+	const struct sb_rec_hdr *h = data;
+	struct sb_hw_load l;
+
+	if (sb_hwsession_record(r->hw, r->builder, data, size) == -ENODEV) {
 		r->recs.bad_records++;
+		return;
+	}
+	/* PEBS loads also pick sharing candidates by their data source */
+	if (h->type == SB_REC_LOAD && r->watch && !sb_hw_load_decode(data, size, &l))
+		sb_watch_load(r->watch, r->maps, &l);
+}
+
+/* A watchpoint of sampled sharing fired (record_watch.h). */
+static void on_watch(struct sb_rec *r, const void *data, size_t size)
+{
+	(void)size;
+	if (r->watch)
+		sb_watch_hit(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, data);
 }
 
 /* A followed process exec'd, forked or mapped libraries (follow.h). */
@@ -245,6 +271,7 @@ static const struct route {
 	[SB_REC_EXACT] = { sizeof(struct sb_rec_exact), on_exact },
 	[SB_REC_SAMPLE_STACK] = { sizeof(struct sb_rec_sample_stack), on_sample },
 	[SB_REC_PROC] = { sizeof(struct sb_rec_proc), on_proc },
+	[SB_REC_WATCH] = { sizeof(struct sb_rec_watch), on_watch },
 };
 
 int sb_rec_route_record(void *ctx, const void *data, size_t size)

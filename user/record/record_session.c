@@ -18,6 +18,7 @@
 #include "util/idmap.h"
 #include "binary/procmaps.h"
 #include "record_bpf.h"
+#include "record_watch.h"
 #include "rec_timing.h"
 
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
@@ -226,6 +227,8 @@ int sb_rec_setup(struct sb_rec *r)
 	sb_plan_init(&r->plan);
 	r->child.gate_fd = r->child.err_fd = -1;
 	r->pin.fd = -1;
+	if (!(r->watch = sb_watch_alloc(r->watch_rate, err, sizeof(err))))
+		return sb_rec_fail(r, "%s", err);
 	/* -p: the process runs on; stopping it could show to a job-control
 	 * shell as a stopped job, so probes go in asynchronously there. */
 	bo.stop_mode = r->ncmd > 0 && r->follow;
@@ -349,7 +352,8 @@ int sb_rec_setup(struct sb_rec *r)
 uint64_t sb_rec_drops(const uint64_t *c)
 {
 	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
-	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT] + c[SB_CNT_DROP_PROC];
+	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT] + c[SB_CNT_DROP_PROC] +
+	       c[SB_CNT_DROP_WATCH];
 }
 
 void sb_rec_status(struct sb_rec *r, bool final)
@@ -381,6 +385,7 @@ void sb_rec_stop(struct sb_rec *r)
 	if (!r->bpf)
 		return;
 	sb_tm_mark("stop: detach and drain");
+	sb_watch_stop(r->watch, r->bpf, r->end_ns);   /* its events, before the drain */
 	nf = r->fw.nnot_followed;
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 	/* Not when the command and every process it started were seen to
@@ -427,6 +432,8 @@ void sb_rec_cleanup(struct sb_rec *r)
 	r->loader = NULL;
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
+	sb_watch_free(r->watch);
+	r->watch = NULL;
 	/* After a setup failure too: the drain attaches nothing more. */
 	r->fw.stopping = true;
 	sb_bpf_finish(r->bpf);

@@ -22,6 +22,7 @@ struct sb_idmap;
 struct sb_addr_sampler;
 struct sb_stacks;
 struct sb_hwsession;
+struct sb_watch;
 
 struct sb_rec {
 	/* options */
@@ -41,6 +42,7 @@ struct sb_rec {
 	int ncmd;
 	int events_req;              /* --events: enum sb_events_mode (hw/pmu.h) */
 	bool unwind_fp;              /* --unwind fp: no stack copies */
+	unsigned watch_rate;         /* --watch-rate: watchpoint arms/s */
 
 	/* state */
 	bool spawned, child_exited;
@@ -68,11 +70,14 @@ struct sb_rec {
 	struct sb_addr_sampler *addrs; /* sampled data addresses (addr_sampler.h) */
 	struct sb_stacks *stacks;    /* samples' call chains (stacks.h) */
 	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
+	struct sb_watch *watch;      /* sampled sharing (record_watch.h) */
 	/* Process images followed (follow.h): maps, builder, recs, addrs,
 	 * threads and nthreads_live above are those of fw.cur. */
 	struct sb_follow_state fw;
 };
 
+/* `record --help` (record_usage.c). */
+extern const char sb_record_usage[];
 /* Prints "scalebpf record: <msg>" and returns 1 (the exit code). */
 int sb_rec_fail(struct sb_rec *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -25,6 +25,7 @@
 #include "profile/profile.h"
 #include "record_sharing.h"
 #include "record_session.h"
+#include "record_watch.h"
 
 struct namer {
 	struct sb_maps *maps;
@@ -278,6 +279,28 @@ int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer 
 			fprintf(stderr, "scalebpf: sharing not stored: out of memory\n");
 			return 0;
 		}
+	}
+	return 0;
+}
+
+/* A sampled reference is the accessing instruction itself. */
+static long loc_at(void *ctx, uint64_t pc)
+{
+	struct namer *n = ctx;
+
+	return sb_symbolizer_loc(n->sym, pc);
+}
+
+int sb_rec_sharing_sampled(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym)
+{
+	struct namer n = { .maps = r->maps, .sym = sym };
+
+	if (!r->watch)
+		return 0;
+	if (sb_watch_store(r->watch, p, r->sample_hz ? 1000000000ull / r->sample_hz : 0,
+			   r->start_ns, loc_at, name_of, &n)) {
+		sb_profile_meta_set(p, "coherence_sampled_error", "out of memory for the rows");
+		fprintf(stderr, "scalebpf: sampled sharing not stored: out of memory\n");
 	}
 	return 0;
 }

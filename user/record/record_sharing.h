@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Exact-mode sharing: ccSIM over a recording's memory traces (record_sharing.c). */
+/* Sharing: ccSIM over a recording's memory traces, and the sampled
+ * estimates (record_sharing.c). */
 #ifndef SB_RECORD_SHARING_H
 #define SB_RECORD_SHARING_H
 
@@ -12,5 +13,9 @@ struct sb_symbolizer;
  * (or too little memory) are said, in stderr and coherence_error, without
  * failing the recording: returns 0. */
 int sb_rec_sharing(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym);
+
+/* Sampled sharing (record_watch.h): its reported lines, named like exact
+ * mode's, as SHARING rows of mode sampled; never fails the recording. */
+int sb_rec_sharing_sampled(struct sb_rec *r, struct sb_profile *p, struct sb_symbolizer *sym);
 
 #endif

@@ -402,6 +402,7 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sb_tm_mark("write: meta, stacks");
 	add_meta(r, p, c);
+	sb_rec_sharing_sampled(r, p, sym);
 	/* Traces are where record put them only for a command it ran. */
 	if (r->plan.trace_mem && r->spawned)
 		sb_rec_sharing(r, p, sym);

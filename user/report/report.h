@@ -80,6 +80,8 @@ extern const struct sb_report_view sb_view_waits;      /* report_waits.c */
 extern const struct sb_report_view sb_view_locks;      /* report_waits.c */
 extern const struct sb_report_view sb_view_counts;     /* report_counts.c */
 extern const struct sb_report_view sb_view_sharing;    /* report_sharing.c */
+/* The sharing view's sampled part (report_sharing_sampled.c). */
+int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f);
 /* `report --sharing` (report_sharing_list.c). */
 int sb_report_sharing_list_text(const struct sb_report_ctx *r, FILE *f);
 int sb_report_sharing_list_json(const struct sb_report_ctx *r, struct sb_json *j);

@@ -15,9 +15,12 @@
  * coherence_misses, in_region_true_locked, in_region_true_unlocked,
  * possible_races, invalidators: [{location, function, address, thread,
  * pct}],
- * evidence: {samples, confirmations}, mode}] and sharing_races:
- * [{a: {location..}, b: {location..}, count, mode}].  cost_pct is the
- * variable's coherence misses over all simulated misses, in percent.
+ * evidence: {samples, confirmations, windows, windows_confirmed}, section,
+ * mode}] and sharing_races: [{a: {location..}, b: {location..}, count,
+ * mode}].  cost_pct is, in exact mode, the variable's coherence misses over
+ * all simulated misses; in sampled mode (report_sharing_sampled.c) the
+ * estimated share of its section's busy time; in percent.  section: the
+ * section number of the text report (1-based), 0 none.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -226,7 +229,9 @@ static int sharing_text(const struct sb_report_ctx *r, FILE *f)
 	char loc[512], loc2[512];
 	int ret = 0;
 
-	if (!p->nsharing && !err)
+	if (sb_report_sharing_sampled_text(r, f))   /* record mode (report_sharing_sampled.c) */
+		return -1;
+	if (!has_mode(p, SB_SHARING_PIPED) && !has_mode(p, SB_SHARING_INTERLEAVED) && !err)
 		return 0;
 	fputs("\nSharing: cache lines that move between threads' caches (exact: ccSIM)\n", f);
 	if (err) {
@@ -282,23 +287,29 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 	const struct sb_profile *p = r->p;
 	uint64_t misses = all_misses(p, v->mode), total = 0;
 	struct inv_row *rows;
+	double cost;
 	size_t n;
 
 	fputs(first ? "\n    {\"variable\": " : ",\n    {\"variable\": ", f);
 	sb_json_str(f, v->name);
 	fputs(", \"parts\": ", f);
 	sb_json_str(f, v->parts);
+	/* sampled: the share of its section's busy time; exact: of all
+	 * simulated misses */
+	cost = v->mode == SB_SHARING_SAMPLED ? (double)v->cost_ppm / 1e4 :
+	       misses ? 100.0 * (double)v->coh_misses / (double)misses : 0.0;
 	fprintf(f, ", \"kind\": \"%s\", \"scope\": \"%s\", \"lines\": %" PRIu64
 		", \"threads\": %u, \"cost_pct\": %.3f, \"invalidations\": %" PRIu64
 		", \"coherence_misses\": %" PRIu64 ", \"in_region_true_locked\": %" PRIu64
 		", \"in_region_true_unlocked\": %" PRIu64 ", \"possible_races\": %" PRIu64
-		", \"mode\": \"%s\", \"evidence\": {\"samples\": 0, \"confirmations\": 0}"
-		", \"references\": [",
+		", \"mode\": \"%s\", \"evidence\": {\"samples\": %" PRIu64
+		", \"confirmations\": %" PRIu64 ", \"windows\": %" PRIu64
+		", \"windows_confirmed\": %" PRIu64 "}, \"section\": %d, \"references\": [",
 		v->true_sharing ? "true" : "false", v->in_region ? "in_region" : "across_region",
-		v->lines, v->threads,
-		misses ? 100.0 * (double)v->coh_misses / (double)misses : 0.0, v->invalidations,
+		v->lines, v->threads, cost, v->invalidations,
 		v->coh_misses, v->in_true_locked, v->in_true - v->in_true_locked,
-		v->in_true_race, sb_sharing_mode_name(v->mode));
+		v->in_true_race, sb_sharing_mode_name(v->mode), v->samples, v->confirmations,
+		v->windows, v->windows_confirmed, v->section >= 0 ? v->section + 1 : 0);
 	for (size_t k = 0; k < v->nrefs; k++) {
 		fputs(k ? ", {" : "{", f);
 		sb_json_loc_fields(f, p, v->refs[k]);

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record_watch.c - watchpoint windows for sampled sharing (record_watch.h).
+ *
+ * Why one-shot: a watched word in a hot loop is written millions of times
+ * a second and every hit is a ~6 us trap here; PERF_EVENT_IOC_REFRESH 1
+ * (the BPF program returning 1 lets the event count) disables the event at
+ * its first hit, so an arm costs the target at most one trap.  A fired
+ * event is closed, never re-enabled: on kernel 6.18 re-enabling a fired
+ * one-shot breakpoint restores the debug register but leaves the event
+ * stopped, and the thread then traps on every access unrecorded
+ * (../shared/notes/platform.md).  Every window's events are closed at its
+ * end; the next window opens new ones.
+ *
+ * The budget: a token bucket of `rate` arms per second (an arm is one
+ * event: one word in one thread), so the traps cost the target at most
+ * rate x ~10 us a second: 0.2% of one core at the default 200.  Slots
+ * another tool holds (ENOSPC: a debugger, perf's breakpoints) are counted
+ * and said; a window none could be armed in does not count.
+ */
+#include "record_watch.h"
+
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "binary/memop.h"
+#include "binary/procmaps.h"
+#include "hw/lbr_pebs.h"
+#include "profile/profile.h"
+#include "record_bpf.h"
+
+#define MAX_ARMS (SB_COSAMPLE_THREADS * SB_COSAMPLE_WORDS)
+
+struct sb_watch {
+	unsigned rate;
+	struct sb_cosample *cs;
+	struct sb_memop_ctx *memop;
+	struct sb_memop_ahead *ahead;
+	double tokens;
+	uint64_t last_refill;
+	bool open;                     /* a window is armed */
+	struct sb_cosample_probe probe;
+	uint64_t win_end;
+	int fds[MAX_ARMS];
+	uint32_t nfds;
+	uint64_t maps_gen;             /* the maps runtime_bins are of */
+	size_t nbins;
+	bool runtime_bins[256];        /* per binary index: threading runtime */
+	/* what happened */
+	uint64_t arms, enospc, gone, failed, undecoded, windows, ahead_accesses;
+	uint32_t recent[SB_COSAMPLE_THREADS];   /* threads sampled lately */
+	uint32_t nrecent, next_recent;
+	int first_errno;
+	char disabled[160];            /* why no more watchpoints are armed */
+};
+
+struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len)
+{
+	struct sb_cosample_opts o;
+	struct sb_watch *w;
+
+	if (rate > 100000) {
+		snprintf(err, len, "--watch-rate %u: at most 100000 arms a second", rate);
+		return NULL;
+	}
+	if (!(w = calloc(1, sizeof(*w)))) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	w->rate = rate;
+	sb_cosample_opts_default(&o);
+	w->cs = sb_cosample_alloc(&o, err, len);
+	w->memop = sb_memop_ctx_new(0);
+	w->ahead = sb_memop_ahead_new();
+	if (!w->cs || !w->memop || !w->ahead) {
+		if (w->cs)
+			snprintf(err, len, "out of memory");
+		sb_watch_free(w);
+		return NULL;
+	}
+	w->tokens = rate ? rate / 20.0 : 0;   /* a first window at once */
+	if (!rate)
+		snprintf(w->disabled, sizeof(w->disabled), "--watch-rate 0");
+	return w;
+}
+
+void sb_watch_free(struct sb_watch *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->nfds; i++)
+		close(w->fds[i]);
+	sb_cosample_free(w->cs);
+	sb_memop_ctx_free(w->memop);
+	sb_memop_ahead_free(w->ahead);
+	free(w);
+}
+
+/* The threading runtime's code: its references to a line are to a lock
+ * word, a barrier or the runtime's own state, sync costs the wait
+ * analyses report, not the program's data. */
+static bool runtime_bin(struct sb_watch *w, struct sb_maps *maps, int bin)
+{
+	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "libgomp",
+					    "libomp", "libiomp", "ld-linux" };
+	size_t nb;
+
+	if (bin < 0 || !maps)
+		return false;
+	nb = sb_maps_nbinaries(maps);
+	if (sb_maps_generation(maps) != w->maps_gen || nb != w->nbins) {
+		w->maps_gen = sb_maps_generation(maps);
+		w->nbins = nb;
+		memset(w->runtime_bins, 0, sizeof(w->runtime_bins));
+		for (size_t b = 0; b < nb && b < sizeof(w->runtime_bins); b++) {
+			const char *name = sb_maps_binary_name(maps, (int)b), *slash;
+
+			if (name && (slash = strrchr(name, '/')))
+				name = slash + 1;
+
+			for (size_t k = 0; name && k < sizeof(libs) / sizeof(libs[0]); k++)
+				w->runtime_bins[b] |= !strncmp(name, libs[k], strlen(libs[k]));
+		}
+	}
+	return (size_t)bin < sizeof(w->runtime_bins) && w->runtime_bins[bin];
+}
+
+/* The threads seen working lately: a window also watches those the
+ * samples did not see on its line (a third writer). */
+static void note_thread(struct sb_watch *w, uint32_t tid)
+{
+	for (uint32_t i = 0; i < w->nrecent; i++)
+		if (w->recent[i] == tid)
+			return;
+	if (w->nrecent < SB_COSAMPLE_THREADS) {
+		w->recent[w->nrecent++] = tid;
+		return;
+	}
+	w->recent[w->next_recent] = tid;
+	w->next_recent = (w->next_recent + 1) % SB_COSAMPLE_THREADS;
+}
+
+void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
+		     const struct sb_rec_sample *rs, const struct sb_addr *a, int bin)
+{
+	uint64_t sp = rs->regs[SB_REG_RSP], regs[SB_NREGS], vaddr;
+	struct sb_cosample_access c = { .ts = rs->hdr.ts, .tid = rs->hdr.tid };
+	struct sb_memop m[SB_MEMOP_AHEAD];
+	struct sb_elf *e;
+	int n;
+
+	note_thread(w, rs->hdr.tid);
+	if (a) {
+		c.pc = a->ip;
+		c.addr = a->addr;
+		c.size = a->size;
+		c.store = a->flags & SB_ADDR_STORE;
+		c.runtime = runtime_bin(w, maps, bin);
+		/* a frame of its own: stacks are megabytes apart */
+		c.own_stack = a->addr + 128 >= sp && a->addr < sp + (256u << 10);
+		sb_cosample_access(w->cs, &c);
+	}
+	/* what the rest of its block is about to touch (memop.h) */
+	if (!maps || sb_maps_resolve_live(maps, pid, rs->ip, &bin, &vaddr) ||
+	    !(e = sb_maps_binary_elf(maps, bin)))
+		return;
+	for (int i = 0; i < SB_NREGS; i++)
+		regs[i] = rs->regs[i];
+	n = sb_memop_ahead_decode(w->ahead, e, vaddr, rs->ip, regs, m, SB_MEMOP_AHEAD);
+	c.runtime = runtime_bin(w, maps, bin);
+	c.ahead = true;
+	for (int i = 0; i < n; i++) {
+		uint64_t pc = rs->ip - vaddr + m[i].insn;
+
+		if (a && pc == a->ip)   /* the sampled access itself */
+			continue;
+		w->ahead_accesses++;
+		c.pc = pc;
+		c.addr = m[i].addr;
+		c.size = m[i].size;
+		c.store = m[i].store;
+		c.own_stack = m[i].addr + 128 >= sp && m[i].addr < sp + (256u << 10);
+		sb_cosample_access(w->cs, &c);
+	}
+}
+
+void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l)
+{
+	struct sb_cosample_access c = {
+		.ts = l->ts, .pc = l->ip, .addr = l->addr, .tid = l->tid, .size = 0,
+		.hitm = l->src.snoop_hitm,
+	};
+	int bin;
+	uint64_t vaddr;
+
+	if (!(l->flags & SB_LOAD_HAVE_ADDR) || !l->addr)
+		return;
+	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
+		c.runtime = runtime_bin(w, maps, bin);
+	sb_cosample_access(w->cs, &c);
+}
+
+void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
+		  const struct sb_rec_watch *h)
+{
+	uint64_t regs[SB_NREGS], vaddr, word = h->addr & ~7ull, addr = word;
+	uint32_t size = 0;
+	struct sb_memop m;
+	struct sb_elf *e;
+	int bin = -1;
+
+	for (int i = 0; i < SB_NREGS; i++)
+		regs[i] = h->regs[i];
+	/* The trap comes after the store: memop prefers the instruction
+	 * before the IP.  Its bytes are kept when they are the watched
+	 * word's (a store that wrote through its own address register, or
+	 * a decode of the wrong instruction, would say otherwise). */
+	if (maps && !sb_maps_resolve_live(maps, pid, h->ip, &bin, &vaddr) &&
+	    (e = sb_maps_binary_elf(maps, bin)) &&
+	    sb_memop_decode(w->memop, e, vaddr, h->ip, regs, 0, &m) == SB_MEMOP_OK &&
+	    m.store && m.size && m.addr < word + 8 && m.addr + m.size > word) {
+		addr = m.addr < word ? word : m.addr;
+		size = (uint32_t)((m.addr + m.size > word + 8 ? word + 8 : m.addr + m.size) - addr);
+		sb_cosample_hit(w->cs, w->probe.line, h->hdr.tid, h->hdr.ts, addr, size,
+				h->ip - vaddr + m.insn, runtime_bin(w, maps, bin));
+		return;
+	}
+	w->undecoded++;
+	sb_cosample_hit(w->cs, w->probe.line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
+			bin >= 0 && runtime_bin(w, maps, bin));
+}
+
+/* One watch: 0, or -errno (ENOSPC: slots taken; ESRCH: thread gone). */
+static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.size = sizeof(attr);
+	attr.bp_type = HW_BREAKPOINT_W;
+	attr.bp_addr = word;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.sample_period = 1;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(__NR_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* SET_BPF does not enable the event (libbpf's attach would, with
+	 * no limit); REFRESH 1 enables it for one hit. */
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	w->fds[w->nfds++] = fd;
+	return 0;
+}
+
+static void close_window(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
+{
+	uint32_t armed = w->nfds;
+
+	for (uint32_t i = 0; i < w->nfds; i++)
+		close(w->fds[i]);
+	w->nfds = 0;
+	/* the window's hits, before it is judged */
+	if (bpf)
+		sb_bpf_poll(bpf, 0);
+	sb_cosample_window_end(w->cs, w->probe.line, armed, now);
+	w->open = false;
+	w->windows += armed > 0;
+}
+
+static void open_window(struct sb_watch *w, int prog_fd, uint64_t now)
+{
+	struct sb_cosample_probe *p = &w->probe;
+
+	if (!sb_cosample_next(w->cs, now, p))
+		return;
+	w->open = true;
+	w->win_end = now + SB_WATCH_WINDOW_NS;
+	for (uint32_t i = 0; i < w->nrecent && p->ntids < SB_COSAMPLE_THREADS; i++) {
+		uint32_t k = 0;
+
+		while (k < p->ntids && p->tids[k] != w->recent[i])
+			k++;
+		if (k == p->ntids)
+			p->tids[p->ntids++] = w->recent[i];
+	}
+	for (uint32_t t = 0; t < p->ntids && !w->disabled[0]; t++)
+		for (uint32_t k = 0; k < p->nwords; k++) {
+			int e = arm(w, prog_fd, p->tids[t], p->words[k]);
+
+			w->tokens -= 1;
+			if (!e) {
+				w->arms++;
+				continue;
+			}
+			if (e == -ENOSPC) {
+				w->enospc++;   /* the thread's slots are taken */
+				break;
+			}
+			if (e == -ESRCH) {
+				w->gone++;
+				break;
+			}
+			w->failed++;
+			if (!w->first_errno)
+				w->first_errno = -e;
+			/* no breakpoints here at all, or not allowed */
+			if (e == -EACCES || e == -EPERM || e == -ENOENT || e == -EOPNOTSUPP ||
+			    e == -ENODEV || (e == -EINVAL && !w->arms))
+				snprintf(w->disabled, sizeof(w->disabled),
+					 "watchpoints unavailable: %s", strerror(-e));
+			break;
+		}
+}
+
+int sb_watch_tick(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
+{
+	int prog_fd;
+
+	if (!w)
+		return -1;
+	if (w->open && now >= w->win_end)
+		close_window(w, bpf, now);
+	if (w->open)
+		return (int)((w->win_end - now) / 1000000 + 1);
+	if (w->disabled[0] || (prog_fd = sb_bpf_watch_prog_fd(bpf)) < 0)
+		return -1;
+	if (w->last_refill) {
+		w->tokens += (double)(now - w->last_refill) * 1e-9 * w->rate;
+		if (w->tokens > w->rate / 5.0 + MAX_ARMS)   /* no bursts past 200 ms worth */
+			w->tokens = w->rate / 5.0 + MAX_ARMS;
+	}
+	w->last_refill = now;
+	/* a whole window's arms must fit: the line's threads x words */
+	if (w->tokens < MAX_ARMS / 2)
+		return (int)((MAX_ARMS / 2 - w->tokens) * 1000.0 / w->rate) + 1;
+	open_window(w, prog_fd, now);
+	return w->open ? (int)(SB_WATCH_WINDOW_NS / 1000000) : 20;
+}
+
+void sb_watch_stop(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
+{
+	if (w && w->open)
+		close_window(w, bpf, now);
+}
+
+int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
+		   uint64_t start_ns, sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx)
+{
+	struct sb_cosample_stats st;
+	char buf[256];
+
+	sb_cosample_get_stats(w->cs, &st);
+	if (sb_cosample_store(w->cs, period_ns, loc_of, name_of, ctx, p))
+		return -1;
+	snprintf(buf, sizeof(buf), "software: sampled data addresses%s, write watchpoints "
+		 "(%u arms/s, %llu ms windows)", st.hitm_loads ? " and PEBS HITM loads" : "",
+		 w->rate, SB_WATCH_WINDOW_NS / 1000000);
+	sb_profile_meta_set(p, "coherence_sampled_path", buf);
+	sb_profile_meta_set_u64(p, "coherence_sampled_accesses", st.accesses);
+	sb_profile_meta_set_u64(p, "coherence_sampled_accesses_ahead", w->ahead_accesses);
+	sb_profile_meta_set_u64(p, "coherence_sampled_candidates", st.candidates);
+	sb_profile_meta_set_u64(p, "coherence_sampled_windows", st.windows);
+	sb_profile_meta_set_u64(p, "coherence_sampled_windows_unarmed", st.windows_unarmed);
+	sb_profile_meta_set_u64(p, "coherence_sampled_decided", st.decided);
+	sb_profile_meta_set_u64(p, "coherence_sampled_reported", st.reported);
+	sb_profile_meta_set_u64(p, "coherence_sampled_sync_lines", st.sync_lines);
+	sb_profile_meta_set_u64(p, "coherence_sampled_hits", st.hits);
+	sb_profile_meta_set_u64(p, "coherence_sampled_hits_late", st.hits_unmatched);
+	sb_profile_meta_set_u64(p, "coherence_sampled_hits_undecoded", w->undecoded);
+	sb_profile_meta_set_u64(p, "coherence_sampled_arms", w->arms);
+	sb_profile_meta_set_u64(p, "coherence_sampled_enospc", w->enospc);
+	sb_profile_meta_set_u64(p, "coherence_sampled_arm_failed", w->failed);
+	sb_profile_meta_set_u64(p, "coherence_sampled_lines_dropped", st.lines_dropped);
+	sb_profile_meta_set_u64(p, "coherence_sampled_purges", st.purges);
+	/* how long a recording takes to say something */
+	if (st.first_verdict_ns > start_ns)
+		sb_profile_meta_set_u64(p, "coherence_sampled_first_verdict_ms",
+					(st.first_verdict_ns - start_ns) / 1000000);
+	if (w->disabled[0])
+		sb_profile_meta_set(p, "coherence_sampled_unconfirmed", w->disabled);
+	else if (w->enospc)
+		sb_profile_meta_set(p, "coherence_sampled_slots",
+				    "some threads' debug registers were taken by another tool "
+				    "(ENOSPC): fewer lines confirmed");
+	return 0;
+}

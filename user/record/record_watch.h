@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sampled sharing at record time (issue 13): sampled data addresses make
+ * candidate lines (analysis/coherence/ sb_cosample_*), and hardware
+ * watchpoints confirm and classify them.  This file owns the watchpoints:
+ * one-shot write watches (PERF_TYPE_BREAKPOINT, 8 bytes, at most four a
+ * thread: x86's DR0-3) on up to four words of one candidate line, in the
+ * line's threads, for a short window, within a budget of arms per second;
+ * each hit comes back through the ring buffer (SB_REC_WATCH) with the
+ * registers after the store, which are decoded into the bytes written.
+ */
+#ifndef SB_RECORD_WATCH_H
+#define SB_RECORD_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coherence/coherence.h"
+#include "sbpf_events.h"
+
+struct sb_bpf;
+struct sb_maps;
+struct sb_addr;
+struct sb_hw_load;
+struct sb_profile;
+struct sb_watch;
+
+#define SB_WATCH_DEFAULT_RATE 200      /* arms per second, all threads */
+#define SB_WATCH_WINDOW_NS 10000000ull /* 10 ms */
+
+/* rate: arms per second (0: candidates are kept, none is confirmed).
+ * NULL with a message on a bad option or no memory. */
+struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len);
+void sb_watch_free(struct sb_watch *w);
+
+/* A sample: a, its decoded access (addr_sampler.h; NULL: none), bin the
+ * binary of a's code in maps (the threading runtime's references are told
+ * apart); and the accesses the rest of its block is about to make. */
+void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
+		     const struct sb_rec_sample *rs, const struct sb_addr *a, int bin);
+/* A PEBS load (the PMU path): its data source picks lines (HITM). */
+void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l);
+/* An SB_REC_WATCH record: decodes the store at the trap. */
+void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
+		  const struct sb_rec_watch *h);
+/* Ends a due window (its hits drained from bpf first) and arms the next
+ * candidate within the budget.  Returns ms until the next thing due
+ * (for the poll's timeout), or -1 when nothing is. */
+int sb_watch_tick(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now);
+/* Closes every watchpoint (the recording ends, or the target is gone). */
+void sb_watch_stop(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now);
+/* SHARING rows of mode sampled, and coherence_sampled_* metadata
+ * (start_ns: the recording's start, for the time to the first verdict). */
+int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
+		   uint64_t start_ns, sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx);
+
+#endif
