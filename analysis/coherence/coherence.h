@@ -247,7 +247,10 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
  * storing (or HITM), by samples; then lines a store instruction wrote that
  * two threads were sampled storing from into one region of memory (a
  * parallel loop over one array: its lines are too many for two samples to
- * meet on one, yet each may be split between threads), least probed first.
+ * meet on one, yet each may be split between threads), or that the
+ * program's code stored to in its static data (globals written while
+ * threads run are shared state more often than not: the lock-protected
+ * table whose stores hide behind the lock's time), least probed first.
  *
  * The evidence rule: a line is reported only when it has
  *   >= min_samples samples touching it (the sampled access or one its
@@ -289,6 +292,7 @@ struct sb_cosample_access {
 					* was about to make (memop.h look-ahead):
 					* evidence, not time */
 	bool own_stack;                /* addr is near the thread's stack pointer */
+	bool static_data;              /* addr is in a binary's data or bss */
 };
 
 /* One window to arm: write watches on words (8-byte aligned) in tids. */

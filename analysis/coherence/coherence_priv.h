@@ -158,6 +158,7 @@ struct cos_line {
 	uint32_t win_hits;
 	uint32_t user_stores;          /* stores (sampled or hit) from the
 					* program's code, not the runtime's */
+	uint32_t static_stores;        /* sampled ones into static data */
 	int64_t stack_tid;
 	uint8_t state, nthr;
 	struct cos_thread thr[SB_COSAMPLE_THREADS];

@@ -235,11 +235,14 @@ static bool candidate(const struct cos_line *l)
 	return l->nthr >= 2 && (l->stores || l->hitm);
 }
 
-/* Stored to from an instruction two threads ran storing into one region. */
+/* Stored to from an instruction two threads ran storing into one region,
+ * or by the program into its static data. */
 static bool site_candidate(struct sb_cosample *s, const struct cos_line *l)
 {
 	if (!l->user_stores)
 		return false;
+	if (l->static_stores)
+		return true;
 	for (uint32_t k = 0; k < l->npcs; k++) {
 		const struct cos_pc *c;
 
@@ -273,6 +276,7 @@ void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *
 	l->stores += a->store;
 	l->hitm += a->hitm;
 	l->user_stores += a->store && !a->runtime;
+	l->static_stores += a->store && !a->runtime && a->static_data;
 	if (a->own_stack && l->stack_tid < 0)
 		l->stack_tid = a->tid;
 	add_ref(l, a->pc, a->store);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "lbr_pebs.h"
 
+#include "coherence/coherence.h"
+
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
@@ -225,4 +227,17 @@ int sb_hw_perf_sample_to_rec(const void *rec, size_t size, uint64_t st, uint64_t
 		       SB_LOAD_HAVE_WEIGHT : 0) |
 		      (st & PERF_SAMPLE_DATA_SRC ? SB_LOAD_HAVE_SRC : 0);
 	return SB_REC_LOAD;
+}
+
+bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!(l->flags & SB_LOAD_HAVE_ADDR) || !l->addr)
+		return false;
+	a->ts = l->ts;
+	a->pc = l->ip;           /* precise: the load itself */
+	a->addr = l->addr;
+	a->tid = l->tid;
+	a->hitm = l->src.snoop_hitm;
+	return true;
 }

@@ -80,6 +80,12 @@ struct sb_hw_load {
 /* 0, or -1 when the record is not a well-formed SB_REC_LOAD. */
 int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out);
 
+/* A PEBS load as a sampled access for sharing (analysis/coherence/): its
+ * data source's HITM (the line was modified in another core) makes its
+ * line a candidate.  false when the load has no data address. */
+struct sb_cosample_access;
+bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a);
+
 /*
  * A raw PERF_RECORD_SAMPLE (header included) of an event opened with
  * sample_type a subset of IP|TID|TIME|ADDR|CPU|PERIOD|BRANCH_STACK|

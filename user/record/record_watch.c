@@ -132,6 +132,27 @@ static bool runtime_bin(struct sb_watch *w, struct sb_maps *maps, int bin)
 	return (size_t)bin < sizeof(w->runtime_bins) && w->runtime_bins[bin];
 }
 
+/* A binary's static data: in one of its file mappings (.data), or in the
+ * anonymous pages right after its last one (.bss past the file's end). */
+static bool static_data(struct sb_maps *maps, uint64_t addr)
+{
+	size_t n = maps ? sb_maps_count(maps) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sb_mapping *m = sb_maps_get(maps, i);
+		const struct sb_mapping *next = i + 1 < n ? sb_maps_get(maps, i + 1) : NULL;
+
+		if (addr < m->start)
+			return false;   /* in address order */
+		if (addr < m->end)
+			return !m->exec;
+		if ((!next || next->bin != m->bin) && addr < m->end + (1u << 20) &&
+		    (!next || addr < next->start))
+			return true;
+	}
+	return false;
+}
+
 /* The threads seen working lately: a window also watches those the
  * samples did not see on its line (a third writer). */
 static void note_thread(struct sb_watch *w, uint32_t tid)
@@ -165,6 +186,7 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.runtime = runtime_bin(w, maps, bin);
 		/* a frame of its own: stacks are megabytes apart */
 		c.own_stack = a->addr + 128 >= sp && a->addr < sp + (256u << 10);
+		c.static_data = c.store && !c.own_stack && static_data(maps, a->addr);
 		sb_cosample_access(w->cs, &c);
 	}
 	/* what the rest of its block is about to touch (memop.h) */
@@ -187,20 +209,18 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.size = m[i].size;
 		c.store = m[i].store;
 		c.own_stack = m[i].addr + 128 >= sp && m[i].addr < sp + (256u << 10);
+		c.static_data = c.store && !c.own_stack && static_data(maps, m[i].addr);
 		sb_cosample_access(w->cs, &c);
 	}
 }
 
 void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l)
 {
-	struct sb_cosample_access c = {
-		.ts = l->ts, .pc = l->ip, .addr = l->addr, .tid = l->tid, .size = 0,
-		.hitm = l->src.snoop_hitm,
-	};
-	int bin;
+	struct sb_cosample_access c;
 	uint64_t vaddr;
+	int bin;
 
-	if (!(l->flags & SB_LOAD_HAVE_ADDR) || !l->addr)
+	if (!sb_hw_load_access(l, &c))
 		return;
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
 		c.runtime = runtime_bin(w, maps, bin);
@@ -392,9 +412,14 @@ int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
 	if (st.first_verdict_ns > start_ns)
 		sb_profile_meta_set_u64(p, "coherence_sampled_first_verdict_ms",
 					(st.first_verdict_ns - start_ns) / 1000000);
-	if (w->disabled[0])
+	if (w->disabled[0]) {
 		sb_profile_meta_set(p, "coherence_sampled_unconfirmed", w->disabled);
-	else if (w->enospc)
+	} else if (w->enospc && !w->arms) {
+		snprintf(buf, sizeof(buf), "every debug register was taken by another tool "
+			 "(ENOSPC in %llu tries: a debugger, perf's breakpoints): no line could be "
+			 "confirmed", (unsigned long long)w->enospc);
+		sb_profile_meta_set(p, "coherence_sampled_unconfirmed", buf);
+	} else if (w->enospc)
 		sb_profile_meta_set(p, "coherence_sampled_slots",
 				    "some threads' debug registers were taken by another tool "
 				    "(ENOSPC): fewer lines confirmed");
