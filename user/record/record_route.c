@@ -207,6 +207,8 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 	decoded = sb_addr_sampler_add(r->addrs, s, &a, &bin);
 	if (r->watch)
 		sb_watch_sample(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, s,
+				size >= sizeof(struct sb_rec_sample_stack) ?
+				((const struct sb_rec_sample_stack *)data)->stack_len : 0,
 				decoded ? &a : NULL, bin);
 }
 

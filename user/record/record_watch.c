@@ -168,8 +168,19 @@ static void note_thread(struct sb_watch *w, uint32_t tid)
 	w->next_recent = (w->next_recent + 1) % SB_COSAMPLE_THREADS;
 }
 
+/* Whether addr is in the sampled thread's own stack: from 128 bytes below
+ * sp (the red zone) to the end of what the sample's stack copy found
+ * mapped (stack_len, which stops where the stack's mapping ends), else
+ * 4 KiB.  Not a fixed span: the next mapping up, right past a shallow
+ * thread's stack top, may be a heap array. */
+static bool own_stack(uint64_t addr, uint64_t sp, uint32_t stack_len)
+{
+	return addr + 128 >= sp && addr < sp + (stack_len ? stack_len : 4096);
+}
+
 void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
-		     const struct sb_rec_sample *rs, const struct sb_addr *a, int bin)
+		     const struct sb_rec_sample *rs, uint32_t stack_len, const struct sb_addr *a,
+		     int bin)
 {
 	uint64_t sp = rs->regs[SB_REG_RSP], regs[SB_NREGS], vaddr;
 	struct sb_cosample_access c = { .ts = rs->hdr.ts, .tid = rs->hdr.tid };
@@ -184,8 +195,7 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.size = a->size;
 		c.store = a->flags & SB_ADDR_STORE;
 		c.runtime = runtime_bin(w, maps, bin);
-		/* a frame of its own: stacks are megabytes apart */
-		c.own_stack = a->addr + 128 >= sp && a->addr < sp + (256u << 10);
+		c.own_stack = own_stack(a->addr, sp, stack_len);
 		c.static_data = c.store && !c.own_stack && static_data(maps, a->addr);
 		sb_cosample_access(w->cs, &c);
 	}
@@ -208,7 +218,7 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.addr = m[i].addr;
 		c.size = m[i].size;
 		c.store = m[i].store;
-		c.own_stack = m[i].addr + 128 >= sp && m[i].addr < sp + (256u << 10);
+		c.own_stack = own_stack(m[i].addr, sp, stack_len);
 		c.static_data = c.store && !c.own_stack && static_data(maps, m[i].addr);
 		sb_cosample_access(w->cs, &c);
 	}

@@ -34,11 +34,13 @@ struct sb_watch;
 struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len);
 void sb_watch_free(struct sb_watch *w);
 
-/* A sample: a, its decoded access (addr_sampler.h; NULL: none), bin the
- * binary of a's code in maps (the threading runtime's references are told
- * apart); and the accesses the rest of its block is about to make. */
+/* A sample (stack_len: the bytes of its stack copy, 0 without one): a,
+ * its decoded access (addr_sampler.h; NULL: none), bin the binary of a's
+ * code in maps (the threading runtime's references are told apart); and
+ * the accesses the rest of its block is about to make. */
 void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
-		     const struct sb_rec_sample *rs, const struct sb_addr *a, int bin);
+		     const struct sb_rec_sample *rs, uint32_t stack_len, const struct sb_addr *a,
+		     int bin);
 /* A PEBS load (the PMU path): its data source picks lines (HITM). */
 void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l);
 /* An SB_REC_WATCH record: decodes the store at the trap. */
