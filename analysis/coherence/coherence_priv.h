@@ -136,6 +136,15 @@ int sb_coh_count_pair(struct sb_idmap *m, uint64_t k1, uint64_t k2);
 int sb_coh_line_foot(struct sb_coherence_sim *s, const struct sb_coherence_line *l, uint32_t t,
 		     const struct sb_coh_mask *touched, const struct sb_coh_mask *written);
 
+/* A new SHARING row of p (grown by doubling; *cap its capacity), zeroed,
+ * no locations or references (coherence_store.c); NULL on ENOMEM. */
+struct sb_sharing;
+struct sb_profile;
+struct sb_sharing *sb_coherence_row(struct sb_profile *p, size_t *cap, uint32_t kind,
+				    uint32_t mode);
+/* loc_of(ctx, pc) as a location index, -1 for none or out of range. */
+int32_t sb_coherence_loc(sb_coherence_loc_fn loc_of, void *ctx, uint64_t pc);
+
 /* ---- sampled estimates (coherence_sampled.c, coherence_sampled_store.c) ---- */
 
 enum { ST_TRACK = 0, ST_PROBING, ST_DECIDED };

@@ -123,36 +123,6 @@ int sb_cosample_lines(const struct sb_cosample *s, struct sb_cosample_line **out
 	return 0;
 }
 
-static struct sb_sharing *row(struct sb_profile *p, size_t *cap, uint32_t kind)
-{
-	struct sb_sharing *s;
-
-	if (p->nsharing == *cap) {
-		size_t n = *cap ? 2 * *cap : 64;
-		struct sb_sharing *a = realloc(p->sharing, n * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		p->sharing = a;
-		*cap = n;
-	}
-	s = &p->sharing[p->nsharing++];
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->mode = SB_SHARING_SAMPLED;
-	s->loc = s->loc2 = -1;
-	for (size_t k = 0; k < 4; k++)
-		s->refs[k] = -1;
-	return s;
-}
-
-static int32_t loc(sb_coherence_loc_fn f, void *ctx, uint64_t pc)
-{
-	long l = f ? f(ctx, pc) : -1;
-
-	return l >= 0 && l <= INT32_MAX ? (int32_t)l : -1;
-}
-
 /* The section of (tid, ts): a stored instance of it holding the time. */
 static int64_t section_at(const struct sb_profile *p, uint32_t tid, uint64_t ts)
 {
@@ -279,7 +249,7 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 				 (long long)l->stack_tid);
 		else if (name_of)
 			name_of(ctx, l->addr + l->name_off, l->name_len, name, sizeof(name));
-		if (!(r = row(p, &cap, SB_SHARING_LINE))) {
+		if (!(r = sb_coherence_row(p, &cap, SB_SHARING_LINE, SB_SHARING_SAMPLED))) {
 			ret = -ENOMEM;
 			break;
 		}
@@ -290,7 +260,7 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 			break;
 		}
 		for (uint32_t k = 0; k < l->npcs && k < 4; k++)
-			r->refs[k] = loc(loc_of, ctx, l->pcs[k]);
+			r->refs[k] = sb_coherence_loc(loc_of, ctx, l->pcs[k]);
 		r->v[SB_SHV_LOADS] = l->touches - l->stores;
 		r->v[SB_SHV_STORES] = l->stores;
 		r->v[SB_SHV_THREADS] = l->nthreads;
@@ -308,14 +278,15 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 		r->v[SB_SHV_COST_PPM] = cost >= 1 ? 1000000 : (uint64_t)(cost * 1e6 + 0.5);
 		r->v[SB_SHV_SECTION] = sec >= 0 ? (uint64_t)sec + 1 : 0;
 		for (uint32_t k = 0; k < l->npcs; k++) {
-			struct sb_sharing *f = row(p, &cap, SB_SHARING_REF);
+			struct sb_sharing *f = sb_coherence_row(p, &cap, SB_SHARING_REF,
+								SB_SHARING_SAMPLED);
 
 			if (!f) {
 				ret = -ENOMEM;
 				break;
 			}
 			f->addr = l->pcs[k];
-			f->loc = loc(loc_of, ctx, l->pcs[k]);
+			f->loc = sb_coherence_loc(loc_of, ctx, l->pcs[k]);
 			f->v[SB_SHV_LOADS] = l->pc_loads[k];
 			f->v[SB_SHV_STORES] = l->pc_stores[k];
 		}

@@ -14,7 +14,8 @@
 
 #include "profile/profile.h"
 
-static struct sb_sharing *row(struct sb_profile *p, size_t *cap, uint32_t kind, uint32_t mode)
+struct sb_sharing *sb_coherence_row(struct sb_profile *p, size_t *cap, uint32_t kind,
+				    uint32_t mode)
 {
 	struct sb_sharing *s;
 
@@ -59,7 +60,7 @@ static void put_counts(uint64_t *v, const struct sb_coherence_counts *c)
 	put_inv(v, &c->inv);
 }
 
-static int32_t loc(sb_coherence_loc_fn f, void *ctx, uint64_t pc)
+int32_t sb_coherence_loc(sb_coherence_loc_fn f, void *ctx, uint64_t pc)
 {
 	long l = f ? f(ctx, pc) : -1;
 
@@ -83,7 +84,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 	char name[256];
 
 	for (uint32_t t = 0; t < r->nthreads; t++) {
-		if (!(s = row(p, &cap, SB_SHARING_THREAD, mode)))
+		if (!(s = sb_coherence_row(p, &cap, SB_SHARING_THREAD, mode)))
 			return -ENOMEM;
 		s->tid = tids ? tids[t] : t;
 		put_counts(s->v, &r->threads[t]);
@@ -91,10 +92,10 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 	for (size_t i = 0; i < r->nrefs; i++) {
 		if (!shares(&r->refs[i]))
 			continue;
-		if (!(s = row(p, &cap, SB_SHARING_REF, mode)))
+		if (!(s = sb_coherence_row(p, &cap, SB_SHARING_REF, mode)))
 			return -ENOMEM;
 		s->addr = r->refs[i].pc;
-		s->loc = loc(loc_of, ctx, r->refs[i].pc);
+		s->loc = sb_coherence_loc(loc_of, ctx, r->refs[i].pc);
 		put_counts(s->v, &r->refs[i].c);
 		s->v[SB_SHV_CAUSED] = sb_coherence_inv_total(&r->refs[i].caused);
 	}
@@ -104,7 +105,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 		name[0] = 0;
 		if (name_of)
 			name_of(ctx, l->addr + l->name_off, l->name_len, name, sizeof(name));
-		if (!(s = row(p, &cap, SB_SHARING_LINE, mode)))
+		if (!(s = sb_coherence_row(p, &cap, SB_SHARING_LINE, mode)))
 			return -ENOMEM;
 		s->addr = l->addr;
 		s->name = strdup(name[0] ? name : "?");
@@ -112,7 +113,7 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 			return -ENOMEM;
 		for (size_t k = 0; k < 4; k++)
 			if (l->refs[k] != SB_COH_NOREF)
-				s->refs[k] = loc(loc_of, ctx, r->refs[l->refs[k]].pc);
+				s->refs[k] = sb_coherence_loc(loc_of, ctx, r->refs[l->refs[k]].pc);
 		put_inv(s->v, &l->inv);
 		s->v[SB_SHV_COH_TRUE] = l->coh_true;
 		s->v[SB_SHV_COH_FALSE] = l->coh_false;
@@ -123,18 +124,18 @@ int sb_coherence_store(const struct sb_coherence_result *r, const uint32_t *tids
 	for (size_t i = 0; i < r->ninvalidators; i++) {
 		const struct sb_coherence_invalidator *v = &r->invalidators[i];
 
-		if (!(s = row(p, &cap, SB_SHARING_INVALIDATOR, mode)))
+		if (!(s = sb_coherence_row(p, &cap, SB_SHARING_INVALIDATOR, mode)))
 			return -ENOMEM;
-		s->loc = loc(loc_of, ctx, r->refs[v->store].pc);
-		s->loc2 = loc(loc_of, ctx, r->refs[v->victim].pc);
+		s->loc = sb_coherence_loc(loc_of, ctx, r->refs[v->store].pc);
+		s->loc2 = sb_coherence_loc(loc_of, ctx, r->refs[v->victim].pc);
 		s->tid = tids && v->thread < r->nthreads ? tids[v->thread] : v->thread;
 		s->v[SB_SHV_COUNT] = v->count;
 	}
 	for (size_t i = 0; i < r->nraces; i++) {
-		if (!(s = row(p, &cap, SB_SHARING_RACE, mode)))
+		if (!(s = sb_coherence_row(p, &cap, SB_SHARING_RACE, mode)))
 			return -ENOMEM;
-		s->loc = loc(loc_of, ctx, r->refs[r->races[i].a].pc);
-		s->loc2 = loc(loc_of, ctx, r->refs[r->races[i].b].pc);
+		s->loc = sb_coherence_loc(loc_of, ctx, r->refs[r->races[i].a].pc);
+		s->loc2 = sb_coherence_loc(loc_of, ctx, r->refs[r->races[i].b].pc);
 		s->v[SB_SHV_COUNT] = r->races[i].count;
 	}
 	return 0;

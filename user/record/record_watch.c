@@ -240,7 +240,10 @@ void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_
 void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 		  const struct sb_rec_watch *h)
 {
-	uint64_t regs[SB_NREGS], vaddr, word = h->addr & ~7ull, addr = word;
+	/* the hit's own line: a late hit of a closed window is not the
+	 * open one's (sb_cosample_hit counts it unmatched) */
+	uint64_t line = h->addr & ~63ull, word = h->addr & ~7ull, addr = word;
+	uint64_t regs[SB_NREGS], vaddr;
 	uint32_t size = 0;
 	struct sb_memop m;
 	struct sb_elf *e;
@@ -258,12 +261,12 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 	    m.store && m.size && m.addr < word + 8 && m.addr + m.size > word) {
 		addr = m.addr < word ? word : m.addr;
 		size = (uint32_t)((m.addr + m.size > word + 8 ? word + 8 : m.addr + m.size) - addr);
-		sb_cosample_hit(w->cs, w->probe.line, h->hdr.tid, h->hdr.ts, addr, size,
+		sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, size,
 				h->ip - vaddr + m.insn, runtime_bin(w, maps, bin));
 		return;
 	}
 	w->undecoded++;
-	sb_cosample_hit(w->cs, w->probe.line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
+	sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
 			bin >= 0 && runtime_bin(w, maps, bin));
 }
 
