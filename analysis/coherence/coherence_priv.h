@@ -168,6 +168,7 @@ struct cos_line {
 	uint32_t user_stores;          /* stores (sampled or hit) from the
 					* program's code, not the runtime's */
 	uint32_t static_stores;        /* sampled ones into static data */
+	uint32_t unarmed;              /* windows nothing could be armed in */
 	int64_t stack_tid;
 	uint8_t state, nthr;
 	struct cos_thread thr[SB_COSAMPLE_THREADS];
@@ -200,6 +201,7 @@ struct cos_pc {
 struct sb_cosample {
 	struct sb_cosample_opts o;
 	struct cos_pc *pcs;            /* NPCS, open addressing */
+	uint64_t purge_backoff;        /* dropped accesses before the next purge */
 	uint64_t pcs_full;
 	uint32_t shift;                /* log2(line) */
 	size_t cap, used;              /* slots: a power of two */

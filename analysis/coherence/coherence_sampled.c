@@ -125,9 +125,9 @@ static void purge(struct sb_cosample *s)
 	for (size_t i = 0; i < n; i++) {
 		struct cos_line *l;
 
-		if (!old[i].addr || (old[i].nthr < 2 && old[i].state == ST_TRACK &&
-				     !old[i].windows))
-			continue;
+		if (!old[i].addr || (old[i].state == ST_TRACK && !old[i].windows &&
+				     (old[i].nthr < 2 || (!old[i].stores && !old[i].hitm))))
+			continue;   /* one thread's, or only read: never a candidate */
 		l = insert(s, old[i].addr - 1);
 		*l = old[i];
 	}
@@ -140,10 +140,18 @@ static struct cos_line *get(struct sb_cosample *s, uint64_t line)
 
 	if (l)
 		return l;
-	if (s->used >= s->o.max_lines)
+	/* a purge that freed little is not tried again before as many
+	 * accesses have been dropped: each copies the whole table */
+	if (s->used >= s->o.max_lines && !s->purge_backoff) {
 		purge(s);
-	if (s->used >= s->o.max_lines)
+		if (s->used > s->o.max_lines - s->o.max_lines / 8)
+			s->purge_backoff = s->o.max_lines;
+	}
+	if (s->used >= s->o.max_lines) {
+		if (s->purge_backoff)
+			s->purge_backoff--;
 		return NULL;
+	}
 	return insert(s, line);
 }
 
@@ -395,18 +403,23 @@ void sb_cosample_hit(struct sb_cosample *s, uint64_t line, uint32_t tid, uint64_
 	l->win_hits++;
 	l->user_stores += !runtime;
 	/* kept for the scope: which barrier region the store was in */
-	l->hit_tid[l->hits % SB_COSAMPLE_STAMPS] = tid;
-	l->hit_ts[l->hits % SB_COSAMPLE_STAMPS] = ts;
+	l->hit_tid[(l->hits - 1) % SB_COSAMPLE_STAMPS] = tid;
+	l->hit_ts[(l->hits - 1) % SB_COSAMPLE_STAMPS] = ts;
 	if (l->nhit_stamps < SB_COSAMPLE_STAMPS)
 		l->nhit_stamps++;
-	add_ref(l, pc, true);
+	if (size)   /* an undecoded store's pc is the next instruction's */
+		add_ref(l, pc, true);
 	if (!(t = thread_of(l, tid)))
 		return;
-	m = bytes_mask(addr - line, size);
 	t->hits++;
-	t->written |= m;
-	t->touched |= m;
 	l->win_hit_threads |= 1u << (t - l->thr);
+	/* the bytes only when the store was decoded: a whole word would make
+	 * two threads' ints in one word look like true sharing */
+	if (size) {
+		m = bytes_mask(addr - line, size);
+		t->written |= m;
+		t->touched |= m;
+	}
 }
 
 static unsigned popcount32(uint32_t x)
@@ -426,6 +439,11 @@ void sb_cosample_window_end(struct sb_cosample *s, uint64_t line, uint32_t armed
 	l->last_probe = now;
 	if (!armed) {
 		s->st.windows_unarmed++;
+		/* its threads are gone (or their slots taken): not forever */
+		if (++l->unarmed >= 3) {
+			l->state = ST_DECIDED;
+			s->st.decided++;
+		}
 		return;
 	}
 	s->st.windows++;
@@ -442,7 +460,7 @@ void sb_cosample_window_end(struct sb_cosample *s, uint64_t line, uint32_t armed
 		l->confirmations += l->win_hits;
 		if (writers >= 2 || other_now)
 			l->windows_in_region++;
-		if (!l->verdict_ns && l->confirmations >= s->o.min_confirms) {
+		if (!l->verdict_ns && l->confirmations >= s->o.min_confirms && l->user_stores) {
 			l->verdict_ns = now;
 			if (!s->st.first_verdict_ns)
 				s->st.first_verdict_ns = now;

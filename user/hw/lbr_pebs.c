@@ -239,5 +239,6 @@ bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a)
 	a->addr = l->addr;
 	a->tid = l->tid;
 	a->hitm = l->src.snoop_hitm;
+	a->ahead = true;         /* evidence, not cpu-clock time */
 	return true;
 }

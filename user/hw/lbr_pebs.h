@@ -82,7 +82,8 @@ int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out);
 
 /* A PEBS load as a sampled access for sharing (analysis/coherence/): its
  * data source's HITM (the line was modified in another core) makes its
- * line a candidate.  false when the load has no data address. */
+ * line a candidate; evidence only, not time (the cost is in cpu-clock
+ * samples).  false when the load has no data address. */
 struct sb_cosample_access;
 bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a);
 

@@ -52,9 +52,11 @@ struct sb_watch {
 	uint32_t nfds;
 	uint64_t maps_gen;             /* the maps runtime_bins are of */
 	size_t nbins;
+	const struct sb_maps *maps;    /* and the decoders' binaries */
 	bool runtime_bins[256];        /* per binary index: threading runtime */
 	/* what happened */
 	uint64_t arms, enospc, gone, failed, undecoded, windows, ahead_accesses;
+	unsigned early_failures;       /* before any arm worked */
 	uint32_t recent[SB_COSAMPLE_THREADS];   /* threads sampled lately */
 	uint32_t nrecent, next_recent;
 	int first_errno;
@@ -85,7 +87,7 @@ struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len)
 		sb_watch_free(w);
 		return NULL;
 	}
-	w->tokens = rate ? rate / 20.0 : 0;   /* a first window at once */
+	w->tokens = rate ? MAX_ARMS / 2 : 0;   /* a first window at once */
 	if (!rate)
 		snprintf(w->disabled, sizeof(w->disabled), "--watch-rate 0");
 	return w;
@@ -115,9 +117,10 @@ static bool runtime_bin(struct sb_watch *w, struct sb_maps *maps, int bin)
 	if (bin < 0 || !maps)
 		return false;
 	nb = sb_maps_nbinaries(maps);
-	if (sb_maps_generation(maps) != w->maps_gen || nb != w->nbins) {
+	if (maps != w->maps || sb_maps_generation(maps) != w->maps_gen || nb != w->nbins) {
 		w->maps_gen = sb_maps_generation(maps);
 		w->nbins = nb;
+		w->maps = maps;
 		memset(w->runtime_bins, 0, sizeof(w->runtime_bins));
 		for (size_t b = 0; b < nb && b < sizeof(w->runtime_bins); b++) {
 			const char *name = sb_maps_binary_name(maps, (int)b), *slash;
@@ -168,6 +171,21 @@ static void note_thread(struct sb_watch *w, uint32_t tid)
 	w->next_recent = (w->next_recent + 1) % SB_COSAMPLE_THREADS;
 }
 
+/* Other maps (another process image), or these re-read: the decoders'
+ * caches keep sb_elf pointers, which may have been closed and reused
+ * (memop.h): they start afresh. */
+static void decoders_for(struct sb_watch *w, struct sb_maps *maps)
+{
+	if (!maps || (maps == w->maps && sb_maps_generation(maps) == w->maps_gen &&
+		      sb_maps_nbinaries(maps) == w->nbins))
+		return;
+	sb_memop_ctx_free(w->memop);
+	sb_memop_ahead_free(w->ahead);
+	w->memop = sb_memop_ctx_new(0);
+	w->ahead = sb_memop_ahead_new();
+	runtime_bin(w, maps, 0);   /* records the maps it is for */
+}
+
 /* Whether addr is in the sampled thread's own stack: from 128 bytes below
  * sp (the red zone) to the end of what the sample's stack copy found
  * mapped (stack_len, which stops where the stack's mapping ends), else
@@ -182,6 +200,9 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		     const struct sb_rec_sample *rs, uint32_t stack_len, const struct sb_addr *a,
 		     int bin)
 {
+	decoders_for(w, maps);
+	if (!w->memop || !w->ahead)
+		return;
 	uint64_t sp = rs->regs[SB_REG_RSP], regs[SB_NREGS], vaddr;
 	struct sb_cosample_access c = { .ts = rs->hdr.ts, .tid = rs->hdr.tid };
 	struct sb_memop m[SB_MEMOP_AHEAD];
@@ -232,6 +253,7 @@ void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_
 
 	if (!sb_hw_load_access(l, &c))
 		return;
+	decoders_for(w, maps);   /* before runtime_bin notes the maps */
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
 		c.runtime = runtime_bin(w, maps, bin);
 	sb_cosample_access(w->cs, &c);
@@ -249,13 +271,14 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 	struct sb_elf *e;
 	int bin = -1;
 
+	decoders_for(w, maps);
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = h->regs[i];
 	/* The trap comes after the store: memop prefers the instruction
 	 * before the IP.  Its bytes are kept when they are the watched
 	 * word's (a store that wrote through its own address register, or
 	 * a decode of the wrong instruction, would say otherwise). */
-	if (maps && !sb_maps_resolve_live(maps, pid, h->ip, &bin, &vaddr) &&
+	if (maps && w->memop && !sb_maps_resolve_live(maps, pid, h->ip, &bin, &vaddr) &&
 	    (e = sb_maps_binary_elf(maps, bin)) &&
 	    sb_memop_decode(w->memop, e, vaddr, h->ip, regs, 0, &m) == SB_MEMOP_OK &&
 	    m.store && m.size && m.addr < word + 8 && m.addr + m.size > word) {
@@ -352,9 +375,12 @@ static void open_window(struct sb_watch *w, int prog_fd, uint64_t now)
 			w->failed++;
 			if (!w->first_errno)
 				w->first_errno = -e;
-			/* no breakpoints here at all, or not allowed */
-			if (e == -EACCES || e == -EPERM || e == -ENOENT || e == -EOPNOTSUPP ||
-			    e == -ENODEV || (e == -EINVAL && !w->arms))
+			/* no breakpoints here at all, or not allowed: one
+			 * thread's failure (another user's recycled tid) is
+			 * not, three before any arm worked are */
+			if (!w->arms && (e == -EACCES || e == -EPERM || e == -ENOENT ||
+					 e == -EOPNOTSUPP || e == -ENODEV || e == -EINVAL) &&
+			    ++w->early_failures >= 3)
 				snprintf(w->disabled, sizeof(w->disabled),
 					 "watchpoints unavailable: %s", strerror(-e));
 			break;
