@@ -35,6 +35,7 @@
 #include "hw/lbr_pebs.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
+#include "records.h"
 
 #define MAX_ARMS (SB_COSAMPLE_THREADS * SB_COSAMPLE_WORDS)
 
@@ -105,34 +106,37 @@ void sb_watch_free(struct sb_watch *w)
 	free(w);
 }
 
-/* The threading runtime's code: its references to a line are to a lock
- * word, a barrier or the runtime's own state, sync costs the wait
- * analyses report, not the program's data. */
-static bool runtime_bin(struct sb_watch *w, struct sb_maps *maps, int bin)
+/* Which binaries of maps are the threading runtime's (records.h): their
+ * references to a line are to a lock word, a barrier or the runtime's own
+ * state, sync costs the wait analyses report, not the program's data.
+ * Kept per maps and generation; when they change (another process image,
+ * or these re-read) the decoders start afresh too: their caches keep
+ * sb_elf pointers, which may have been closed and reused (memop.h). */
+static void maps_seen(struct sb_watch *w, struct sb_maps *maps)
 {
-	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "libgomp",
-					    "libomp", "libiomp", "ld-linux" };
 	size_t nb;
 
-	if (bin < 0 || !maps)
-		return false;
+	if (!maps)
+		return;
 	nb = sb_maps_nbinaries(maps);
-	if (maps != w->maps || sb_maps_generation(maps) != w->maps_gen || nb != w->nbins) {
-		w->maps_gen = sb_maps_generation(maps);
-		w->nbins = nb;
-		w->maps = maps;
-		memset(w->runtime_bins, 0, sizeof(w->runtime_bins));
-		for (size_t b = 0; b < nb && b < sizeof(w->runtime_bins); b++) {
-			const char *name = sb_maps_binary_name(maps, (int)b), *slash;
+	if (maps == w->maps && sb_maps_generation(maps) == w->maps_gen && nb == w->nbins)
+		return;
+	w->maps = maps;
+	w->maps_gen = sb_maps_generation(maps);
+	w->nbins = nb;
+	memset(w->runtime_bins, 0, sizeof(w->runtime_bins));
+	for (size_t b = 0; b < nb && b < sizeof(w->runtime_bins); b++)
+		w->runtime_bins[b] = sb_records_is_runtime(sb_maps_binary_name(maps, (int)b));
+	sb_memop_ctx_free(w->memop);
+	sb_memop_ahead_free(w->ahead);
+	w->memop = sb_memop_ctx_new(0);
+	w->ahead = sb_memop_ahead_new();
+}
 
-			if (name && (slash = strrchr(name, '/')))
-				name = slash + 1;
-
-			for (size_t k = 0; name && k < sizeof(libs) / sizeof(libs[0]); k++)
-				w->runtime_bins[b] |= !strncmp(name, libs[k], strlen(libs[k]));
-		}
-	}
-	return (size_t)bin < sizeof(w->runtime_bins) && w->runtime_bins[bin];
+/* bin of the maps maps_seen was last given. */
+static bool runtime_bin(const struct sb_watch *w, int bin)
+{
+	return bin >= 0 && (size_t)bin < sizeof(w->runtime_bins) && w->runtime_bins[bin];
 }
 
 /* A binary's static data: in one of its file mappings (.data), or in the
@@ -171,21 +175,6 @@ static void note_thread(struct sb_watch *w, uint32_t tid)
 	w->next_recent = (w->next_recent + 1) % SB_COSAMPLE_THREADS;
 }
 
-/* Other maps (another process image), or these re-read: the decoders'
- * caches keep sb_elf pointers, which may have been closed and reused
- * (memop.h): they start afresh. */
-static void decoders_for(struct sb_watch *w, struct sb_maps *maps)
-{
-	if (!maps || (maps == w->maps && sb_maps_generation(maps) == w->maps_gen &&
-		      sb_maps_nbinaries(maps) == w->nbins))
-		return;
-	sb_memop_ctx_free(w->memop);
-	sb_memop_ahead_free(w->ahead);
-	w->memop = sb_memop_ctx_new(0);
-	w->ahead = sb_memop_ahead_new();
-	runtime_bin(w, maps, 0);   /* records the maps it is for */
-}
-
 /* Whether addr is in the sampled thread's own stack: from 128 bytes below
  * sp (the red zone) to the end of what the sample's stack copy found
  * mapped (stack_len, which stops where the stack's mapping ends), else
@@ -200,34 +189,32 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		     const struct sb_rec_sample *rs, uint32_t stack_len, const struct sb_addr *a,
 		     int bin)
 {
-	decoders_for(w, maps);
-	if (!w->memop || !w->ahead)
-		return;
 	uint64_t sp = rs->regs[SB_REG_RSP], regs[SB_NREGS], vaddr;
 	struct sb_cosample_access c = { .ts = rs->hdr.ts, .tid = rs->hdr.tid };
 	struct sb_memop m[SB_MEMOP_AHEAD];
 	struct sb_elf *e;
 	int n;
 
+	maps_seen(w, maps);
 	note_thread(w, rs->hdr.tid);
 	if (a) {
 		c.pc = a->ip;
 		c.addr = a->addr;
 		c.size = a->size;
 		c.store = a->flags & SB_ADDR_STORE;
-		c.runtime = runtime_bin(w, maps, bin);
+		c.runtime = runtime_bin(w, bin);
 		c.own_stack = own_stack(a->addr, sp, stack_len);
 		c.static_data = c.store && !c.own_stack && static_data(maps, a->addr);
 		sb_cosample_access(w->cs, &c);
 	}
 	/* what the rest of its block is about to touch (memop.h) */
-	if (!maps || sb_maps_resolve_live(maps, pid, rs->ip, &bin, &vaddr) ||
+	if (!w->ahead || !maps || sb_maps_resolve_live(maps, pid, rs->ip, &bin, &vaddr) ||
 	    !(e = sb_maps_binary_elf(maps, bin)))
 		return;
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = rs->regs[i];
 	n = sb_memop_ahead_decode(w->ahead, e, vaddr, rs->ip, regs, m, SB_MEMOP_AHEAD);
-	c.runtime = runtime_bin(w, maps, bin);
+	c.runtime = runtime_bin(w, bin);
 	c.ahead = true;
 	for (int i = 0; i < n; i++) {
 		uint64_t pc = rs->ip - vaddr + m[i].insn;
@@ -253,9 +240,9 @@ void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_
 
 	if (!sb_hw_load_access(l, &c))
 		return;
-	decoders_for(w, maps);   /* before runtime_bin notes the maps */
+	maps_seen(w, maps);
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
-		c.runtime = runtime_bin(w, maps, bin);
+		c.runtime = runtime_bin(w, bin);
 	sb_cosample_access(w->cs, &c);
 }
 
@@ -271,7 +258,7 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 	struct sb_elf *e;
 	int bin = -1;
 
-	decoders_for(w, maps);
+	maps_seen(w, maps);
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = h->regs[i];
 	/* The trap comes after the store: memop prefers the instruction
@@ -285,12 +272,12 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 		addr = m.addr < word ? word : m.addr;
 		size = (uint32_t)((m.addr + m.size > word + 8 ? word + 8 : m.addr + m.size) - addr);
 		sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, size,
-				h->ip - vaddr + m.insn, runtime_bin(w, maps, bin));
+				h->ip - vaddr + m.insn, runtime_bin(w, bin));
 		return;
 	}
 	w->undecoded++;
 	sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
-			bin >= 0 && runtime_bin(w, maps, bin));
+			runtime_bin(w, bin));
 }
 
 /* One watch: 0, or -errno (ENOSPC: slots taken; ESRCH: thread gone). */
