@@ -251,6 +251,13 @@ const char *sb_profile_meta_get(const struct sb_profile *p, const char *key)
 	return NULL;
 }
 
+uint64_t sb_profile_meta_get_u64(const struct sb_profile *p, const char *key)
+{
+	const char *v = sb_profile_meta_get(p, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
 /* Binary bin is a library: not the profile's executable (when the
  * profile names none, or none of its binaries is the one named, a shared
  * object by its name, lib*.so[.N]). */

@@ -322,6 +322,8 @@ int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value
  * reader (report, jq) expects.  An index, or -1 on ENOMEM. */
 int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value);
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
+/* A numeric value (decimal, as _set_u64 writes it); 0 when absent. */
+uint64_t sb_profile_meta_get_u64(const struct sb_profile *p, const char *key);
 /* Binary bin is a library: not the profile's executable (meta
  * "executable"; when it names none of the binaries, a shared object by its
  * name, lib*.so[.N]). */

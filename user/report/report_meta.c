@@ -5,13 +5,6 @@
 
 #include "report.h"
 
-static unsigned long long meta_u64(const struct sb_profile *p, const char *key)
-{
-	const char *v = sb_profile_meta_get(p, key);
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
 /* Counted losses, each said with its number where the header shows:
  * ring-buffer drops are said above; these are what following lost
  * (processes the BPF side could not follow, records of no known
@@ -36,7 +29,7 @@ static const struct { const char *key, *what; } loss_keys[] = {
 static void loss_warnings(const struct sb_profile *p, FILE *f)
 {
 	for (size_t i = 0; i < sizeof(loss_keys) / sizeof(loss_keys[0]); i++) {
-		unsigned long long n = meta_u64(p, loss_keys[i].key);
+		unsigned long long n = sb_profile_meta_get_u64(p, loss_keys[i].key);
 
 		if (n)
 			fprintf(f, "  WARNING:  %llu %s\n", n, loss_keys[i].what);
@@ -95,11 +88,8 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	meta_line(f, "  sampling: ", sampling ? sampling : "software (cpu-clock)", "\n");
 	if (loads && *loads)
 		meta_line(f, "  loads:    ", loads, "\n");
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = sb_profile_meta_get(p, keys[i]);
-
-		drops += v ? strtoull(v, NULL, 10) : 0;
-	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		drops += sb_profile_meta_get_u64(p, keys[i]);
 	if (drops)
 		fprintf(f, "  WARNING:  %llu records were dropped (ring buffer full): totals are "
 			"low; record again with a larger --ringbuf-mb\n", drops);

@@ -18,11 +18,13 @@
 
 #define TOP_VARS 10
 
-static uint64_t meta_u64(const struct sb_profile *p, const char *key)
+/* A coherence_sampled_WHAT count of the recording. */
+static uint64_t count(const struct sb_profile *p, const char *what)
 {
-	const char *v = sb_profile_meta_get(p, key);
+	char key[64];
 
-	return v ? strtoull(v, NULL, 10) : 0;
+	snprintf(key, sizeof(key), "coherence_sampled_%s", what);
+	return sb_profile_meta_get_u64(p, key);
 }
 
 static const char *hint(const struct sb_coherence_var *v)
@@ -94,13 +96,10 @@ int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f)
 	fputs("\nSharing: cache lines that move between threads' caches (sampled, confirmed "
 	      "by watchpoints)\n", f);
 	fprintf(f, "  %" PRIu64 " sampled accesses, %" PRIu64 " candidate lines, %" PRIu64
-		" watchpoint windows (%" PRIu64 " arms, %" PRIu64 " hits)", meta_u64(p,
-		"coherence_sampled_accesses"), meta_u64(p, "coherence_sampled_candidates"),
-		meta_u64(p, "coherence_sampled_windows"), meta_u64(p, "coherence_sampled_arms"),
-		meta_u64(p, "coherence_sampled_hits"));
+		" watchpoint windows (%" PRIu64 " arms, %" PRIu64 " hits)", count(p, "accesses"),
+		count(p, "candidates"), count(p, "windows"), count(p, "arms"), count(p, "hits"));
 	if (sb_profile_meta_get(p, "coherence_sampled_first_verdict_ms"))
-		fprintf(f, "; first verdict after %" PRIu64 " ms",
-			meta_u64(p, "coherence_sampled_first_verdict_ms"));
+		fprintf(f, "; first verdict after %" PRIu64 " ms", count(p, "first_verdict_ms"));
 	fputc('\n', f);
 	if (why) {
 		fputs("  not confirmed: ", f);
@@ -112,11 +111,10 @@ int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f)
 		sb_text_str(f, slots);
 		fputc('\n', f);
 	}
-	if (meta_u64(p, "coherence_sampled_sync_lines"))
+	if (count(p, "sync_lines"))
 		fprintf(f, "  %" PRIu64 " confirmed line%s written only by the threading runtime (lock "
 			"words, barriers): sync cost, in the waits above, not listed\n",
-			meta_u64(p, "coherence_sampled_sync_lines"),
-			meta_u64(p, "coherence_sampled_sync_lines") > 1 ? "s are" : " is");
+			count(p, "sync_lines"), count(p, "sync_lines") > 1 ? "s are" : " is");
 	if (!n) {
 		fputs("  no line met the evidence rule (a sample on it, >= 2 threads seen on it, "
 		      ">= 2 watchpoint hits confirming sharing, a store from the program's code): "
