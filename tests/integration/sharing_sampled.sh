@@ -87,6 +87,8 @@ if wl_built gcc share && wl_built gcc share_omp; then
 		  (.references | map(.function) | index("add_items")) != null and .parts == "[0..3]") and
 		 (.meta.coherence_sampled_first_verdict_ms | tonumber) > 0 and
 		 (.meta.coherence_sampled_arms | tonumber) > 0'
+	jqcheck "sharing sampled: no watchpoint hit was lost (drops_watch stored, 0)" "$j" \
+		'.meta.drops_watch == "0" and (.meta.coherence_sampled_hits | tonumber) > 0'
 	check "sharing sampled: the text report ranks it with its evidence and fix" bash -c \
 		"'$SB' report -i '${j%.json}.sbp' | grep -A10 'sampled, confirmed by watchpoints' |
 		 grep -q 'partial .*false.*in region' &&

@@ -117,6 +117,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "drops_thread", c[SB_CNT_DROP_THREAD]);
 	sb_profile_meta_set_u64(p, "drops_sample", c[SB_CNT_DROP_SAMPLE]);
 	sb_profile_meta_set_u64(p, "drops_proc", c[SB_CNT_DROP_PROC]);
+	/* watchpoint hits of sampled sharing (record_watch.h) */
+	sb_profile_meta_set_u64(p, "drops_watch", c[SB_CNT_DROP_WATCH]);
 	sb_profile_meta_set_u64(p, "follow_full", c[SB_CNT_FOLLOW_FULL]);
 	/* Exact mode: a `scalebpf cc` program's per-thread block counts. */
 	sb_profile_meta_set(p, "block_counts", r->plan.exact ?

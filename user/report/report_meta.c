@@ -63,7 +63,8 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 	char d[32], v1[1024], v2[64], v3[256], v4[256];
 	unsigned long long drops = 0;
 	const char *keys[] = { "drops_probe", "drops_wait", "drops_thread", "drops_sample",
-			       "drops_lbr", "drops_load", "drops_proc", "drops_exact" };
+			       "drops_lbr", "drops_load", "drops_proc", "drops_exact",
+			       "drops_watch" };
 	const char *sampling = sb_profile_meta_get(p, "sampling");
 	size_t nolines;
 
