@@ -184,75 +184,18 @@ int sb_addrs_counts_read(const struct sb_profile *p, struct sb_addrs_counts *c)
 
 /* ---- section instances ---- */
 
-struct span {
-	uint32_t tid;
-	uint64_t start, end;
-	uint64_t max_end;   /* max end over this tid's spans up to here */
-	int32_t instance;
-};
-
-static int by_tid_start(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The last span of tid that starts at or before ts, or -1. */
-static long last_before(const struct span *s, size_t n, uint32_t tid, uint64_t ts)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {       /* first span > (tid, ts) */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].tid < tid || (s[mid].tid == tid && s[mid].start <= ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && s[lo - 1].tid == tid ? (long)lo - 1 : -1;
-}
-
 int sb_addrs_assign_instances(struct sb_profile *p)
 {
-	size_t n = 0, k = 0;
-	struct span *s;
+	struct sb_instance_index *x;
 
-	for (size_t i = 0; i < p->ninstances; i++)
-		n += p->instances[i].nthreads;
 	for (size_t a = 0; a < p->naddrs; a++)
 		p->addrs[a].instance = -1;
-	if (!n || !p->naddrs)
+	if (!p->ninstances || !p->naddrs)
 		return 0;
-	if (!(s = malloc(n * sizeof(*s))))
+	if (!(x = sb_instance_index_alloc(p)))
 		return -1;
-	for (size_t i = 0; i < p->ninstances; i++)
-		for (uint32_t t = 0; t < p->instances[i].nthreads; t++)
-			s[k++] = (struct span){ .tid = p->instances[i].per_thread[t].tid,
-						.start = p->instances[i].start_ns,
-						.end = p->instances[i].end_ns,
-						.instance = (int32_t)i };
-	qsort(s, n, sizeof(*s), by_tid_start);
-	for (size_t i = 0; i < n; i++)
-		s[i].max_end = i && s[i - 1].tid == s[i].tid && s[i - 1].max_end > s[i].end
-			       ? s[i - 1].max_end : s[i].end;
-	/* Walking back from the latest start, max_end says when no earlier
-	 * span can still hold ts: the walk stops there, so long recordings
-	 * with many instances stay cheap. */
-	for (size_t a = 0; a < p->naddrs; a++) {
-		struct sb_addr *r = &p->addrs[a];
-
-		for (long j = last_before(s, n, r->tid, r->ts);
-		     j >= 0 && s[j].tid == r->tid && s[j].max_end >= r->ts; j--) {
-			if (s[j].end >= r->ts) {
-				r->instance = s[j].instance;
-				break;
-			}
-		}
-	}
-	free(s);
+	for (size_t a = 0; a < p->naddrs; a++)
+		p->addrs[a].instance = sb_instance_index_find(x, p->addrs[a].tid, p->addrs[a].ts);
+	sb_instance_index_free(x);
 	return 0;
 }

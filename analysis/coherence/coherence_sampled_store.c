@@ -123,74 +123,51 @@ int sb_cosample_lines(const struct sb_cosample *s, struct sb_cosample_line **out
 	return 0;
 }
 
-/* The section of (tid, ts): a stored instance of it holding the time. */
-static int64_t section_at(const struct sb_profile *p, uint32_t tid, uint64_t ts)
+/* The stored instances the line's kept sample and hit times fall in. */
+struct placed {
+	int32_t sample[SB_COSAMPLE_STAMPS], hit[SB_COSAMPLE_STAMPS];   /* -1: none */
+};
+
+static void place(const struct sb_instance_index *x, const struct sb_cosample_line *l,
+		  struct placed *at)
 {
-	for (size_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-
-		if (ts < in->start_ns || ts > in->end_ns)
-			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++)
-			if (in->per_thread[t].tid == tid)
-				return in->section;
-	}
-	return -1;
-}
-
-/* The stored instance holding (tid, ts), or -1. */
-static int64_t instance_at(const struct sb_profile *p, uint32_t tid, uint64_t ts)
-{
-	int64_t best = -1;
-
-	for (size_t i = 0; i < p->ninstances; i++) {
-		const struct sb_instance *in = &p->instances[i];
-
-		if (ts < in->start_ns || ts > in->end_ns)
-			continue;
-		for (uint32_t t = 0; t < in->nthreads; t++)
-			if (in->per_thread[t].tid == tid &&
-			    (best < 0 || in->start_ns > p->instances[best].start_ns))
-				best = (int64_t)i;   /* the innermost when nested */
-	}
-	return best;
+	for (uint32_t i = 0; i < l->nstamps; i++)
+		at->sample[i] = x ? sb_instance_index_find(x, l->stamp_tid[i], l->stamp_ts[i]) : -1;
+	for (uint32_t i = 0; i < l->nhit_stamps; i++)
+		at->hit[i] = x ? sb_instance_index_find(x, l->hit_tid[i], l->hit_ts[i]) : -1;
 }
 
 /* Pairs of a store (hit) and another thread's touch (hit or sample), by
  * whether they fall in one section instance: one barrier region. */
-static void scope_pairs(const struct sb_profile *p, const struct sb_cosample_line *l,
+static void scope_pairs(const struct sb_cosample_line *l, const struct placed *at,
 			uint64_t *in, uint64_t *across)
 {
-	int64_t hi[SB_COSAMPLE_STAMPS], si[SB_COSAMPLE_STAMPS];
-
 	*in = *across = 0;
-	for (uint32_t i = 0; i < l->nhit_stamps; i++)
-		hi[i] = instance_at(p, l->hit_tid[i], l->hit_ts[i]);
-	for (uint32_t i = 0; i < l->nstamps; i++)
-		si[i] = instance_at(p, l->stamp_tid[i], l->stamp_ts[i]);
 	for (uint32_t i = 0; i < l->nhit_stamps; i++) {
-		if (hi[i] < 0)
+		if (at->hit[i] < 0)
 			continue;
 		for (uint32_t j = i + 1; j < l->nhit_stamps; j++)
-			if (hi[j] >= 0 && l->hit_tid[j] != l->hit_tid[i]) {
-				*in += hi[j] == hi[i];
-				*across += hi[j] != hi[i];
+			if (at->hit[j] >= 0 && l->hit_tid[j] != l->hit_tid[i]) {
+				*in += at->hit[j] == at->hit[i];
+				*across += at->hit[j] != at->hit[i];
 			}
 		for (uint32_t j = 0; j < l->nstamps; j++)
-			if (si[j] >= 0 && l->stamp_tid[j] != l->hit_tid[i]) {
-				*in += si[j] == hi[i];
-				*across += si[j] != hi[i];
+			if (at->sample[j] >= 0 && l->stamp_tid[j] != l->hit_tid[i]) {
+				*in += at->sample[j] == at->hit[i];
+				*across += at->sample[j] != at->hit[i];
 			}
 	}
 }
 
-static int64_t section_of(const struct sb_profile *p, const struct sb_cosample_line *l)
+/* The section most of the line's kept sample times fall in, -1 none. */
+static int64_t section_of(const struct sb_profile *p, const struct sb_cosample_line *l,
+			  const struct placed *at)
 {
 	int64_t sec[SB_COSAMPLE_STAMPS], best = -1;
 	uint32_t votes[SB_COSAMPLE_STAMPS] = { 0 }, n = 0, top = 0;
 
 	for (uint32_t i = 0; i < l->nstamps; i++) {
-		int64_t s = section_at(p, l->stamp_tid[i], l->stamp_ts[i]);
+		int64_t s = at->sample[i] >= 0 ? (int64_t)p->instances[at->sample[i]].section : -1;
 		uint32_t k = 0;
 
 		if (s < 0)
@@ -222,6 +199,7 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 		      sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx,
 		      struct sb_profile *p)
 {
+	struct sb_instance_index *x = NULL;
 	struct sb_cosample_line *lines;
 	size_t n, cap = p->nsharing;
 	char name[256];
@@ -229,8 +207,13 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 
 	if (sb_cosample_lines(s, &lines, &n))
 		return -ENOMEM;
+	if (p->ninstances && !(x = sb_instance_index_alloc(p))) {
+		free(lines);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		const struct sb_cosample_line *l = &lines[i];
+		struct placed at;
 		int64_t sec;
 		uint64_t busy;
 		double frac, cost;
@@ -238,7 +221,8 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 
 		if (!l->reported)
 			continue;
-		sec = section_of(p, l);
+		place(x, l, &at);
+		sec = section_of(p, l, &at);
 		busy = busy_ns(p, sec);
 		frac = l->windows ? (double)l->windows_confirmed / (double)l->windows : 0;
 		cost = busy ? (double)l->ref_samples * (double)period_ns / (double)busy * frac : 0;
@@ -268,7 +252,7 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 		r->v[SB_SHV_FOOTPRINT_TRUE] = l->true_sharing;
 		r->v[SB_SHV_SAMPLES] = l->touches;
 		r->v[SB_SHV_SAMPLES_TIME] = l->samples;
-		scope_pairs(p, l, &r->v[SB_SHV_PAIRS_IN_REGION], &r->v[SB_SHV_PAIRS_ACROSS]);
+		scope_pairs(l, &at, &r->v[SB_SHV_PAIRS_IN_REGION], &r->v[SB_SHV_PAIRS_ACROSS]);
 		r->v[SB_SHV_HITS] = l->hits;
 		r->v[SB_SHV_CONFIRMS] = l->confirmations;
 		r->v[SB_SHV_WINDOWS] = l->windows;
@@ -291,6 +275,7 @@ int sb_cosample_store(const struct sb_cosample *s, uint64_t period_ns,
 			f->v[SB_SHV_STORES] = l->pc_stores[k];
 		}
 	}
+	sb_instance_index_free(x);
 	free(lines);
 	return ret;
 }

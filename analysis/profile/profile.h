@@ -322,6 +322,17 @@ int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value
  * reader (report, jq) expects.  An index, or -1 on ENOMEM. */
 int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value);
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
+/*
+ * The stored instance thread tid was in at time ts (profile_instances.c):
+ * the instance of p listing tid whose [start_ns, end_ns] holds ts, the
+ * latest-starting one when instances nest; -1 when none does.  The index
+ * is of p's instances as they are at _alloc (NULL on ENOMEM).
+ */
+struct sb_instance_index;
+struct sb_instance_index *sb_instance_index_alloc(const struct sb_profile *p);
+void sb_instance_index_free(struct sb_instance_index *x);
+int32_t sb_instance_index_find(const struct sb_instance_index *x, uint32_t tid, uint64_t ts);
+
 /* A numeric value (decimal, as _set_u64 writes it); 0 when absent. */
 uint64_t sb_profile_meta_get_u64(const struct sb_profile *p, const char *key);
 /* Binary bin is a library: not the profile's executable (meta
