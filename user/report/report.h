@@ -80,6 +80,11 @@ extern const struct sb_report_view sb_view_waits;      /* report_waits.c */
 extern const struct sb_report_view sb_view_locks;      /* report_waits.c */
 extern const struct sb_report_view sb_view_counts;     /* report_counts.c */
 extern const struct sb_report_view sb_view_sharing;    /* report_sharing.c */
+/* Of a sharing variable (report_sharing.c): "load", "store" or
+ * "load+store", what its reference at loc did in that mode; and its fix. */
+struct sb_coherence_var;
+const char *sb_report_sharing_access(const struct sb_profile *p, uint32_t mode, int32_t loc);
+const char *sb_report_sharing_hint(const struct sb_coherence_var *v);
 /* The sharing view's sampled part (report_sharing_sampled.c). */
 int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f);
 /* `report --sharing` (report_sharing_list.c). */

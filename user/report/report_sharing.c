@@ -50,7 +50,7 @@ static bool has_mode(const struct sb_profile *p, uint32_t mode)
 	return false;
 }
 
-static const char *access_of(const struct sb_profile *p, uint32_t mode, int32_t loc)
+const char *sb_report_sharing_access(const struct sb_profile *p, uint32_t mode, int32_t loc)
 {
 	uint64_t ld = 0, st = 0;
 
@@ -73,13 +73,17 @@ static bool victim_of(const struct sb_coherence_var *v, int32_t loc)
 	return false;
 }
 
-static const char *hint(const struct sb_coherence_var *v)
+const char *sb_report_sharing_hint(const struct sb_coherence_var *v)
 {
+	/* sampled mode has no invalidation counts, only its scope */
+	bool in_region = v->mode == SB_SHARING_SAMPLED ? v->in_region :
+			 v->in_true > v->in_false && v->in_true >= v->across_true;
+
 	if (!v->true_sharing)
 		return "false sharing: pad or align each thread's part to its own cache line";
 	if (v->in_region && v->in_true_race)
 		return "unlocked stores of the same bytes in one region: a possible data race";
-	if (v->in_true > v->in_false && v->in_true >= v->across_true)
+	if (in_region)
 		return "true sharing in a region: privatize per thread and reduce once";
 	return "true sharing across regions: data handed between threads at barriers "
 	       "(a layout that keeps it on its producer and consumer helps)";
@@ -192,13 +196,13 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 			v->in_true - v->in_true_locked, v->in_true_race);
 	for (size_t k = 0; k < v->nrefs; k++) {
 		sb_loc_format(r->p, v->refs[k], loc, sizeof(loc));
-		fprintf(f, "      %-10s %s\n", access_of(r->p, v->mode, v->refs[k]), loc);
+		fprintf(f, "      %-10s %s\n", sb_report_sharing_access(r->p, v->mode, v->refs[k]), loc);
 	}
 	invalidators_text(r, v, f);
 	fprintf(f, "      invalidations: %" PRIu64 " true (%" PRIu64 " in region), %" PRIu64
 		" false (%" PRIu64 " in region)\n", v->in_true + v->across_true, v->in_true,
 		v->in_false + v->across_false, v->in_false);
-	fprintf(f, "      fix: %s\n", hint(v));
+	fprintf(f, "      fix: %s\n", sb_report_sharing_hint(v));
 	hint_false_pairs(v, f);
 }
 
@@ -313,7 +317,7 @@ static void var_json(const struct sb_report_ctx *r, const struct sb_coherence_va
 	for (size_t k = 0; k < v->nrefs; k++) {
 		fputs(k ? ", {" : "{", f);
 		sb_json_loc_fields(f, p, v->refs[k]);
-		fprintf(f, ", \"access\": \"%s\"}", access_of(p, v->mode, v->refs[k]));
+		fprintf(f, ", \"access\": \"%s\"}", sb_report_sharing_access(p, v->mode, v->refs[k]));
 	}
 	fputs("], \"invalidators\": [", f);
 	rows = invalidators(p, v, &n, &total);

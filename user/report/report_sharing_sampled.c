@@ -27,31 +27,6 @@ static uint64_t count(const struct sb_profile *p, const char *what)
 	return sb_profile_meta_get_u64(p, key);
 }
 
-static const char *hint(const struct sb_coherence_var *v)
-{
-	if (!v->true_sharing)
-		return "false sharing: pad or align each thread's part to its own cache line";
-	if (v->in_region)
-		return "true sharing in a region: privatize per thread and reduce once";
-	return "true sharing across regions: data handed between threads at barriers "
-	       "(a layout that keeps it on its producer and consumer helps)";
-}
-
-static const char *access_of(const struct sb_profile *p, int32_t loc)
-{
-	uint64_t ld = 0, st = 0;
-
-	for (size_t i = 0; i < p->nsharing; i++) {
-		const struct sb_sharing *s = &p->sharing[i];
-
-		if (s->kind == SB_SHARING_REF && s->mode == SB_SHARING_SAMPLED && s->loc == loc) {
-			ld += s->v[SB_SHV_LOADS];
-			st += s->v[SB_SHV_STORES];
-		}
-	}
-	return ld && st ? "load+store" : st ? "store" : "load";
-}
-
 static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_var *v, FILE *f)
 {
 	char name[256], loc[512];
@@ -67,7 +42,7 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 	}
 	for (size_t k = 0; k < v->nrefs; k++) {
 		sb_loc_format(r->p, v->refs[k], loc, sizeof(loc));
-		fprintf(f, "      %-10s %s\n", access_of(r->p, v->refs[k]), loc);
+		fprintf(f, "      %-10s %s\n", sb_report_sharing_access(r->p, SB_SHARING_SAMPLED, v->refs[k]), loc);
 	}
 	if (v->section >= 0 && (size_t)v->section < r->p->nsections) {
 		sb_loc_format_section(r->p, (size_t)v->section, loc, sizeof(loc));
@@ -77,7 +52,7 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 		"confirmed sharing in %" PRIu64 " of %" PRIu64 " windows (%" PRIu64
 		" with two threads at once)\n", v->samples, v->confirmations, v->windows_confirmed,
 		v->windows, v->windows_in_region);
-	fprintf(f, "      fix: %s\n", hint(v));
+	fprintf(f, "      fix: %s\n", sb_report_sharing_hint(v));
 }
 
 int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f)
