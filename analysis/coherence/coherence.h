@@ -343,6 +343,8 @@ struct sb_cosample_stats {
 	uint64_t hitm_loads;           /* PMU loads flagged HITM */
 	uint64_t sync_lines;           /* confirmed, but only the runtime stored */
 	uint64_t site_windows;         /* windows on lines of a shared store site */
+	uint64_t pcs_untracked;        /* accesses of instructions the table had
+					* no room for (not store sites) */
 	uint64_t first_verdict_ns;     /* first confirmation's time, 0 none */
 };
 

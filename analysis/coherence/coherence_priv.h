@@ -202,7 +202,6 @@ struct sb_cosample {
 	struct sb_cosample_opts o;
 	struct cos_pc *pcs;            /* NPCS, open addressing */
 	uint64_t purge_backoff;        /* dropped accesses before the next purge */
-	uint64_t pcs_full;
 	uint32_t shift;                /* log2(line) */
 	size_t cap, used;              /* slots: a power of two */
 	struct cos_line *lines;

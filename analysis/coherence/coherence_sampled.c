@@ -4,12 +4,14 @@
  * threads sampled touching them, candidates, watchpoint windows and the
  * footprint classification.
  *
- * Memory is bounded: a fixed open-addressed table of max_lines lines.
- * Most sampled lines are one thread's (its stack, its slice of an
- * array): when the table is three-quarters full those are forgotten
- * (purges), as only lines of two threads can be shared; when it is still
- * full, accesses to new lines are counted in lines_dropped, never silently
- * lost.
+ * Memory is bounded: an open-addressed table of max_lines lines (three
+ * quarters of its slots) and one of NPCS instructions.  Most sampled
+ * lines are one thread's (its stack, its slice of an array) or only read:
+ * when the table is full those are forgotten (purges), as they can be no
+ * candidates; when it is still full, accesses to new lines are counted in
+ * lines_dropped (and new instructions in pcs_untracked), never silently
+ * lost, and a purge that freed little is not retried until as many
+ * accesses were dropped.
  */
 #include "coherence_priv.h"
 
@@ -218,7 +220,7 @@ static void pc_note(struct sb_cosample *s, const struct sb_cosample_access *a)
 	struct cos_pc *c = sb_cosample_pc(s, a->pc, true);
 
 	if (!c) {
-		s->pcs_full++;
+		s->st.pcs_untracked++;
 		return;
 	}
 	c->samples += !a->ahead;
@@ -263,7 +265,6 @@ static bool site_candidate(struct sb_cosample *s, const struct cos_line *l)
 void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *a)
 {
 	uint64_t line = a->addr & ~(uint64_t)(s->o.line - 1), first = a->addr - line;
-	uint32_t size = a->size ? a->size : 8;
 	struct cos_thread *t;
 	struct cos_line *l;
 	bool was;
@@ -272,8 +273,6 @@ void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *
 	s->st.hitm_loads += a->hitm;
 	if (a->pc)
 		pc_note(s, a);
-	if (first + size > s->o.line)   /* split accesses: the first line's part */
-		size = (uint32_t)(s->o.line - first);
 	if (!(l = get(s, line))) {
 		s->st.lines_dropped++;
 		return;
@@ -298,7 +297,8 @@ void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *
 		l->stamp_ts[k] = a->ts;
 	}
 	if ((t = thread_of(l, a->tid))) {
-		uint64_t m = bytes_mask(first, size);
+		/* a split access: the first line's part */
+		uint64_t m = bytes_mask(first, a->size);
 
 		t->samples++;
 		t->touched |= m;
@@ -422,11 +422,6 @@ void sb_cosample_hit(struct sb_cosample *s, uint64_t line, uint32_t tid, uint64_
 	}
 }
 
-static unsigned popcount32(uint32_t x)
-{
-	return (unsigned)__builtin_popcount(x);
-}
-
 void sb_cosample_window_end(struct sb_cosample *s, uint64_t line, uint32_t armed, uint64_t now)
 {
 	struct cos_line *l = find(s, line);
@@ -448,7 +443,7 @@ void sb_cosample_window_end(struct sb_cosample *s, uint64_t line, uint32_t armed
 	}
 	s->st.windows++;
 	l->windows++;
-	writers = popcount32(l->win_hit_threads);
+	writers = (unsigned)__builtin_popcount(l->win_hit_threads);
 	for (uint32_t i = 0; writers == 1 && i < l->nthr; i++) {
 		if (l->win_hit_threads & (1u << i) || !l->thr[i].samples)
 			continue;

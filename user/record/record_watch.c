@@ -434,6 +434,7 @@ int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
 	sb_profile_meta_set_u64(p, "coherence_sampled_arm_failed", w->failed);
 	sb_profile_meta_set_u64(p, "coherence_sampled_lines_dropped", st.lines_dropped);
 	sb_profile_meta_set_u64(p, "coherence_sampled_purges", st.purges);
+	sb_profile_meta_set_u64(p, "coherence_sampled_pcs_untracked", st.pcs_untracked);
 	/* how long a recording takes to say something */
 	if (st.first_verdict_ns > start_ns)
 		sb_profile_meta_set_u64(p, "coherence_sampled_first_verdict_ms",
