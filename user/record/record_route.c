@@ -239,7 +239,7 @@ static void on_hw(struct sb_rec *r, const void *data, size_t size)
 	}
 	/* PEBS loads also pick sharing candidates by their data source */
 	if (h->type == SB_REC_LOAD && r->watch && !sb_hw_load_decode(data, size, &l))
-		sb_watch_load(r->watch, r->maps, &l);
+		sb_watch_load(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, &l);
 }
 
 /* A watchpoint of sampled sharing fired (record_watch.h). */

@@ -297,7 +297,8 @@ int sb_rec_sharing_sampled(struct sb_rec *r, struct sb_profile *p, struct sb_sym
 
 	if (!r->watch)
 		return 0;
-	if (sb_watch_store(r->watch, p, r->sample_hz ? 1000000000ull / r->sample_hz : 0,
+	if (sb_watch_store(r->watch, p, r->fw.cur ? r->fw.cur->pid : r->pid,
+			   r->sample_hz ? 1000000000ull / r->sample_hz : 0,
 			   r->start_ns, loc_at, name_of, &n)) {
 		sb_profile_meta_set(p, "coherence_sampled_error", "out of memory for the rows");
 		fprintf(stderr, "scalebpf: sampled sharing not stored: out of memory\n");

@@ -38,10 +38,24 @@
 #include "records.h"
 
 #define MAX_ARMS (SB_COSAMPLE_THREADS * SB_COSAMPLE_WORDS)
+#define MAX_PROCS 4
+
+/* A followed process's lines and threads.  Apart per process: forked
+ * workers have the same addresses, and one's writes are not another's
+ * sharing. */
+struct watch_proc {
+	int pid;
+	struct sb_cosample *cs;
+	uint32_t recent[SB_COSAMPLE_THREADS];   /* threads sampled lately */
+	uint32_t nrecent, next_recent;
+};
 
 struct sb_watch {
 	unsigned rate;
-	struct sb_cosample *cs;
+	struct watch_proc procs[MAX_PROCS];
+	uint32_t nprocs, next_proc;
+	uint64_t procs_untracked;      /* accesses of processes past MAX_PROCS */
+	struct watch_proc *win;        /* the open window's process */
 	struct sb_memop_ctx *memop;
 	struct sb_memop_ahead *ahead;
 	double tokens;
@@ -58,15 +72,12 @@ struct sb_watch {
 	/* what happened */
 	uint64_t arms, enospc, gone, failed, undecoded, windows, ahead_accesses;
 	unsigned early_failures;       /* before any arm worked */
-	uint32_t recent[SB_COSAMPLE_THREADS];   /* threads sampled lately */
-	uint32_t nrecent, next_recent;
 	int first_errno;
 	char disabled[160];            /* why no more watchpoints are armed */
 };
 
 struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len)
 {
-	struct sb_cosample_opts o;
 	struct sb_watch *w;
 
 	if (rate > 100000) {
@@ -78,13 +89,10 @@ struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len)
 		return NULL;
 	}
 	w->rate = rate;
-	sb_cosample_opts_default(&o);
-	w->cs = sb_cosample_alloc(&o, err, len);
 	w->memop = sb_memop_ctx_new(0);
 	w->ahead = sb_memop_ahead_new();
-	if (!w->cs || !w->memop || !w->ahead) {
-		if (w->cs)
-			snprintf(err, len, "out of memory");
+	if (!w->memop || !w->ahead) {
+		snprintf(err, len, "out of memory");
 		sb_watch_free(w);
 		return NULL;
 	}
@@ -100,7 +108,8 @@ void sb_watch_free(struct sb_watch *w)
 		return;
 	for (uint32_t i = 0; i < w->nfds; i++)
 		close(w->fds[i]);
-	sb_cosample_free(w->cs);
+	for (uint32_t i = 0; i < w->nprocs; i++)
+		sb_cosample_free(w->procs[i].cs);
 	sb_memop_ctx_free(w->memop);
 	sb_memop_ahead_free(w->ahead);
 	free(w);
@@ -160,19 +169,48 @@ static bool static_data(struct sb_maps *maps, uint64_t addr)
 	return false;
 }
 
+/* pid's tracking, made on its first access (add); NULL when MAX_PROCS
+ * processes have theirs (counted) or memory is short. */
+static struct watch_proc *proc_of(struct sb_watch *w, int pid, bool add)
+{
+	struct sb_cosample_opts o;
+	struct watch_proc *pr;
+	char err[128];
+
+	for (uint32_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid)
+			return &w->procs[i];
+	if (!add)
+		return NULL;
+	if (w->nprocs == MAX_PROCS) {
+		w->procs_untracked++;
+		return NULL;
+	}
+	sb_cosample_opts_default(&o);
+	pr = &w->procs[w->nprocs];
+	memset(pr, 0, sizeof(*pr));
+	if (!(pr->cs = sb_cosample_alloc(&o, err, sizeof(err)))) {
+		w->procs_untracked++;
+		return NULL;
+	}
+	pr->pid = pid;
+	w->nprocs++;
+	return pr;
+}
+
 /* The threads seen working lately: a window also watches those the
  * samples did not see on its line (a third writer). */
-static void note_thread(struct sb_watch *w, uint32_t tid)
+static void note_thread(struct watch_proc *pr, uint32_t tid)
 {
-	for (uint32_t i = 0; i < w->nrecent; i++)
-		if (w->recent[i] == tid)
+	for (uint32_t i = 0; i < pr->nrecent; i++)
+		if (pr->recent[i] == tid)
 			return;
-	if (w->nrecent < SB_COSAMPLE_THREADS) {
-		w->recent[w->nrecent++] = tid;
+	if (pr->nrecent < SB_COSAMPLE_THREADS) {
+		pr->recent[pr->nrecent++] = tid;
 		return;
 	}
-	w->recent[w->next_recent] = tid;
-	w->next_recent = (w->next_recent + 1) % SB_COSAMPLE_THREADS;
+	pr->recent[pr->next_recent] = tid;
+	pr->next_recent = (pr->next_recent + 1) % SB_COSAMPLE_THREADS;
 }
 
 /* Whether addr is in the sampled thread's own stack: from 128 bytes below
@@ -192,11 +230,14 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 	uint64_t sp = rs->regs[SB_REG_RSP], regs[SB_NREGS], vaddr;
 	struct sb_cosample_access c = { .ts = rs->hdr.ts, .tid = rs->hdr.tid };
 	struct sb_memop m[SB_MEMOP_AHEAD];
+	struct watch_proc *pr = proc_of(w, pid, true);
 	struct sb_elf *e;
 	int n;
 
+	if (!pr)
+		return;
 	maps_seen(w, maps);
-	note_thread(w, rs->hdr.tid);
+	note_thread(pr, rs->hdr.tid);
 	if (a) {
 		c.pc = a->ip;
 		c.addr = a->addr;
@@ -205,7 +246,7 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.runtime = runtime_bin(w, bin);
 		c.own_stack = own_stack(a->addr, sp, stack_len);
 		c.static_data = c.store && !c.own_stack && static_data(maps, a->addr);
-		sb_cosample_access(w->cs, &c);
+		sb_cosample_access(pr->cs, &c);
 	}
 	/* what the rest of its block is about to touch (memop.h) */
 	if (!w->ahead || !maps || sb_maps_resolve_live(maps, pid, rs->ip, &bin, &vaddr) ||
@@ -228,22 +269,24 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		c.store = m[i].store;
 		c.own_stack = own_stack(m[i].addr, sp, stack_len);
 		c.static_data = c.store && !c.own_stack && static_data(maps, m[i].addr);
-		sb_cosample_access(w->cs, &c);
+		sb_cosample_access(pr->cs, &c);
 	}
 }
 
-void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l)
+void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, int pid,
+		   const struct sb_hw_load *l)
 {
 	struct sb_cosample_access c;
+	struct watch_proc *pr;
 	uint64_t vaddr;
 	int bin;
 
-	if (!sb_hw_load_access(l, &c))
+	if (!sb_hw_load_access(l, &c) || !(pr = proc_of(w, pid, true)))
 		return;
 	maps_seen(w, maps);
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
 		c.runtime = runtime_bin(w, bin);
-	sb_cosample_access(w->cs, &c);
+	sb_cosample_access(pr->cs, &c);
 }
 
 void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
@@ -255,9 +298,12 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 	uint64_t regs[SB_NREGS], vaddr;
 	uint32_t size = 0;
 	struct sb_memop m;
+	struct watch_proc *pr = proc_of(w, pid, false);
 	struct sb_elf *e;
 	int bin = -1;
 
+	if (!pr)
+		return;   /* a process never sampled: no window of its */
 	maps_seen(w, maps);
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = h->regs[i];
@@ -271,12 +317,12 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 	    m.store && m.size && m.addr < word + 8 && m.addr + m.size > word) {
 		addr = m.addr < word ? word : m.addr;
 		size = (uint32_t)((m.addr + m.size > word + 8 ? word + 8 : m.addr + m.size) - addr);
-		sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, size,
+		sb_cosample_hit(pr->cs, line, h->hdr.tid, h->hdr.ts, addr, size,
 				h->ip - vaddr + m.insn, runtime_bin(w, bin));
 		return;
 	}
 	w->undecoded++;
-	sb_cosample_hit(w->cs, line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
+	sb_cosample_hit(pr->cs, line, h->hdr.tid, h->hdr.ts, addr, 0, h->ip,
 			runtime_bin(w, bin));
 }
 
@@ -321,7 +367,7 @@ static void close_window(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
 	/* the window's hits, before it is judged */
 	if (bpf)
 		sb_bpf_poll(bpf, 0);
-	sb_cosample_window_end(w->cs, w->probe.line, armed, now);
+	sb_cosample_window_end(w->win->cs, w->probe.line, armed, now);
 	w->open = false;
 	w->windows += armed > 0;
 }
@@ -329,18 +375,29 @@ static void close_window(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
 static void open_window(struct sb_watch *w, int prog_fd, uint64_t now)
 {
 	struct sb_cosample_probe *p = &w->probe;
+	struct watch_proc *pr = NULL;
 
-	if (!sb_cosample_next(w->cs, now, p))
+	/* the processes take turns */
+	for (uint32_t i = 0; i < w->nprocs && !pr; i++) {
+		uint32_t k = (w->next_proc + i) % w->nprocs;
+
+		if (sb_cosample_next(w->procs[k].cs, now, p)) {
+			pr = &w->procs[k];
+			w->next_proc = k + 1;
+		}
+	}
+	if (!pr)
 		return;
+	w->win = pr;
 	w->open = true;
 	w->win_end = now + SB_WATCH_WINDOW_NS;
-	for (uint32_t i = 0; i < w->nrecent && p->ntids < SB_COSAMPLE_THREADS; i++) {
+	for (uint32_t i = 0; i < pr->nrecent && p->ntids < SB_COSAMPLE_THREADS; i++) {
 		uint32_t k = 0;
 
-		while (k < p->ntids && p->tids[k] != w->recent[i])
+		while (k < p->ntids && p->tids[k] != pr->recent[i])
 			k++;
 		if (k == p->ntids)
-			p->tids[p->ntids++] = w->recent[i];
+			p->tids[p->ntids++] = pr->recent[i];
 	}
 	for (uint32_t t = 0; t < p->ntids && !w->disabled[0]; t++)
 		for (uint32_t k = 0; k < p->nwords; k++) {
@@ -405,15 +462,18 @@ void sb_watch_stop(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
 		close_window(w, bpf, now);
 }
 
-int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
+int sb_watch_store(struct sb_watch *w, struct sb_profile *p, int pid, uint64_t period_ns,
 		   uint64_t start_ns, sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx)
 {
-	struct sb_cosample_stats st;
+	struct watch_proc *pr = proc_of(w, pid, false);
+	struct sb_cosample_stats st = { 0 };
 	char buf[256];
 
-	sb_cosample_get_stats(w->cs, &st);
-	if (sb_cosample_store(w->cs, period_ns, loc_of, name_of, ctx, p))
-		return -1;
+	if (pr) {
+		sb_cosample_get_stats(pr->cs, &st);
+		if (sb_cosample_store(pr->cs, period_ns, loc_of, name_of, ctx, p))
+			return -1;
+	}
 	snprintf(buf, sizeof(buf), "software: sampled data addresses%s, write watchpoints "
 		 "(%u arms/s, %llu ms windows)", st.hitm_loads ? " and PEBS HITM loads" : "",
 		 w->rate, SB_WATCH_WINDOW_NS / 1000000);
@@ -435,6 +495,8 @@ int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
 	sb_profile_meta_set_u64(p, "coherence_sampled_lines_dropped", st.lines_dropped);
 	sb_profile_meta_set_u64(p, "coherence_sampled_purges", st.purges);
 	sb_profile_meta_set_u64(p, "coherence_sampled_pcs_untracked", st.pcs_untracked);
+	sb_profile_meta_set_u64(p, "coherence_sampled_processes", w->nprocs);
+	sb_profile_meta_set_u64(p, "coherence_sampled_processes_untracked", w->procs_untracked);
 	/* how long a recording takes to say something */
 	if (st.first_verdict_ns > start_ns)
 		sb_profile_meta_set_u64(p, "coherence_sampled_first_verdict_ms",

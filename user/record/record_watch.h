@@ -5,7 +5,8 @@
  * watchpoints confirm and classify them.  This file owns the watchpoints:
  * one-shot write watches (PERF_TYPE_BREAKPOINT, 8 bytes, at most four a
  * thread: x86's DR0-3) on up to four words of one candidate line, in the
- * line's threads, for a short window, within a budget of arms per second;
+ * line's threads, for a short window, within a budget of arms per second
+ * (lines and threads kept apart per followed process);
  * each hit comes back through the ring buffer (SB_REC_WATCH) with the
  * registers after the store, which are decoded into the bytes written.
  */
@@ -41,8 +42,10 @@ void sb_watch_free(struct sb_watch *w);
 void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		     const struct sb_rec_sample *rs, uint32_t stack_len, const struct sb_addr *a,
 		     int bin);
-/* A PEBS load (the PMU path): its data source picks lines (HITM). */
-void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, const struct sb_hw_load *l);
+/* A PEBS load of process pid (the PMU path): its data source picks
+ * lines (HITM). */
+void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, int pid,
+		   const struct sb_hw_load *l);
 /* An SB_REC_WATCH record: decodes the store at the trap. */
 void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 		  const struct sb_rec_watch *h);
@@ -52,9 +55,10 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 int sb_watch_tick(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now);
 /* Closes every watchpoint (the recording ends, or the target is gone). */
 void sb_watch_stop(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now);
-/* SHARING rows of mode sampled, and coherence_sampled_* metadata
- * (start_ns: the recording's start, for the time to the first verdict). */
-int sb_watch_store(struct sb_watch *w, struct sb_profile *p, uint64_t period_ns,
+/* SHARING rows of mode sampled of process pid (the profile's), and
+ * coherence_sampled_* metadata (start_ns: the recording's start, for the
+ * time to the first verdict). */
+int sb_watch_store(struct sb_watch *w, struct sb_profile *p, int pid, uint64_t period_ns,
 		   uint64_t start_ns, sb_coherence_loc_fn loc_of, sb_coherence_name_fn name_of, void *ctx);
 
 #endif
