@@ -70,9 +70,9 @@ struct sb_watch {
 	const struct sb_maps *maps;    /* and the decoders' binaries */
 	bool runtime_bins[256];        /* per binary index: threading runtime */
 	/* what happened */
-	uint64_t arms, enospc, gone, failed, undecoded, windows, ahead_accesses;
+	uint64_t arms, enospc, gone, failed, undecoded, ahead_accesses;
 	unsigned early_failures;       /* before any arm worked */
-	int first_errno;
+	int first_errno;                /* of the first arm that failed */
 	char disabled[160];            /* why no more watchpoints are armed */
 };
 
@@ -369,7 +369,6 @@ static void close_window(struct sb_watch *w, struct sb_bpf *bpf, uint64_t now)
 		sb_bpf_poll(bpf, 0);
 	sb_cosample_window_end(w->win->cs, w->probe.line, armed, now);
 	w->open = false;
-	w->windows += armed > 0;
 }
 
 static void open_window(struct sb_watch *w, int prog_fd, uint64_t now)
@@ -491,7 +490,10 @@ int sb_watch_store(struct sb_watch *w, struct sb_profile *p, int pid, uint64_t p
 	sb_profile_meta_set_u64(p, "coherence_sampled_hits_undecoded", w->undecoded);
 	sb_profile_meta_set_u64(p, "coherence_sampled_arms", w->arms);
 	sb_profile_meta_set_u64(p, "coherence_sampled_enospc", w->enospc);
+	sb_profile_meta_set_u64(p, "coherence_sampled_threads_gone", w->gone);
 	sb_profile_meta_set_u64(p, "coherence_sampled_arm_failed", w->failed);
+	if (w->failed)   /* the first reason, for the user to act on */
+		sb_profile_meta_set(p, "coherence_sampled_arm_error", strerror(w->first_errno));
 	sb_profile_meta_set_u64(p, "coherence_sampled_lines_dropped", st.lines_dropped);
 	sb_profile_meta_set_u64(p, "coherence_sampled_purges", st.purges);
 	sb_profile_meta_set_u64(p, "coherence_sampled_pcs_untracked", st.pcs_untracked);

@@ -42,7 +42,8 @@ static void var_text(const struct sb_report_ctx *r, const struct sb_coherence_va
 	}
 	for (size_t k = 0; k < v->nrefs; k++) {
 		sb_loc_format(r->p, v->refs[k], loc, sizeof(loc));
-		fprintf(f, "      %-10s %s\n", sb_report_sharing_access(r->p, SB_SHARING_SAMPLED, v->refs[k]), loc);
+		fprintf(f, "      %-10s %s\n",
+			sb_report_sharing_access(r->p, SB_SHARING_SAMPLED, v->refs[k]), loc);
 	}
 	if (v->section >= 0 && (size_t)v->section < r->p->nsections) {
 		sb_loc_format_section(r->p, (size_t)v->section, loc, sizeof(loc));
@@ -84,6 +85,12 @@ int sb_report_sharing_sampled_text(const struct sb_report_ctx *r, FILE *f)
 	if (slots) {
 		fputs("  note: ", f);
 		sb_text_str(f, slots);
+		fputc('\n', f);
+	}
+	if (sb_profile_meta_get(p, "coherence_sampled_arm_error")) {
+		fprintf(f, "  note: %" PRIu64 " watchpoints could not be armed, the first: ",
+			count(p, "arm_failed"));
+		sb_text_str(f, sb_profile_meta_get(p, "coherence_sampled_arm_error"));
 		fputc('\n', f);
 	}
 	if (count(p, "sync_lines"))
