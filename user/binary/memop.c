@@ -586,6 +586,11 @@ bool sb_memop_insn_ends_block(const cs_insn *in)
 	       in_group(in, X86_GRP_IRET);
 }
 
+int sb_memop_gpr(x86_reg r)
+{
+	return gpr_index(r);
+}
+
 int sb_memop_effective(unsigned addr_size, const x86_op_mem *m, uint64_t next_rt,
 		       const uint64_t *regs, uint64_t *addr)
 {

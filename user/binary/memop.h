@@ -88,8 +88,9 @@ const char *sb_memop_status_name(int status);
 /*
  * Look-ahead (memop_ahead.c): the data accesses the instructions from the
  * sampled IP to the end of its basic block are about to make, as far as
- * the sample's registers tell: an instruction's address is known while no
- * instruction between the IP and it writes a register the address reads.
+ * the sample's registers tell: the block's own register arithmetic (and,
+ * with a reader of the target's memory, its loads) is replayed, and an
+ * access through a register it could not follow is left out.
  * A timer sample names the slow instruction (a load missing the caches);
  * the store two instructions on, to a line another thread writes, it
  * rarely names, yet its address is in the registers.  The sampled
@@ -102,10 +103,13 @@ struct sb_memop_ahead;
 struct sb_memop_ahead *sb_memop_ahead_new(void);
 void sb_memop_ahead_free(struct sb_memop_ahead *a);
 void sb_memop_ahead_forget(struct sb_memop_ahead *a, const struct sb_elf *e);
+/* Reads len bytes of the target's memory at addr into buf: 0 or -1. */
+typedef int (*sb_memop_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 /* The accesses ahead of sample_vaddr (binary vaddr; runtime_ip the same
- * at run time) into out[0..return); -1 when there is no code there. */
+ * at run time) into out[0..return); -1 when there is no code there.
+ * read (NULL: none) follows the registers the block loads. */
 int sb_memop_ahead_decode(struct sb_memop_ahead *a, struct sb_elf *e, uint64_t sample_vaddr,
-			  uint64_t runtime_ip, const uint64_t *regs, struct sb_memop *out,
-			  int max);
+			  uint64_t runtime_ip, const uint64_t *regs, sb_memop_read_fn read,
+			  void *read_ctx, struct sb_memop *out, int max);
 
 #endif

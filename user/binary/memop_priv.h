@@ -12,6 +12,8 @@
  * sb_reg bits). */
 int sb_memop_insn_access(csh cs, const cs_insn *in, bool *store, uint32_t *written,
 			 uint32_t *needs);
+/* enum sb_reg of a general register of any width, or -1. */
+int sb_memop_gpr(x86_reg r);
 /* A jump, call, return or interrupt: the block ends with it. */
 bool sb_memop_insn_ends_block(const cs_insn *in);
 /* base + index*scale + disp (RIP-relative from next_rt); an enum

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "binary/memop.h"
@@ -213,6 +214,18 @@ static void note_thread(struct watch_proc *pr, uint32_t tid)
 	pr->next_recent = (pr->next_recent + 1) % SB_COSAMPLE_THREADS;
 }
 
+/* The look-ahead's loads (memop.h): the target's memory now, a little
+ * after the sample (what a block loads to index a store is mostly a
+ * constant or a loop bound).  ctx: the pid. */
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	return process_vm_readv(*(const int *)ctx, &local, 1, &remote, 1, 0) == (ssize_t)len ?
+	       0 : -1;
+}
+
 /* Whether addr is in the sampled thread's own stack: from 128 bytes below
  * sp (the red zone) to the end of what the sample's stack copy found
  * mapped (stack_len, which stops where the stack's mapping ends), else
@@ -254,7 +267,8 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 		return;
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = rs->regs[i];
-	n = sb_memop_ahead_decode(w->ahead, e, vaddr, rs->ip, regs, m, SB_MEMOP_AHEAD);
+	n = sb_memop_ahead_decode(w->ahead, e, vaddr, rs->ip, regs, read_target, &pid, m,
+				  SB_MEMOP_AHEAD);
 	c.runtime = runtime_bin(w, bin);
 	c.ahead = true;
 	for (int i = 0; i < n; i++) {
