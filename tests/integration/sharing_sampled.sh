@@ -82,9 +82,9 @@ SS_FIRST=1
 if wl_built gcc share && wl_built gcc share_omp; then
 	ss_cases
 	ss_score
-	# Sampling misses a planted variable now and then (a lock-protected
-	# table's stores are a sliver of the lock's time): below the goal,
-	# as many runs again, and the goal holds over all of them.
+	# Sampling can miss a planted variable in a run (no sample named its
+	# line before the run ended): below the goal, as many runs again, and
+	# the goal holds over all of them.
 	if [ $((10 * ss_right >= 9 * ss_rep && 10 * ss_found >= 9 * ss_planted)) = 0 ]; then
 		echo "note: precision or recall below 0.9 over $SS_RUNS runs: $SS_RUNS more of each, scored with them"
 		SS_FIRST=$((SS_FIRST + SS_RUNS))
