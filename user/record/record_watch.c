@@ -66,9 +66,9 @@ struct sb_watch {
 	uint64_t win_end;
 	int fds[MAX_ARMS];
 	uint32_t nfds;
-	uint64_t maps_gen;             /* the maps runtime_bins are of */
+	const struct sb_maps *maps;    /* the maps runtime_bins and the */
+	int maps_pid;                  /* decoders are of, and its binaries */
 	size_t nbins;
-	const struct sb_maps *maps;    /* and the decoders' binaries */
 	bool runtime_bins[256];        /* per binary index: threading runtime */
 	/* what happened */
 	uint64_t arms, enospc, gone, failed, undecoded, ahead_accesses;
@@ -119,28 +119,31 @@ void sb_watch_free(struct sb_watch *w)
 /* Which binaries of maps are the threading runtime's (records.h): their
  * references to a line are to a lock word, a barrier or the runtime's own
  * state, sync costs the wait analyses report, not the program's data.
- * Kept per maps and generation; when they change (another process image,
- * or these re-read) the decoders start afresh too: their caches keep
- * sb_elf pointers, which may have been closed and reused (memop.h). */
-static void maps_seen(struct sb_watch *w, struct sb_maps *maps)
+ * Redone when the maps gain binaries.  Another process image's maps (pid
+ * or object) also make the decoders start afresh: their caches keep
+ * sb_elf pointers, which live as long as the maps that opened them
+ * (memop.h).  A refresh of the same maps keeps them. */
+static void maps_seen(struct sb_watch *w, struct sb_maps *maps, int pid)
 {
 	size_t nb;
 
 	if (!maps)
 		return;
 	nb = sb_maps_nbinaries(maps);
-	if (maps == w->maps && sb_maps_generation(maps) == w->maps_gen && nb == w->nbins)
+	if (maps != w->maps || pid != w->maps_pid) {
+		w->maps = maps;
+		w->maps_pid = pid;
+		sb_memop_ctx_free(w->memop);
+		sb_memop_ahead_free(w->ahead);
+		w->memop = sb_memop_ctx_new(0);
+		w->ahead = sb_memop_ahead_new();
+	} else if (nb == w->nbins) {
 		return;
-	w->maps = maps;
-	w->maps_gen = sb_maps_generation(maps);
+	}
 	w->nbins = nb;
 	memset(w->runtime_bins, 0, sizeof(w->runtime_bins));
 	for (size_t b = 0; b < nb && b < sizeof(w->runtime_bins); b++)
 		w->runtime_bins[b] = sb_records_is_runtime(sb_maps_binary_name(maps, (int)b));
-	sb_memop_ctx_free(w->memop);
-	sb_memop_ahead_free(w->ahead);
-	w->memop = sb_memop_ctx_new(0);
-	w->ahead = sb_memop_ahead_new();
 }
 
 /* bin of the maps maps_seen was last given. */
@@ -249,7 +252,7 @@ void sb_watch_sample(struct sb_watch *w, struct sb_maps *maps, int pid,
 
 	if (!pr)
 		return;
-	maps_seen(w, maps);
+	maps_seen(w, maps, pid);
 	note_thread(pr, rs->hdr.tid);
 	if (a) {
 		c.pc = a->ip;
@@ -297,7 +300,7 @@ void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, int pid,
 
 	if (!sb_hw_load_access(l, &c) || !(pr = proc_of(w, pid, true)))
 		return;
-	maps_seen(w, maps);
+	maps_seen(w, maps, pid);
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
 		c.runtime = runtime_bin(w, bin);
 	sb_cosample_access(pr->cs, &c);
@@ -318,7 +321,7 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 
 	if (!pr)
 		return;   /* a process never sampled: no window of its */
-	maps_seen(w, maps);
+	maps_seen(w, maps, pid);
 	for (int i = 0; i < SB_NREGS; i++)
 		regs[i] = h->regs[i];
 	/* The trap comes after the store: memop prefers the instruction
