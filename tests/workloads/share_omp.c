@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "work.h"   /* its own wall time for make bench (SB_WALL_FILE) */
+
 #define LINE 64
 
 static long hist[8] __attribute__((aligned(LINE)));
