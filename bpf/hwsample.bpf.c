@@ -81,8 +81,10 @@ int on_lbr(struct bpf_perf_event_data *ctx)
 
 /* On a PEBS load-latency event (precise_ip >= 1): the IP is the load
  * itself, not the instruction after it. */
-SEC("perf_event")
-int on_load(struct bpf_perf_event_data *ctx)
+/* A PEBS memory sample: the load-latency (or all-loads) event, or the
+ * precise all-stores event where the CPU has one (store: no latency, and
+ * its data source, if any, says only that it is a store). */
+static __always_inline int emit_mem(struct bpf_perf_event_data *ctx, bool store)
 {
 	struct bpf_perf_event_data_kern *kctx;
 	struct perf_sample_data *data;
@@ -93,7 +95,7 @@ int on_load(struct bpf_perf_event_data *ctx)
 		return 0;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
-		count(SB_HWCNT_DROP_LOAD);
+		count(store ? SB_HWCNT_DROP_STORE : SB_HWCNT_DROP_LOAD);
 		return 0;
 	}
 	r->hdr.type = SB_REC_LOAD;
@@ -104,7 +106,7 @@ int on_load(struct bpf_perf_event_data *ctx)
 	r->addr = 0;
 	r->weight = 0;
 	r->data_src = 0;
-	r->flags = 0;
+	r->flags = store ? SB_LOAD_STORE : 0;
 	r->pad = 0;
 	kctx = bpf_cast_to_kern_ctx(ctx);
 	data = kctx->data;
@@ -126,7 +128,19 @@ int on_load(struct bpf_perf_event_data *ctx)
 		r->data_src = data->data_src.val;
 		r->flags |= SB_LOAD_HAVE_SRC;
 	}
-	count(SB_HWCNT_LOAD);
+	count(store ? SB_HWCNT_STORE : SB_HWCNT_LOAD);
 	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
+}
+
+SEC("perf_event")
+int on_load(struct bpf_perf_event_data *ctx)
+{
+	return emit_mem(ctx, false);
+}
+
+SEC("perf_event")
+int on_store(struct bpf_perf_event_data *ctx)
+{
+	return emit_mem(ctx, true);
 }

@@ -322,11 +322,12 @@ enum sb_load_flags {
 	SB_LOAD_HAVE_ADDR = 1,   /* addr is the sampled data address */
 	SB_LOAD_HAVE_WEIGHT = 2, /* weight is the load latency in cycles */
 	SB_LOAD_HAVE_SRC = 4,    /* data_src is a union perf_mem_data_src */
+	SB_LOAD_STORE = 8,       /* a precise store sample, not a load */
 };
 
 struct sb_rec_load {
 	struct sb_rec_hdr hdr;
-	__u64 ip;                /* precise IP of the load */
+	__u64 ip;                /* precise IP of the load (or store) */
 	__u64 addr;
 	__u64 weight;
 	__u64 data_src;
@@ -341,6 +342,8 @@ enum sb_hw_counter {
 	SB_HWCNT_DROP_LBR,       /* ring buffer full */
 	SB_HWCNT_DROP_LOAD,
 	SB_HWCNT_LBR_ERR,        /* bpf_read_branch_records failed */
+	SB_HWCNT_STORE,          /* PEBS store samples of the target emitted */
+	SB_HWCNT_DROP_STORE,
 	SB_HWCNT_MAX
 };
 

@@ -286,7 +286,8 @@ struct sb_cosample_access {
 	uint8_t size;                  /* bytes; 0: unknown (8 assumed) */
 	bool store;
 	bool hitm;                     /* PMU: served from a modified line in
-					* another core */
+					* another core (or another socket's cache) */
+	bool pmu;                      /* a PEBS load or store sample */
 	bool runtime;                  /* pc is in the threading runtime */
 	bool ahead;                    /* not the sampled access: one its block
 					* was about to make (memop.h look-ahead):
@@ -341,6 +342,7 @@ struct sb_cosample_stats {
 	uint64_t candidates, windows, windows_unarmed, decided, reported;
 	uint64_t hits, hits_unmatched; /* hits on no line being probed */
 	uint64_t hitm_loads;           /* PMU loads flagged HITM */
+	uint64_t pmu_loads, pmu_stores; /* PEBS samples offered */
 	uint64_t sync_lines;           /* confirmed, but only the runtime stored */
 	uint64_t site_windows;         /* windows on lines of a shared store site */
 	uint64_t pcs_untracked;        /* accesses of instructions the table had

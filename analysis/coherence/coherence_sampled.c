@@ -271,6 +271,8 @@ void sb_cosample_access(struct sb_cosample *s, const struct sb_cosample_access *
 
 	s->st.accesses++;
 	s->st.hitm_loads += a->hitm;
+	s->st.pmu_loads += a->pmu && !a->store;
+	s->st.pmu_stores += a->pmu && a->store;
 	if (a->pc)
 		pc_note(s, a);
 	if (!(l = get(s, line))) {

@@ -11,7 +11,7 @@ hw_has_pmu() {
 # The programs load through record's own loader, sharing a ring buffer.
 if make -s -C "$TOP" build/tests/hw_load >"$TMP/hw_build.out" 2>&1; then
 	check "hw: LBR and PEBS BPF programs pass the verifier" \
-		bash -c "'$TOP/build/tests/hw_load' >'$TMP/hw_load.out' 2>&1 && grep -q 'both loaded' '$TMP/hw_load.out'"
+		bash -c "'$TOP/build/tests/hw_load' >'$TMP/hw_load.out' 2>&1 && grep -q 'all loaded' '$TMP/hw_load.out'"
 else
 	bad "hw: build of the load test"
 	cat "$TMP/hw_build.out"

@@ -16,7 +16,7 @@ int main(void)
 {
 	struct sb_hw *h = NULL;
 	char err[512] = "";
-	int rb, lbr = -1, load = -1, ret;
+	int rb, lbr = -1, load = -1, store = -1, ret;
 
 	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sb_hw_test", 0, 0, 1 << 16, NULL);
 	if (rb < 0) {
@@ -24,13 +24,14 @@ int main(void)
 		return 1;
 	}
 	ret = sb_hw_load(&h, getpid(), rb, 1 << 14, err, sizeof(err));
-	if (ret || sb_hw_prog_fds(h, &lbr, &load)) {
+	if (ret || sb_hw_prog_fds(h, &lbr, &load, &store)) {
 		fprintf(stderr, "hw_load: %s\n", ret ? err : "a program has no fd");
 		sb_hw_close(h);
 		close(rb);
 		return 1;
 	}
-	printf("hw_load: on_lbr fd %d, on_load fd %d: both loaded\n", lbr, load);
+	printf("hw_load: on_lbr fd %d, on_load fd %d, on_store fd %d: all loaded\n", lbr, load,
+	       store);
 	sb_hw_close(h);
 	close(rb);
 	return 0;

@@ -148,9 +148,14 @@ static int add_lbr(struct sb_hwagg *a, struct sb_builder *b, const struct sb_rec
 static int add_load(struct sb_hwagg *a, struct sb_builder *b, const struct sb_hw_load *l,
 		    const struct sb_rec_hdr *h)
 {
-	void **slot = sb_idmap_slot(a->loads, l->ip, 0, true);
 	struct sb_hw_loadip *x;
+	void **slot;
 
+	if (l->store) {
+		a->st.stores++;
+		return 0;
+	}
+	slot = sb_idmap_slot(a->loads, l->ip, 0, true);
 	a->st.loads++;
 	if (!slot || (!*slot && !(*slot = calloc(1, sizeof(*x))))) {
 		a->st.nomem++;

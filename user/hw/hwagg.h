@@ -48,6 +48,8 @@ struct sb_hwagg_stats {
 	uint64_t lbr_records, branches, branches_kernel;
 	uint64_t ranges, ranges_bad;      /* fall-through ranges between branches */
 	uint64_t loads, loads_weighted;
+	uint64_t stores;                  /* PEBS store samples: sharing's, not
+					   * LIME's (record_watch.c) */
 	uint64_t bad_records;             /* malformed: type, size, counts */
 	uint64_t edges, load_ips;         /* distinct */
 	uint64_t edges_cross_binary;      /* not mapped to a profile event; once

@@ -15,7 +15,7 @@
 
 struct sb_hw {
 	struct hwsample_bpf *skel;
-	struct bpf_link **links;   /* 2 per CPU: LBR, load */
+	struct bpf_link **links;   /* up to 3 per CPU: LBR, load, store */
 	int nlinks, ncpus;
 };
 
@@ -70,7 +70,7 @@ int sb_hw_load(struct sb_hw **out, int pid, int ringbuf_fd, size_t wakeup_bytes,
 		snprintf(err, errlen, "cannot count the CPUs");
 		goto fail;
 	}
-	h->links = calloc((size_t)h->ncpus * 2, sizeof(*h->links));
+	h->links = calloc((size_t)h->ncpus * 3, sizeof(*h->links));
 	if (!h->links) {
 		ret = -ENOMEM;
 		goto fail;
@@ -82,11 +82,12 @@ fail:
 	return ret;
 }
 
-int sb_hw_prog_fds(const struct sb_hw *h, int *lbr_fd, int *load_fd)
+int sb_hw_prog_fds(const struct sb_hw *h, int *lbr_fd, int *load_fd, int *store_fd)
 {
 	*lbr_fd = bpf_program__fd(h->skel->progs.on_lbr);
 	*load_fd = bpf_program__fd(h->skel->progs.on_load);
-	return *lbr_fd >= 0 && *load_fd >= 0 ? 0 : -ENOENT;
+	*store_fd = bpf_program__fd(h->skel->progs.on_store);
+	return *lbr_fd >= 0 && *load_fd >= 0 && *store_fd >= 0 ? 0 : -ENOENT;
 }
 
 /* Opens attr on cpu and attaches prog; the link then owns the fd.
@@ -119,9 +120,33 @@ static int open_attach(struct sb_hw *h, struct perf_event_attr *attr, int cpu,
 	return 0;
 }
 
+/* The store sampler, where the CPU has one; all CPUs or none.  Its
+ * absence is said in store_event, never an error. */
+static void attach_stores(struct sb_hw *h, const struct sb_pmu *pmu, uint64_t period,
+			  char *store_event, size_t namelen)
+{
+	struct perf_event_attr st;
+	char ev[96], why[256] = "";
+	int first = h->nlinks;
+
+	if (sb_pmu_store_attr(pmu, period, &st, ev, sizeof(ev), why, sizeof(why))) {
+		snprintf(store_event, namelen, "none (%s)", why);
+		return;
+	}
+	for (int cpu = 0; cpu < h->ncpus; cpu++)
+		if (open_attach(h, &st, cpu, h->skel->progs.on_store, "PEBS store", why,
+				sizeof(why))) {
+			while (h->nlinks > first)
+				bpf_link__destroy(h->links[--h->nlinks]);
+			snprintf(store_event, namelen, "none (%s)", why);
+			return;
+		}
+	snprintf(store_event, namelen, "%s", ev);
+}
+
 int sb_hw_attach(struct sb_hw *h, const struct sb_pmu *pmu, unsigned lbr_hz,
-		 uint64_t load_period, char *load_event, size_t namelen,
-		 char *err, size_t errlen)
+		 uint64_t load_period, uint64_t store_period, char *load_event,
+		 char *store_event, size_t namelen, char *err, size_t errlen)
 {
 	struct perf_event_attr lbr, load;
 	int ret;
@@ -137,6 +162,7 @@ int sb_hw_attach(struct sb_hw *h, const struct sb_pmu *pmu, unsigned lbr_hz,
 			return ret;
 		}
 	}
+	attach_stores(h, pmu, store_period, store_event, namelen);
 	return 0;
 }
 

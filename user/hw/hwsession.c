@@ -47,7 +47,7 @@ int sb_hwsession_alloc(struct sb_hwsession **out, int events_req, char *msg, siz
 int sb_hwsession_start(struct sb_hwsession *hs, const struct sb_hwsession_opts *o,
 		       char *msg, size_t len)
 {
-	char err[512] = "", ev[128];
+	char err[512] = "", ev[384], sev[384];   /* sev may be "none (why)" */
 	int ret;
 
 	if (len)
@@ -57,16 +57,20 @@ int sb_hwsession_start(struct sb_hwsession *hs, const struct sb_hwsession_opts *
 	ret = sb_hw_load(&hs->hw, o->pid, o->ringbuf_fd, o->ringbuf_bytes / 4, err,
 			 sizeof(err));
 	if (!ret)
-		ret = sb_hw_attach(hs->hw, &hs->pmu, o->sample_hz, SB_HW_LOAD_PERIOD, ev,
-				   sizeof(ev), err, sizeof(err));
+		ret = sb_hw_attach(hs->hw, &hs->pmu, o->sample_hz, SB_HW_LOAD_PERIOD,
+				   SB_HW_STORE_PERIOD, ev, sev, sizeof(ev), err, sizeof(err));
 	if (!ret && !(hs->agg = sb_hwagg_alloc())) {
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
 	if (!ret) {
+		char per[32] = "";
+
+		if (strncmp(sev, "none", 4))
+			snprintf(per, sizeof(per), " every %u stores", SB_HW_STORE_PERIOD);
 		snprintf(hs->sampling, sizeof(hs->sampling), "%s; LBR: cycles at %u Hz; "
-			 "PEBS: %s every %u loads", SB_SAMPLING_HW, o->sample_hz, ev,
-			 SB_HW_LOAD_PERIOD);
+			 "PEBS: %.96s every %u loads; stores: %.200s%s", SB_SAMPLING_HW,
+			 o->sample_hz, ev, SB_HW_LOAD_PERIOD, sev, per);
 		return 0;
 	}
 	sb_hw_close(hs->hw);
@@ -125,6 +129,8 @@ uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p)
 	sb_profile_meta_set_u64(p, "hw_lbr_samples", c[SB_HWCNT_LBR]);
 	sb_profile_meta_set_u64(p, "hw_lbr_read_errors", c[SB_HWCNT_LBR_ERR]);
 	sb_profile_meta_set_u64(p, "hw_load_samples", c[SB_HWCNT_LOAD]);
+	sb_profile_meta_set_u64(p, "hw_store_samples", c[SB_HWCNT_STORE]);
+	sb_profile_meta_set_u64(p, "drops_store", c[SB_HWCNT_DROP_STORE]);
 	sb_profile_meta_set_u64(p, "hw_branches", st.branches);
 	sb_profile_meta_set_u64(p, "hw_branches_kernel", st.branches_kernel);
 	sb_profile_meta_set_u64(p, "hw_edges", st.edges);
@@ -135,7 +141,7 @@ uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p)
 	sb_profile_meta_set_u64(p, "hw_bad_records", st.bad_records);
 	sb_hwagg_loads_summary(hs->agg, 10, buf, sizeof(buf));
 	sb_profile_meta_set(p, "hw_loads_top", buf);
-	return c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD];
+	return c[SB_HWCNT_DROP_LBR] + c[SB_HWCNT_DROP_LOAD] + c[SB_HWCNT_DROP_STORE];
 }
 
 struct sb_hwagg *sb_hwsession_agg(const struct sb_hwsession *hs)

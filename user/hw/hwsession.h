@@ -22,6 +22,8 @@ struct sb_profile;
 /* PEBS: one load sampled in this many (a prime, so loop strides do not
  * alias with it). */
 #define SB_HW_LOAD_PERIOD 20011
+/* PEBS stores: one in this many (prime; stores are fewer than loads). */
+#define SB_HW_STORE_PERIOD 10007
 
 /*
  * Before the target starts: detects the PMU and picks the path that

@@ -130,7 +130,8 @@ int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out)
 	memset(out, 0, sizeof(*out));
 	if (!data || size < sizeof(*r) || r->hdr.type != SB_REC_LOAD ||
 	    r->hdr.size != sizeof(*r) ||
-	    (r->flags & ~(uint32_t)(SB_LOAD_HAVE_ADDR | SB_LOAD_HAVE_WEIGHT | SB_LOAD_HAVE_SRC)))
+	    (r->flags & ~(uint32_t)(SB_LOAD_HAVE_ADDR | SB_LOAD_HAVE_WEIGHT | SB_LOAD_HAVE_SRC |
+				    SB_LOAD_STORE)))
 		return -1;
 	out->tid = r->hdr.tid;
 	out->ts = r->hdr.ts;
@@ -140,6 +141,9 @@ int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out)
 	out->weight = r->flags & SB_LOAD_HAVE_WEIGHT ? r->weight : 0;
 	if (r->flags & SB_LOAD_HAVE_SRC)
 		sb_hw_data_src(r->data_src, &out->src);
+	/* The store sampler says so; so does a data source whose op is a
+	 * store (a raw sample of a store event, tests' fixtures). */
+	out->store = (r->flags & SB_LOAD_STORE) || (out->src.store && !out->src.load);
 	return 0;
 }
 
@@ -235,10 +239,15 @@ bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a)
 	if (!(l->flags & SB_LOAD_HAVE_ADDR) || !l->addr)
 		return false;
 	a->ts = l->ts;
-	a->pc = l->ip;           /* precise: the load itself */
+	a->pc = l->ip;           /* precise: the access itself */
 	a->addr = l->addr;
 	a->tid = l->tid;
-	a->hitm = l->src.snoop_hitm;
+	a->store = l->store;
+	/* Served by another core's modified copy (HITM), or by another
+	 * socket's cache: the line moved between caches. */
+	a->hitm = !l->store && (l->src.snoop_hitm ||
+				(l->src.level == SB_MEM_REMOTE_CACHE && !l->src.miss));
 	a->ahead = true;         /* evidence, not cpu-clock time */
+	a->pmu = true;
 	return true;
 }

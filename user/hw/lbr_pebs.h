@@ -75,15 +75,18 @@ struct sb_hw_load {
 	uint64_t addr;            /* 0 unless flags & SB_LOAD_HAVE_ADDR */
 	uint64_t weight;          /* latency, 0 unless SB_LOAD_HAVE_WEIGHT */
 	uint32_t flags;           /* enum sb_load_flags */
+	bool store;               /* a store sample (SB_LOAD_STORE or its data source) */
 	struct sb_mem_src src;    /* level SB_MEM_UNKNOWN unless SB_LOAD_HAVE_SRC */
 };
 /* 0, or -1 when the record is not a well-formed SB_REC_LOAD. */
 int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out);
 
-/* A PEBS load as a sampled access for sharing (analysis/coherence/): its
- * data source's HITM (the line was modified in another core) makes its
- * line a candidate; evidence only, not time (the cost is in cpu-clock
- * samples).  false when the load has no data address. */
+/* A PEBS load or store as a sampled access for sharing
+ * (analysis/coherence/).  A load whose data source says HITM (the line
+ * was modified in another core) or another socket's cache makes its line
+ * a candidate; a precise store names a writer, its thread and bytes.
+ * Evidence only, not time (the cost is in cpu-clock samples).  false when
+ * the sample has no data address. */
 struct sb_cosample_access;
 bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a);
 

@@ -85,6 +85,53 @@ int sb_pmu_lbr_attr(const struct sb_pmu *pmu, unsigned hz, struct perf_event_att
 	return 0;
 }
 
+/* The first of events libpfm4 can encode for this CPU, precise, user
+ * level, every period-th occurrence.  0, or -1 with err. */
+static int encode_first(const struct sb_pmu *pmu, const char *const *events, size_t n,
+			uint64_t period, uint64_t sample_type, struct perf_event_attr *a,
+			char *ev_name, size_t namelen, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!pmu->present) {
+		snprintf(err, errlen, "no hardware PMU");
+		return -1;
+	}
+	if ((ret = pfm_initialize()) != PFM_SUCCESS) {
+		snprintf(err, errlen, "libpfm4 cannot initialize: %s", pfm_strerror(ret));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pfm_perf_encode_arg_t arg;
+
+		memset(a, 0, sizeof(*a));
+		memset(&arg, 0, sizeof(arg));
+		arg.attr = a;
+		arg.size = sizeof(arg);
+		/* PFM_PLM3: user level only, as the target's own accesses. */
+		ret = pfm_get_os_event_encoding(events[i], PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+		if (ret != PFM_SUCCESS)
+			continue;
+		a->size = sizeof(*a);
+		if (!strcmp(pmu->name, "cpu_core") && a->type == PERF_TYPE_RAW)
+			a->type = pmu->type;
+		a->sample_period = period;
+		a->freq = 0;
+		a->sample_type = sample_type;
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		if (!a->precise_ip)
+			a->precise_ip = 2;
+		snprintf(ev_name, namelen, "%s", events[i]);
+		pfm_terminate();
+		return 0;
+	}
+	pfm_terminate();
+	if (errlen)
+		err[0] = 0;
+	return -1;
+}
+
 int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_event_attr *a,
 		     char *ev_name, size_t namelen, char *err, size_t errlen)
 {
@@ -98,46 +145,36 @@ int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_even
 		"MEM_INST_RETIRED:ALL_LOADS:precise=2",
 		"MEM_UOPS_RETIRED:ALL_LOADS:precise=2",
 	};
-	int ret;
 
-	if (!pmu->present) {
-		snprintf(err, errlen, "no hardware PMU");
-		return -1;
-	}
-	if ((ret = pfm_initialize()) != PFM_SUCCESS) {
-		snprintf(err, errlen, "libpfm4 cannot initialize: %s", pfm_strerror(ret));
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		pfm_perf_encode_arg_t arg;
-
-		memset(a, 0, sizeof(*a));
-		memset(&arg, 0, sizeof(arg));
-		arg.attr = a;
-		arg.size = sizeof(arg);
-		/* PFM_PLM3: user level only, as the target's own loads. */
-		ret = pfm_get_os_event_encoding(events[i], PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-		if (ret != PFM_SUCCESS)
-			continue;
-		a->size = sizeof(*a);
-		if (!strcmp(pmu->name, "cpu_core") && a->type == PERF_TYPE_RAW)
-			a->type = pmu->type;
-		a->sample_period = period;
-		a->freq = 0;
-		a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR |
-				 PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
-		a->exclude_kernel = 1;
-		a->exclude_hv = 1;
-		if (!a->precise_ip)
-			a->precise_ip = 2;
-		snprintf(ev_name, namelen, "%s", events[i]);
-		pfm_terminate();
+	if (!encode_first(pmu, events, sizeof(events) / sizeof(events[0]), period,
+			  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR |
+			  PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC, a, ev_name, namelen,
+			  err, errlen))
 		return 0;
-	}
-	pfm_terminate();
-	snprintf(err, errlen, "libpfm4 knows no PEBS load event for this CPU (tried "
-		 "MEM_TRANS_RETIRED:LOAD_LATENCY, MEM_INST_RETIRED:ALL_LOADS, "
-		 "MEM_UOPS_RETIRED:ALL_LOADS; AMD IBS is not supported)");
+	if (errlen && !err[0])
+		snprintf(err, errlen, "libpfm4 knows no PEBS load event for this CPU (tried "
+			 "MEM_TRANS_RETIRED:LOAD_LATENCY, MEM_INST_RETIRED:ALL_LOADS, "
+			 "MEM_UOPS_RETIRED:ALL_LOADS; AMD IBS is not supported)");
+	return -1;
+}
+
+int sb_pmu_store_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_event_attr *a,
+		      char *ev_name, size_t namelen, char *err, size_t errlen)
+{
+	/* Skylake and later, then Haswell/Broadwell: retired stores with
+	 * their data address (PEBS), so a sampled store names its line. */
+	static const char *const events[] = {
+		"MEM_INST_RETIRED:ALL_STORES:precise=2",
+		"MEM_UOPS_RETIRED:ALL_STORES:precise=2",
+	};
+
+	if (!encode_first(pmu, events, sizeof(events) / sizeof(events[0]), period,
+			  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC,
+			  a, ev_name, namelen, err, errlen))
+		return 0;
+	if (errlen && !err[0])
+		snprintf(err, errlen, "libpfm4 knows no precise store event for this CPU (tried "
+			 "MEM_INST_RETIRED:ALL_STORES, MEM_UOPS_RETIRED:ALL_STORES)");
 	return -1;
 }
 

@@ -46,6 +46,11 @@ int sb_pmu_lbr_attr(const struct sb_pmu *pmu, unsigned hz, struct perf_event_att
  * (no such event: e.g. AMD, whose IBS is not supported yet). */
 int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_event_attr *attr,
 		     char *ev_name, size_t namelen, char *err, size_t errlen);
+/* The PEBS store sampler: retired stores with their data address (Intel
+ * Haswell and later), every period-th store.  0, or -1 with err.  Sharing
+ * candidates only: record runs on without it. */
+int sb_pmu_store_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_event_attr *attr,
+		      char *ev_name, size_t namelen, char *err, size_t errlen);
 
 /*
  * --events: the path record takes.  auto without a PMU returns

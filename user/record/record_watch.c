@@ -303,6 +303,9 @@ void sb_watch_load(struct sb_watch *w, struct sb_maps *maps, int pid,
 	maps_seen(w, maps, pid);
 	if (maps && !sb_maps_resolve(maps, l->ip, &bin, &vaddr))
 		c.runtime = runtime_bin(w, bin);
+	/* no registers with a PEBS sample: a stack store is two threads'
+	 * only where their stacks lie within a store site's span */
+	c.static_data = c.store && static_data(maps, l->addr);
 	sb_cosample_access(pr->cs, &c);
 }
 
@@ -490,9 +493,15 @@ int sb_watch_store(struct sb_watch *w, struct sb_profile *p, int pid, uint64_t p
 		if (sb_cosample_store(pr->cs, period_ns, loc_of, name_of, ctx, p))
 			return -1;
 	}
-	snprintf(buf, sizeof(buf), "software: sampled data addresses%s, write watchpoints "
-		 "(%u arms/s, %llu ms windows)", st.hitm_loads ? " and PEBS HITM loads" : "",
-		 w->rate, SB_WATCH_WINDOW_NS / 1000000);
+	if (st.pmu_loads || st.pmu_stores)
+		snprintf(buf, sizeof(buf), "hardware: sampled data addresses, PEBS loads "
+			 "(%llu, %llu served by another cache) and precise stores (%llu), "
+			 "write watchpoints (%u arms/s, %llu ms windows)",
+			 (unsigned long long)st.pmu_loads, (unsigned long long)st.hitm_loads,
+			 (unsigned long long)st.pmu_stores, w->rate, SB_WATCH_WINDOW_NS / 1000000);
+	else
+		snprintf(buf, sizeof(buf), "software: sampled data addresses, write watchpoints "
+			 "(%u arms/s, %llu ms windows)", w->rate, SB_WATCH_WINDOW_NS / 1000000);
 	sb_profile_meta_set(p, "coherence_sampled_path", buf);
 	sb_profile_meta_set_u64(p, "coherence_sampled_accesses", st.accesses);
 	sb_profile_meta_set_u64(p, "coherence_sampled_accesses_ahead", w->ahead_accesses);

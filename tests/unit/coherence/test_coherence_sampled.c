@@ -302,6 +302,39 @@ static void test_pmu_hitm(void)
 	CHECK(!sb_hw_load_access(&ld, &a), "a load without an address is no access");
 }
 
+/* The PMU's precise stores: two threads sampled storing from one
+ * instruction into one line make it a candidate, with no cpu-clock
+ * sample; one thread's stores do not.  Counted as PEBS stores. */
+static void test_pmu_stores(void)
+{
+	for (int threads = 2; threads >= 1; threads--) {
+		struct sb_cosample *s = alloc_default();
+		struct sb_cosample_stats st;
+		struct sb_cosample_probe p;
+		struct sb_hw_load ld;
+		struct sb_cosample_access a;
+
+		memset(&ld, 0, sizeof(ld));
+		ld.ip = 0x401400;
+		ld.flags = SB_LOAD_HAVE_ADDR | SB_LOAD_STORE;
+		ld.store = true;
+		for (int i = 0; i < 4; i++) {
+			ld.tid = 100 + (uint32_t)(i % threads);
+			ld.ts = MS + (uint64_t)i * 1000;
+			ld.addr = L + 8 * (uint64_t)(i % threads);
+			CHECK(sb_hw_load_access(&ld, &a) && a.store && a.pmu && !a.hitm,
+			      "store sample -> access");
+			sb_cosample_access(s, &a);
+		}
+		sb_cosample_get_stats(s, &st);
+		CHECK(st.pmu_stores == 4 && st.pmu_loads == 0, "PEBS stores counted: %llu",
+		      (unsigned long long)st.pmu_stores);
+		CHECK(sb_cosample_next(s, 2 * MS, &p) == (threads == 2) && (threads < 2 ||
+		      p.line == L), "%d storing threads: candidate %d", threads, threads == 2);
+		sb_cosample_free(s);
+	}
+}
+
 /* Bounded memory: 16 lines at most; one-thread lines are forgotten for
  * room, a two-thread line survives the purges. */
 static void test_bound(void)
@@ -441,6 +474,7 @@ int main(void)
 	test_false_sharing();
 	test_true_by_footprint();
 	test_flag_across();
+	test_pmu_stores();
 	test_padded_readonly();
 	test_runtime_and_unarmed();
 	test_pmu_hitm();

@@ -112,6 +112,16 @@ static void test_attrs(void)
 		      (strstr(ev, "LOADS") || strstr(ev, "LOAD_LATENCY")), "PEBS attr: %s", ev);
 	else
 		CHECK(strstr(err, "MEM_TRANS_RETIRED:LOAD_LATENCY"), "PEBS error: %s", err);
+
+	CHECK(sb_pmu_store_attr(&none, 1000, &a, ev, sizeof(ev), err, sizeof(err)) == -1 &&
+	      strstr(err, "no hardware PMU"), "store sampler without a PMU: %s", err);
+	ret = sb_pmu_store_attr(&cpu, 997, &a, ev, sizeof(ev), err, sizeof(err));
+	if (ret == 0)
+		CHECK(a.precise_ip > 0 && a.sample_period == 997 && !a.freq &&
+		      (a.sample_type & PERF_SAMPLE_ADDR) && a.exclude_kernel &&
+		      strstr(ev, "ALL_STORES"), "store attr: %s", ev);
+	else
+		CHECK(strstr(err, "MEM_INST_RETIRED:ALL_STORES"), "store error: %s", err);
 }
 
 int main(void)
