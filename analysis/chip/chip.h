@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CHiP, the Cache Hit Profile (Brett et al., ../shared/papers/chip.txt
+ * §IV-§V): how a region's hit ratio falls as the cache it gets shrinks,
+ * and from that, the DRAM bandwidth the region needs at N threads.
+ *
+ * The structure (§IV-A).  Line addresses are mapped to w CacheSets (by
+ * their number modulo w, each block of w lines rotated: chip.c says why
+ * not a plain hash), each an LRU array of d = 16 lines, most recent
+ * first; an access scans its set
+ * from the front, counts the depth where it found the line (or a miss, the
+ * 17th counter) and moves the line to the front.  The first n depths of all
+ * sets together are a cache of n × w × line bytes, so one pass gives the
+ * hit ratio at 16 cache sizes: max_bytes × k / 16, k = 1..16, where
+ * w = max_bytes / (16 × line) (§IV-B).  A set-associative approximation of
+ * the stack-distance algorithm (a 1-wide, infinitely deep set), as the
+ * paper says; its error against a full LRU stack is measured in
+ * tests/unit/chip.
+ *
+ * The state (the sets) belongs to a thread and carries across its regions,
+ * as a cache does; the counters belong to a region (struct sb_chip_counts,
+ * the caller's), so one pass profiles every region a thread runs.
+ *
+ * Spatially hashed sampling (SHARDS, Waldspurger et al. FAST'15): with
+ * rate R < 1 only lines whose hash falls below R × 2^24 of 2^24 are
+ * tracked, in one LRU stack of R × max_bytes / line lines cut into 16
+ * segments (a cache of C bytes holds R × C/line sampled lines;
+ * chip_priv.h says why not sets), and every reference is still counted
+ * in `accesses`, so
+ * the estimate (sb_chip_estimate) scales the sampled depths by 1/R and puts
+ * the difference between the expected and the actual number of sampled
+ * references into the first depth (SHARDS_adj).
+ *
+ * The analytical model (§V-C, equations 1-7) is in chip_model.c.  Pure
+ * computation: never prints, -errno and a message.
+ */
+#ifndef SB_CHIP_H
+#define SB_CHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_CHIP_DEPTH 16                     /* d: entries per CacheSet */
+#define SB_CHIP_COUNTS (SB_CHIP_DEPTH + 1)   /* hits at depth 1..d, misses */
+#define SB_CHIP_RATE_SCALE (1u << 24)        /* SHARDS' P */
+
+struct sb_chip_opts {
+	uint64_t max_bytes;   /* the largest cache mapped: 16 × w × line */
+	uint32_t line;        /* bytes, a power of two (64) */
+	double rate;          /* SHARDS R in (0, 1]; 1: every line */
+};
+
+/* A region's counters, summed over its references. */
+struct sb_chip_counts {
+	uint64_t depth[SB_CHIP_COUNTS];   /* sampled references by depth found
+					   * (0-based: [0] = the front), [16] =
+					   * not found (a miss at every size) */
+	uint64_t accesses;                /* every reference, sampled or not */
+};
+
+struct sb_chip;
+
+/* The CacheSets of one thread.  -EINVAL (max_bytes under 16 lines, line
+ * not a power of two, rate outside (0, 1]) or -ENOMEM, with err. */
+int sb_chip_alloc(struct sb_chip **out, const struct sb_chip_opts *o, char *err, size_t len);
+void sb_chip_free(struct sb_chip *c);
+/* Its width w (sets; at R < 1, the sampled sets) and its memory (§IV-D). */
+uint32_t sb_chip_width(const struct sb_chip *c);
+size_t sb_chip_bytes(const struct sb_chip *c);
+const struct sb_chip_opts *sb_chip_opts_of(const struct sb_chip *c);
+
+/* One reference to addr, counted in k (the region it belongs to). */
+void sb_chip_access(struct sb_chip *c, uint64_t addr, struct sb_chip_counts *k);
+
+/* Whether SHARDS tracks the line of addr at rate (a pure function of the
+ * line: every thread and every run samples the same lines). */
+bool sb_chip_sampled(uint64_t line_number, double rate);
+
+/* a += b */
+void sb_chip_counts_add(struct sb_chip_counts *a, const struct sb_chip_counts *b);
+
+/*
+ * The model (chip_model.c).  Counts as doubles: the estimate of every
+ * reference's depth, est[SB_CHIP_COUNTS], from the sampled ones
+ * (SHARDS_adj; at rate 1 the counts themselves).
+ */
+void sb_chip_estimate(const struct sb_chip_counts *k, double rate,
+		      double est[SB_CHIP_COUNTS]);
+/* Eq. 1: all references. */
+double sb_chip_total(const double est[SB_CHIP_COUNTS]);
+/* Eq. 2, 3 at depth dd in [0, 16]: hits in the first dd depths (a
+ * fractional depth takes that share of the next one), and their ratio to
+ * the total (0 when there is none). */
+double sb_chip_hits(const double est[SB_CHIP_COUNTS], double dd);
+double sb_chip_hit_ratio(const double est[SB_CHIP_COUNTS], double dd);
+/* The depth that maps a cache of cache_bytes in a profile of max_bytes:
+ * 16 × cache_bytes / max_bytes, at most 16. */
+double sb_chip_depth_of(uint64_t cache_bytes, uint64_t max_bytes);
+/* Eq. 4 (and 7 with t = t_par): DRAM bytes per second when the cache is
+ * depth dd: total × (1 - hit ratio) × line / t.  0 when t <= 0. */
+double sb_chip_bandwidth(const double est[SB_CHIP_COUNTS], double dd, uint32_t line, double t);
+/* Eq. 5-7: at `threads` threads each gets depth dd / threads (the shared
+ * cache divided equally, §V-B) and the region runs in t_ser / threads. */
+double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned threads,
+			     uint32_t line, double t_ser);
+
+/* What the region will do as threads are added (the report's verdict). */
+enum sb_chip_verdict {
+	SB_CHIP_SCALES = 0,         /* up to the threads asked about */
+	SB_CHIP_CACHE_BOUND,        /* from T threads its share of the cache no
+				     * longer holds it: the bandwidth it needs
+				     * grows faster than linear (the paper's
+				     * green bar) */
+	SB_CHIP_BANDWIDTH_BOUND,    /* from T threads it needs more than the
+				     * machine's measured bandwidth */
+	SB_CHIP_NO_DATA,            /* no references or no time */
+};
+const char *sb_chip_verdict_name(int v);   /* "scales", "cache-bound", ... */
+
+struct sb_chip_machine {
+	uint64_t llc_bytes;         /* the shared cache the region would get */
+	double bandwidth;           /* sustainable DRAM bytes/s; 0: unknown */
+	uint32_t line;
+};
+
+/* The first thread count in 2..max_threads (and no more than the depth
+ * of llc_bytes: below one depth a thread's share is beyond the profile's
+ * resolution; map a smaller max_bytes for more) at which the region turns
+ * cache- or bandwidth-bound (bandwidth first: it is the harder limit),
+ * else SB_CHIP_SCALES; *from gets that count (0 when it scales).  Cache-
+ * bound: the parallel bandwidth exceeds the linear one (serial × T) by
+ * more than 10% and by more than 1% of the machine's bandwidth (when
+ * known), so a region that barely touches DRAM is never flagged. */
+int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
+		    const struct sb_chip_machine *m, double t_ser, unsigned max_threads,
+		    unsigned *from);
+
+#endif
