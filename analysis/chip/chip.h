@@ -136,4 +136,19 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 		    const struct sb_chip_machine *m, double t_ser, unsigned max_threads,
 		    unsigned *from);
 
+/*
+ * The machine model (chip_machine.c).  A load-latency curve by working-set
+ * size (a random pointer chase, `scalebpf calibrate`) says how much of the
+ * cache hierarchy behaves like cache: on a VM the nominal LLC (hwloc's) may
+ * be the host's, partly or not at all the guest's.  The DRAM latency is the
+ * curve's last point (the largest working set); the effective capacity is
+ * the last size before the first whose latency exceeds half of it (a cache
+ * hit, even a far one, costs well under half a DRAM access: 40 vs 90 ns for
+ * a bare-metal L3, 44 vs 165 ns for this VM's 2 MB), 0 when even the first
+ * size does.  Sizes ascending, at least 3 points, the last well past any
+ * cache (the caller measures to 8 × the nominal LLC at least).
+ */
+uint64_t sb_chip_effective_capacity(const uint64_t *ws_bytes, const double *latency_ns,
+				    size_t n);
+
 #endif

@@ -316,8 +316,29 @@ static void test_opts(void)
 	      "sampling is a function of the line");
 }
 
+/* The effective capacity: this VM's measured curve (platform.md) gives
+ * 2 MB, not hwloc's 32 MB; a bare-metal curve with a 32 MB L3 at 40 ns
+ * and DRAM at 90 gives 32 MB. */
+static void test_effective(void)
+{
+	const uint64_t ws[] = { 32 << 10, 128 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20,
+				32 << 20, 64 << 20, 256 << 20 };
+	const double vm[] = { 2.2, 8, 10, 44, 150, 170, 175, 178, 180 };
+	const double metal[] = { 1.2, 4, 12, 38, 40, 41, 46, 85, 92 };
+	const double flat[] = { 90, 91, 92 };
+
+	CHECK(sb_chip_effective_capacity(ws, vm, 9) == (2u << 20), "VM: %llu",
+	      (unsigned long long)sb_chip_effective_capacity(ws, vm, 9));
+	CHECK(sb_chip_effective_capacity(ws, metal, 9) == (32u << 20), "metal: %llu",
+	      (unsigned long long)sb_chip_effective_capacity(ws, metal, 9));
+	/* every size as slow as the largest: nothing behaves like cache */
+	CHECK(sb_chip_effective_capacity(ws, flat, 3) == 0, "flat curve: no cache");
+	CHECK(sb_chip_effective_capacity(ws, vm, 2) == 0, "two points are no curve");
+}
+
 int main(void)
 {
+	test_effective();
 	test_opts();
 	test_paper_example();
 	test_verdicts();
