@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "attach to a process (-p PID) or run one (-- CMD) and record" },
 	{ "report", cmd_report, "show where thread-time is lost, from a recorded profile" },
 	{ "cc", cmd_cc, "build a program for exact mode (clang, every block counted)" },
+	{ "calibrate", cmd_calibrate, "measure this machine's cache and memory once, for the models" },
 };
 
 static void usage(FILE *f)
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 	      "sections lose thread-time to imbalance and waiting, on which primitive,\n"
 	      "at which line.  Recording uses eBPF at production overhead.\n\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fputs("\nquick start:\n"
 	      "  sudo scalebpf record -o run.sbp -- ./my_program args\n"
 	      "  scalebpf report -i run.sbp\n\n"
