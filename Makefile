@@ -96,11 +96,17 @@ $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
 
 # The exact-mode runtime linked into `scalebpf cc` programs: position
 # independent, never instrumented, one archive member per wrapper.
+# The cache hit profile (--chip) runs analysis/chip's CacheSets in the
+# target: those sources are compiled into it too.
+RT_CHIP_SRC := analysis/chip/chip.c analysis/chip/chip_shards.c
 RT_SRC := $(wildcard user/rt/*.c) $(wildcard user/rt/*.S)
-RT_OBJ := $(patsubst %,$(BUILD)/rt/%.o,$(notdir $(RT_SRC)))
-$(BUILD)/rt/%.o: user/rt/% user/rt/*.h include/*.h | $(DEPS_STAMP)
+RT_OBJ := $(patsubst %,$(BUILD)/rt/%.o,$(notdir $(RT_SRC) $(RT_CHIP_SRC)))
+$(BUILD)/rt/%.o: user/rt/% user/rt/*.h include/*.h analysis/chip/*.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -fPIC $(WARN) -std=gnu11 -Iinclude -c $< -o $@
+	$(CC) -O2 -g -fPIC $(WARN) -std=gnu11 -Iinclude -Ianalysis -c $< -o $@
+$(BUILD)/rt/%.o: analysis/chip/% analysis/chip/*.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIC $(WARN) -std=gnu11 -Iinclude -Ianalysis -c $< -o $@
 $(BUILD)/libscalebpf-rt.a: $(RT_OBJ)
 	rm -f $@
 	ar rcs $@ $^

@@ -241,6 +241,34 @@ int exact_batch(struct pt_regs *ctx)
 	return 0;
 }
 
+/* `scalebpf cc --chip`: the segment's cache hit profile counters, passed
+ * to scalebpf_chip_batch(batch) just before its exact batch. */
+SEC("uprobe")
+int chip_batch(struct pt_regs *ctx)
+{
+	const void *src = (const void *)PT_REGS_PARM1(ctx);
+	struct sb_rec_chip *r;
+
+	if (!is_target())
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(SB_CNT_DROP_CHIP);
+		return 0;
+	}
+	if (bpf_probe_read_user(&r->b, sizeof(r->b), src)) {
+		bpf_ringbuf_discard(r, 0);
+		count(SB_CNT_CHIP_FAULT);
+		return 0;
+	}
+	r->hdr.type = SB_REC_CHIP;
+	r->hdr.size = sizeof(*r);
+	r->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	r->hdr.ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, wakeup_flags());
+	return 0;
+}
+
 static __always_inline bool is_wait_cmd(__u32 cmd)
 {
 	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET ||

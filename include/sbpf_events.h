@@ -28,6 +28,8 @@ enum sb_rec_type {
 	SB_REC_PROC = 11,         /* a followed process exec'd, was stopped after
 				   * fork, or mapped libraries (dlopen) */
 	SB_REC_WATCH = 12,        /* a watchpoint hit (sampled sharing) */
+	SB_REC_CHIP = 13,         /* a segment's cache hit profile counters from
+				   * `scalebpf cc --chip` code */
 	SB_REC_TYPE_MAX
 };
 
@@ -234,6 +236,8 @@ enum sb_counter {
 				  * sched_switch never showed (oncpu.bpf.h) */
 	SB_CNT_WATCH_HITS,       /* watchpoint hits (record_watch.c) */
 	SB_CNT_DROP_WATCH,       /* ... lost to a full ring buffer */
+	SB_CNT_DROP_CHIP,        /* cache hit profile batches lost */
+	SB_CNT_CHIP_FAULT,       /* ... the BPF side could not read */
 	SB_CNT_MAX
 };
 
@@ -262,6 +266,32 @@ struct sb_exact_batch {
 struct sb_rec_exact {
 	struct sb_rec_hdr hdr;
 	struct sb_exact_batch b;
+};
+
+/*
+ * `scalebpf cc --chip`: at each segment end, before its exact batch, the
+ * runtime passes the segment's CHiP counters (analysis/chip/chip.h) to
+ * scalebpf_chip_batch(), probed like scalebpf_exact_batch: hits found at
+ * each of the 16 depths of the thread's CacheSets, misses, and every
+ * reference.  The structure's shape comes with each batch.
+ */
+#define SB_CHIP_MAGIC 0x50494843u    /* "CHIP" */
+#define SB_CHIP_NDEPTH 17             /* SB_CHIP_COUNTS */
+
+struct sb_chip_batch {
+	__u32 magic;
+	__u16 flags;             /* SB_EXACT_LAST */
+	__u16 line;              /* bytes */
+	__u64 max_bytes;         /* the largest cache mapped */
+	__u32 rate_t;            /* SHARDS: T of 2^24 (2^24: every line) */
+	__u32 pad;
+	__u64 accesses;
+	__u64 depth[SB_CHIP_NDEPTH];
+};
+
+struct sb_rec_chip {
+	struct sb_rec_hdr hdr;
+	struct sb_chip_batch b;
 };
 
 /*

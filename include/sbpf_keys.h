@@ -26,4 +26,13 @@
  * the block's coverage callback. */
 #define SB_KEY_EXACT (1ull << 60)
 
+/* A section total, not a per-thread vector entry: summed over every
+ * instance of the section (stored or not) and kept out of LIME's vectors.
+ * SB_KEY_TOTAL | i, i < SB_KEY_TOTALS: CHiP's counters of `scalebpf cc
+ * --chip` code (i < 17: hits at depth i + 1, then misses; 17: every
+ * reference). */
+#define SB_KEY_TOTAL (1ull << 59)
+#define SB_KEY_TOTALS 18
+#define SB_KEY_CHIP_ACCESSES 17
+
 #endif

@@ -17,7 +17,7 @@
 #include "builtin.h"
 
 static const char cc_usage[] =
-"usage: scalebpf cc [--trace-mem] [compiler arguments...]\n"
+"usage: scalebpf cc [--trace-mem] [--chip] [compiler arguments...]\n"
 "\n"
 "Builds a program for exact mode: clang with every basic block counted\n"
 "per thread (-fsanitize-coverage=trace-pc-guard), linked with scalebpf's\n"
@@ -40,6 +40,12 @@ static const char cc_usage[] =
 "               (record sets it to PROFILE.trace; default\n"
 "               scalebpf-trace.PID): the input of exact cache analyses.\n"
 "               Expect 10-50x slower runs and ~24 bytes per access.\n"
+"  --chip       also run every load and store through a per-thread cache\n"
+"               hit profile (CHiP), streamed to the recorder at each segment\n"
+"               end: the Cache view's exact curves, no trace files.  Its\n"
+"               size: twice the calibrated effective last-level cache\n"
+"               (scalebpf calibrate), or SCALEBPF_CHIP_BYTES; sample lines\n"
+"               with SCALEBPF_CHIP_RATE=0.01 (SHARDS) to run faster.\n"
 "\n"
 "Segments are cut at pthread_barrier_wait, pthread_join, thread exit,\n"
 "condition-variable waits and broadcasts (the recorder decides which\n"
@@ -125,20 +131,24 @@ int cmd_cc(int argc, char **argv)
 	char rt[PATH_MAX], wrap[1024];
 	char **av;
 	int n = 0, ret;
-	bool link, trace = false;
+	bool link, trace = false, chip = false;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(cc_usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (!strcmp(argv[1], "--trace-mem")) {
-		trace = true;
+	/* --trace-mem and --chip, in either order, before clang's arguments */
+	while (argc >= 2 && (!strcmp(argv[1], "--trace-mem") || !strcmp(argv[1], "--chip"))) {
+		if (!strcmp(argv[1], "--trace-mem"))
+			trace = true;
+		else
+			chip = true;
 		argv++;
 		argc--;
-		if (argc < 2) {
-			fputs(cc_usage, stderr);
-			return 2;
-		}
+	}
+	if (argc < 2) {
+		fputs(cc_usage, stderr);
+		return 2;
 	}
 	/* clang compiles OpenMP for libomp only: with -fopenmp=libgomp it
 	 * ignores every pragma and builds a serial program, silently.  (gcc,
@@ -157,14 +167,14 @@ int cmd_cc(int argc, char **argv)
 			"(build it with 'make', or set SCALEBPF_RT)\n", rt, strerror(-ret));
 		return 1;
 	}
-	av = calloc((size_t)argc + 12, sizeof(*av));
+	av = calloc((size_t)argc + 16, sizeof(*av));
 	if (!av) {
 		fputs("scalebpf cc: out of memory\n", stderr);
 		return 1;
 	}
 	av[n++] = (char *)clang;
-	av[n++] = trace ? "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores"
-			: "-fsanitize-coverage=trace-pc-guard";
+	av[n++] = trace || chip ? "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores"
+				: "-fsanitize-coverage=trace-pc-guard";
 	/* -g gives the lines.  No frame-pointer flag: the program is built
 	 * as its user builds it, and samples' callers come from CFI. */
 	av[n++] = "-g";
@@ -191,6 +201,13 @@ int cmd_cc(int argc, char **argv)
 		 * strong callbacks win.  (-u of the callback itself would not:
 		 * the weak one already defines it when the archive is read.) */
 		av[n++] = "-Wl,-u,sb_exact_flush";
+		/* the load/store callbacks, and what they feed (weak there) */
+		if (trace || chip)
+			av[n++] = "-Wl,-u,sb_mem_hooks";
+		if (trace)
+			av[n++] = "-Wl,-u,sb_trace_access";
+		if (chip)
+			av[n++] = "-Wl,-u,sb_chip_access_rt";
 		av[n++] = "-pthread";
 	}
 	av[n] = NULL;

@@ -95,7 +95,9 @@ double sb_chip_total(const double est[SB_CHIP_COUNTS]);
 double sb_chip_hits(const double est[SB_CHIP_COUNTS], double dd);
 double sb_chip_hit_ratio(const double est[SB_CHIP_COUNTS], double dd);
 /* The depth that maps a cache of cache_bytes in a profile of max_bytes:
- * 16 × cache_bytes / max_bytes, at most 16. */
+ * 16 × cache_bytes / max_bytes.  Beyond 16 for a cache larger than the
+ * profile maps: hits there count as at 16 (a lower bound), and a share
+ * of it (depth / threads) stays right. */
 double sb_chip_depth_of(uint64_t cache_bytes, uint64_t max_bytes);
 /* Eq. 4 (and 7 with t = t_par): DRAM bytes per second when the cache is
  * depth dd: total × (1 - hit ratio) × line / t.  0 when t <= 0. */
@@ -150,5 +152,45 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
  */
 uint64_t sb_chip_effective_capacity(const uint64_t *ws_bytes, const double *latency_ns,
 				    size_t n);
+
+/*
+ * A profile's CHiP rows (analysis/profile: SB_CHUNK_CHIP) read through the
+ * model (chip_profile.c): what the Cache view prints.  The machine comes
+ * from the profile's chip_machine_* keys (the recording machine's
+ * `scalebpf calibrate`), else from its nominal LLC (hwloc, in the
+ * coherence_caches key) with the bandwidth unknown.
+ */
+struct sb_profile;
+
+#define SB_CHIP_MAX_PREDICT 3    /* thread counts predicted: 2, 4, N */
+
+struct sb_chip_summary {
+	size_t section;
+	uint32_t mode, threads_profiled, line;
+	double rate;                          /* SHARDS R (1: every line) */
+	uint64_t max_bytes, accesses;
+	double est[SB_CHIP_COUNTS];           /* every reference's depth */
+	uint64_t cache_bytes[SB_CHIP_DEPTH];  /* the 16 sizes */
+	double hit_ratio[SB_CHIP_DEPTH];
+	double t_ser;                         /* seconds: the section's busy time */
+	struct sb_chip_machine machine;
+	uint64_t llc_nominal;
+	const char *machine_from;             /* "scalebpf calibrate", "nominal" */
+	double depth_llc;                     /* the machine LLC's depth */
+	double bw_serial;                     /* bytes/s, eq. 4 */
+	unsigned npredict;
+	unsigned threads[SB_CHIP_MAX_PREDICT];
+	double bw_par[SB_CHIP_MAX_PREDICT];   /* eq. 7 */
+	double bw_linear[SB_CHIP_MAX_PREDICT];/* serial × threads */
+	int verdict;                          /* enum sb_chip_verdict */
+	unsigned verdict_from;
+	unsigned max_threads;                 /* the verdict looked this far */
+};
+
+/* Row i of p->chip as the view shows it; n_threads: the N to predict for
+ * (the section's threads, or the machine's CPUs).  0, or -1 for a row
+ * whose section is out of range. */
+int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
+		      struct sb_chip_summary *out);
 
 #endif

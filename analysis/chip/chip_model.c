@@ -59,12 +59,9 @@ double sb_chip_hit_ratio(const double est[SB_CHIP_COUNTS], double dd)
 
 double sb_chip_depth_of(uint64_t cache_bytes, uint64_t max_bytes)
 {
-	double d;
-
 	if (!max_bytes)
 		return 0;
-	d = (double)SB_CHIP_DEPTH * (double)cache_bytes / (double)max_bytes;
-	return d > SB_CHIP_DEPTH ? SB_CHIP_DEPTH : d;
+	return (double)SB_CHIP_DEPTH * (double)cache_bytes / (double)max_bytes;
 }
 
 double sb_chip_bandwidth(const double est[SB_CHIP_COUNTS], double dd, uint32_t line, double t)

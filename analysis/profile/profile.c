@@ -26,6 +26,7 @@
  *   EVENTS, VECTORS, CFGS: optional, see profile_vectors.c
  *   ADDRS: optional, see profile_addrs.c
  *   SHARING: optional, see profile_sharing.c
+ *   CHIP:    optional, see profile_chip.c
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -80,6 +81,12 @@ const char *sb_section_kind_name(uint32_t kind)
 const char *sb_prim_name(uint32_t prim)
 {
 	return prim < SB_PRIM_MAX && prim_names[prim] ? prim_names[prim] : "unknown";
+}
+
+const char *sb_chip_mode_name(uint32_t mode)
+{
+	return mode == SB_CHIP_MODE_EXACT ? "exact" : mode == SB_CHIP_MODE_SAMPLED ? "sampled" :
+	       mode == SB_CHIP_MODE_SAMPLED_PMU ? "sampled-pmu" : "?";
 }
 
 const char *sb_sharing_mode_name(uint32_t mode)
@@ -203,6 +210,7 @@ void sb_profile_free(struct sb_profile *p)
 	for (i = 0; i < p->nsharing; i++)
 		free(p->sharing[i].name);
 	free(p->sharing);
+	free(p->chip);
 	free(p);
 }
 

@@ -41,6 +41,7 @@ enum sb_chunk_type {
 	SB_CHUNK_CFGS = 10,     /* serialized control-flow graphs (cfg_io.h) */
 	SB_CHUNK_ADDRS = 11,    /* sampled data addresses (analysis/addrs/addrs.h) */
 	SB_CHUNK_SHARING = 12,  /* cache-line sharing (analysis/coherence/) */
+	SB_CHUNK_CHIP = 13,     /* cache hit profiles (analysis/chip/) */
 	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
 };
 
@@ -275,6 +276,33 @@ struct sb_sharing {
 /* "piped", "interleaved" (the JSON's and the listings' mode). */
 const char *sb_sharing_mode_name(uint32_t mode);
 
+/*
+ * Cache hit profiles (analysis/chip/chip.h): a row per profiled section,
+ * its CHiP counters summed over every instance and thread.  A row's
+ * shape (max_bytes, line, rate) is the one the counters were made with.
+ */
+enum sb_chip_mode {
+	SB_CHIP_MODE_EXACT = 1,     /* every load and store (scalebpf cc --chip) */
+	SB_CHIP_MODE_SAMPLED = 2,   /* record: sampled addresses, no PMU */
+	SB_CHIP_MODE_SAMPLED_PMU = 3, /* record: PEBS loads and reuse */
+	SB_CHIP_MODE_MAX
+};
+#define SB_CHIP_ROW_DEPTHS 17       /* hits at depth 1..16, misses */
+
+struct sb_chip_row {
+	uint32_t section;           /* index into sections */
+	uint32_t mode;              /* enum sb_chip_mode */
+	uint32_t threads;           /* threads profiled: most of one instance */
+	uint32_t line;              /* bytes */
+	uint64_t max_bytes;         /* the largest cache mapped (16 depths) */
+	uint32_t rate_t;            /* SHARDS T of 2^24 (2^24: every line) */
+	uint64_t accesses;          /* every reference */
+	uint64_t depth[SB_CHIP_ROW_DEPTHS]; /* sampled references by depth found */
+};
+
+/* "exact", "sampled", "sampled-pmu" (the JSON's mode). */
+const char *sb_chip_mode_name(uint32_t mode);
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -300,6 +328,8 @@ struct sb_profile {
 	struct sb_addr *addrs;
 	size_t nsharing;
 	struct sb_sharing *sharing;
+	size_t nchip;
+	struct sb_chip_row *chip;
 };
 
 /* Status codes; sb_profile_strerror() turns them into words. */

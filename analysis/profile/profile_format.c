@@ -60,7 +60,9 @@ static uint32_t check_refs(const struct sb_profile *p, char *why, size_t len)
 
 		if (!bad)
 			bad = sb_pfmt_check_addr_refs(p, why, len);
-		return bad ? bad : sb_pfmt_check_sharing(p, why, len);
+		if (!bad)
+			bad = sb_pfmt_check_sharing(p, why, len);
+		return bad ? bad : sb_pfmt_check_chip(p, why, len);
 	}
 }
 
@@ -355,6 +357,7 @@ static const struct chunk_ops {
 	  sb_pfmt_enc_addr, sb_pfmt_dec_addr, 1 },
 	{ SB_CHUNK_SHARING, "SHARING", ARRAY(sharing, nsharing), 52,
 	  sb_pfmt_enc_sharing, sb_pfmt_dec_sharing, 1 },
+	{ SB_CHUNK_CHIP, "CHIP", ARRAY(chip, nchip), 48, sb_pfmt_enc_chip, sb_pfmt_dec_chip, 1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 

@@ -34,6 +34,12 @@ void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem);
 /* loc and instance indices; returns SB_CHUNK_ADDRS with why, or 0. */
 uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len);
 
+/* ---- profile_chip.c: CHIP ---- */
+void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem);
+/* Sections, modes and shapes in range; SB_CHUNK_CHIP with why, or 0. */
+uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len);
+
 /* ---- profile_sharing.c: SHARING ---- */
 void sb_pfmt_enc_sharing(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
 void sb_pfmt_dec_sharing(struct sb_bytes_cur *c, void *elem);

@@ -177,6 +177,14 @@ struct sb_sect_table {
 	struct sb_idmap *index;   /* private: site or key -> its position + 1 */
 };
 
+/* After sb_builder_finish, before sb_builder_emit: the SB_KEY_TOTAL
+ * counts (include/sbpf_keys.h) of the section emitted at index `section`
+ * (creation order), summed over all its instances and threads; *threads:
+ * the most threads of one instance that counted any.  0, or -1 past the
+ * last section. */
+int sb_builder_totals(const struct sb_builder *b, size_t section, uint64_t *out,
+		      uint32_t *threads);
+
 /* After sb_builder_finish.  0 or SB_ERR_NOMEM; free t either way. */
 int sb_builder_keys(const struct sb_builder *b, struct sb_sect_table *t);
 void sb_sect_table_free(struct sb_sect_table *t);

@@ -154,6 +154,26 @@ nomem:
 	return NULL;
 }
 
+/* The section totals (SB_KEY_TOTAL keys) of one instance's threads. */
+static void totals_add(struct sb_sect_section *s, struct sb_counts *const *counts, uint32_t n)
+{
+	uint32_t threads = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t any = 0;
+
+		for (uint32_t k = 0; k < SB_KEY_TOTALS; k++) {
+			uint64_t v = sb_counts_get(counts[i], SB_KEY_TOTAL | k);
+
+			s->totals[k] += v;
+			any |= v;
+		}
+		threads += any != 0;
+	}
+	if (threads > s->totals_threads)
+		s->totals_threads = threads;
+}
+
 static void section_account(struct sb_builder *b, struct sb_sect_section *s,
 			    const struct sb_thread_time *pt, const uint32_t *life, uint32_t n,
 			    uint64_t start, uint64_t end, struct sb_counts *const *counts)
@@ -174,6 +194,7 @@ static void section_account(struct sb_builder *b, struct sb_sect_section *s,
 		agg->wall_ns += pt[i].wall_ns;
 	}
 	s->capacity += (uint64_t)n * maxbusy;
+	totals_add(s, counts, n);
 	if (s->stored < b->max_instances) {
 		struct sb_sect_stored *st;
 
@@ -225,7 +246,11 @@ void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t si
 	struct sb_sect_section *s;
 	uint32_t *life;
 
-	if (in->partial || in->n == 0 || (in->prim == SB_PRIM_JOIN && in->n < 2)) {
+	/* One thread joined is no parallel section, unless it carries a
+	 * cache hit profile: a serial run is CHiP's own setting (§IV). */
+	if (in->partial || in->n == 0 ||
+	    (in->prim == SB_PRIM_JOIN && in->n < 2 &&
+	     !sb_counts_get(in->a[0].counts, SB_KEY_TOTAL | SB_KEY_CHIP_ACCESSES))) {
 		if (in->partial)
 			b->st.partial_instances++;
 		goto out;
@@ -503,5 +528,18 @@ int sb_builder_emit(struct sb_builder *b, struct sb_profile *p, const struct sb_
 		if (sb_profile_add_wait(p, &out) < 0)
 			return SB_ERR_NOMEM;
 	}
+	return 0;
+}
+
+int sb_builder_totals(const struct sb_builder *b, size_t section, uint64_t *out,
+		      uint32_t *threads)
+{
+	const struct sb_sect_section *s;
+
+	if (section >= b->nsec)
+		return -1;
+	s = b->secorder[section];
+	memcpy(out, s->totals, sizeof(s->totals));
+	*threads = s->totals_threads;
 	return 0;
 }

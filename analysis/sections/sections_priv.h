@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sbpf_keys.h"
 #include "sections.h"
 #include "vectors.h"
 
@@ -68,6 +69,8 @@ struct sb_sect_section {
 	uint16_t kind;
 	uint64_t site;
 	uint64_t ninst, stored, lost, capacity;
+	uint64_t totals[SB_KEY_TOTALS];   /* SB_KEY_TOTAL keys, every instance */
+	uint32_t totals_threads;          /* most threads of an instance counting one */
 	uint32_t npt, cappt;
 	struct sb_thread_time *pt;
 	struct sb_idmap *ptidx;     /* (tid, life) -> index in pt + 1 */

@@ -4,7 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbpf_keys.h"
 #include "util/idmap.h"
+
+static int is_total(uint64_t key)
+{
+	return key >= SB_KEY_TOTAL && key < SB_KEY_TOTAL + SB_KEY_TOTALS;
+}
 
 struct sb_counts {
 	struct sb_idmap *map;   /* key -> count, stored in the pointer */
@@ -44,6 +50,13 @@ size_t sb_counts_size(const struct sb_counts *c)
 	return c ? sb_idmap_count(c->map) : 0;
 }
 
+uint64_t sb_counts_get(const struct sb_counts *c, uint64_t key)
+{
+	void **slot = c ? sb_idmap_slot(c->map, key, 0, false) : NULL;
+
+	return slot ? (uint64_t)(uintptr_t)*slot : 0;
+}
+
 static int by_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -78,9 +91,15 @@ int sb_vecset_build(struct sb_counts *const *per_thread, uint32_t nthreads,
 		size_t it = 0;
 
 		while (per_thread[t] && sb_idmap_next(per_thread[t]->map, &it, &key, NULL, NULL))
-			out->keys[n++] = key;
+			if (!is_total(key))
+				out->keys[n++] = key;
 	}
 	qsort(out->keys, n, sizeof(*out->keys), by_u64);
+	if (!n) {               /* totals only */
+		free(out->keys);
+		out->keys = NULL;
+		return 0;
+	}
 	total = n;
 	n = 0;
 	for (size_t i = 0; i < total; i++)   /* unique */
@@ -96,8 +115,9 @@ int sb_vecset_build(struct sb_counts *const *per_thread, uint32_t nthreads,
 		size_t it = 0;
 
 		while (per_thread[t] && sb_idmap_next(per_thread[t]->map, &it, &key, NULL, &val))
-			out->counts[(size_t)find_key(out->keys, n, key) * nthreads + t] =
-				(uint64_t)(uintptr_t)val;
+			if (!is_total(key))
+				out->counts[(size_t)find_key(out->keys, n, key) * nthreads + t] =
+					(uint64_t)(uintptr_t)val;
 	}
 	return 0;
 }

@@ -94,8 +94,9 @@ WL_EXACT_PTHREAD := lime_owner lime_root lime_cache lime_lu lime_owner_hdr lime_
 WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri omp_args)
 WL_EXACT_TRACE   := trace_sum trace_lock share
 WL_EXACT_TRACE_OMP := $(if $(WL_LIBOMP_SO),share_omp)
+WL_EXACT_CHIP    := chip_ws
 WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) \
-	$(WL_EXACT_TRACE) $(WL_EXACT_TRACE_OMP))
+	$(WL_EXACT_TRACE) $(WL_EXACT_TRACE_OMP) $(WL_EXACT_CHIP))
 WL_SCALEBPF      ?= $(BUILD)/scalebpf
 WL_EXACT_FLAGS   := -O2 -Wall -Wextra -Werror
 WL_EXACT_DEPS    := $(WL_DEPS) $(WL_SCALEBPF) $(BUILD)/libscalebpf-rt.a
@@ -106,6 +107,11 @@ workloads-exact: $(WL_EXACT_BINS)
 $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)
 	@mkdir -p $(@D)
 	$(WL_SCALEBPF) cc $(WL_EXACT_FLAGS) -pthread $< -o $@
+
+# with a cache hit profile (CHiP) of every load and store
+$(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_CHIP)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)
+	@mkdir -p $(@D)
+	$(WL_SCALEBPF) cc --chip $(WL_EXACT_FLAGS) -pthread $< -o $@
 
 # with full memory traces
 $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_TRACE)): $(WL_OUTDIR)/exact/%: $(WL_SRCDIR)/%.c $(WL_EXACT_DEPS)

@@ -117,14 +117,16 @@ void sb_bpf_probe_wide(struct sb_bpf *s, int pid)
 }
 
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, bool exact, uint64_t cookie, int pid,
+			 bool retprobe, int which, uint64_t cookie, int pid,
 			 char *err, size_t errlen)
 {
 	struct bpf_program *prog = retprobe ? s->skel->progs.probe_exit
 					    : s->skel->progs.probe_enter;
 
-	if (exact)
+	if (which == SB_UPROG_EXACT)
 		prog = s->skel->progs.exact_batch;
+	else if (which == SB_UPROG_CHIP)
+		prog = s->skel->progs.chip_batch;
 	return attach_one(s, prog, path, offset, retprobe, cookie, pid, err, errlen);
 }
 

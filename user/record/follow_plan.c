@@ -294,7 +294,9 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
 		uint64_t flags = pr->arg | pr->cookie_flags, cookie;
-		bool exact = pr->role == SB_ROLE_EXACT;
+		bool exact = pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_CHIP;
+		int which = pr->role == SB_ROLE_EXACT ? SB_UPROG_EXACT :
+			    pr->role == SB_ROLE_CHIP ? SB_UPROG_CHIP : SB_UPROG_PROBE;
 		/* A wake-up call's return tells nothing; a SB_COOKIE_DEPART
 		 * call departs at its futex return (sbpf_events.h). */
 		bool ret = !exact && pr->role != SB_ROLE_COND_BROADCAST &&
@@ -311,7 +313,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		if (pr->role == SB_ROLE_SYNC || pr->role == SB_ROLE_JOIN)
 			flags |= SB_COOKIE_SYNC;
 		cookie = SB_COOKIE_MAKE(i, flags);
-		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, exact, cookie,
+		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, which, cookie,
 					 p->pid, err, sizeof(err))) {
 			if (strict && !sb_target_alive(p->pid))
 				return -sb_rec_fail(r, "process %d exited during attach", p->pid);
@@ -324,7 +326,7 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		 * dlopen) would add it twice and count every call twice. */
 		*slot = (void *)1;
 		added++;
-		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, false,
+		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, SB_UPROG_PROBE,
 						cookie, p->pid, err, sizeof(err))) {
 			if (strict)
 				return -sb_rec_fail(r, "%s", err);

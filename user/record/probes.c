@@ -308,6 +308,11 @@ static int add_exact(struct sb_plan *pl, struct sb_elf *e)
 	r = add_probe(pl, e, "scalebpf_exact_batch", vaddr, size, SB_ROLE_EXACT, SB_PRIM_OTHER, 1);
 	pl->exact = r > 0;
 	pl->trace_mem = pl->exact && !sb_elf_func_by_name(e, "sb_trace_sync", &vaddr, &size);
+	/* --chip: its counters come through their own function */
+	if (pl->exact && !sb_elf_func_by_name(e, "scalebpf_chip_batch", &vaddr, &size) && vaddr &&
+	    add_probe(pl, e, "scalebpf_chip_batch", vaddr, size, SB_ROLE_CHIP, SB_PRIM_OTHER,
+		      1) > 0)
+		pl->chip = true;
 	/*
 	 * Its libomp fork wrapper hands libomp a trampoline as the outlined
 	 * function, from inside the runtime: the region is the wrapper's

@@ -19,6 +19,8 @@ enum sb_probe_role {
 	SB_ROLE_TASK,       /* an outlined OpenMP function running in a thread */
 	SB_ROLE_EXACT,      /* scalebpf_exact_batch of a `scalebpf cc` program:
 			     * entry only, copies the exact-count batch */
+	SB_ROLE_CHIP,       /* scalebpf_chip_batch of a `scalebpf cc --chip`
+			     * program: entry only, copies the CHiP counters */
 	SB_ROLE_CREATE,     /* pthread_create: arg = the start routine of the
 			     * thread created before it returns */
 	/* Condition variables, arg = the condvar, for finding inline barriers
@@ -68,6 +70,7 @@ struct sb_plan {
 				 * is a note, not an error */
 	uint32_t barriers_found; /* bit i: --barrier i matched in some image */
 	bool trace_mem;         /* ... and traces its loads and stores */
+	bool chip;              /* ... and profiles its cache hits (--chip) */
 };
 
 void sb_plan_init(struct sb_plan *pl);

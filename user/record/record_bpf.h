@@ -40,11 +40,18 @@ int sb_bpf_prepare_wait(struct sb_bpf_loader *ld, struct sb_bpf **out, int pid,
 			char *err, size_t errlen);
 /* Instead of _wait, on an error path: joins it, frees what it loaded. */
 void sb_bpf_prepare_cancel(struct sb_bpf_loader *ld);
-/* Entry or return probe at a file offset of a binary, with a cookie;
- * exact: the exact-count batch program instead (an entry probe).  It
- * fires in process pid only (0: the first target). */
+/* Which program a uprobe runs. */
+enum sb_uprobe_prog {
+	SB_UPROG_PROBE = 0,   /* probe_enter, or probe_exit for a retprobe */
+	SB_UPROG_EXACT,       /* exact_batch: a `scalebpf cc` batch */
+	SB_UPROG_CHIP,        /* chip_batch: a `scalebpf cc --chip` batch */
+};
+
+/* Entry or return probe at a file offset of a binary, with a cookie, of
+ * the program `which` (enum sb_uprobe_prog, below; a batch program is an
+ * entry probe).  It fires in process pid only (0: the first target). */
 int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
-			 bool retprobe, bool exact, uint64_t cookie, int pid,
+			 bool retprobe, int prog, uint64_t cookie, int pid,
 			 char *err, size_t errlen);
 /* The dlopen hook: ld.so's _dl_debug_state at offset, to_state the
  * distance from it to r_debug.r_state (bytes, runtime = link-time). */

@@ -226,6 +226,31 @@ static void on_exact(struct sb_rec *r, const void *data, size_t size)
 	r->exact_batches += n >= 0;
 }
 
+/* A `scalebpf cc --chip` program's cache hit profile of one segment: its
+ * counters are section totals.  Every batch of a recording has one shape
+ * (the runtime reads it once); one of another is counted, not mixed in. */
+static void on_chip(struct sb_rec *r, const void *data, size_t size)
+{
+	const struct sb_rec_chip *c = data;
+	struct sb_event evs[SB_KEY_TOTALS];
+	int n;
+
+	(void)size;
+	if (!r->chip.batches) {
+		r->chip.max_bytes = c->b.max_bytes;
+		r->chip.line = c->b.line;
+		r->chip.rate_t = c->b.rate_t;
+	} else if (c->b.max_bytes != r->chip.max_bytes || c->b.line != r->chip.line ||
+		   c->b.rate_t != r->chip.rate_t) {
+		r->chip.reshaped++;
+		return;
+	}
+	n = sb_records_chip(&r->recs, c, evs);
+	for (int i = 0; i < n; i++)
+		sb_builder_add(r->builder, &evs[i]);
+	r->chip.batches += n >= 0;
+}
+
 /* LBR and PEBS records: hwagg.c checks them (malformed ones count in
  * hw_bad_records); with no hardware sampler running they are not ours. */
 static void on_hw(struct sb_rec *r, const void *data, size_t size)
@@ -274,6 +299,7 @@ static const struct route {
 	[SB_REC_SAMPLE_STACK] = { sizeof(struct sb_rec_sample_stack), on_sample },
 	[SB_REC_PROC] = { sizeof(struct sb_rec_proc), on_proc },
 	[SB_REC_WATCH] = { sizeof(struct sb_rec_watch), on_watch },
+	[SB_REC_CHIP] = { sizeof(struct sb_rec_chip), on_chip },
 };
 
 int sb_rec_route_record(void *ctx, const void *data, size_t size)

@@ -353,7 +353,7 @@ uint64_t sb_rec_drops(const uint64_t *c)
 {
 	return c[SB_CNT_DROP_PROBE] + c[SB_CNT_DROP_WAIT] + c[SB_CNT_DROP_THREAD] +
 	       c[SB_CNT_DROP_SAMPLE] + c[SB_CNT_DROP_EXACT] + c[SB_CNT_DROP_PROC] +
-	       c[SB_CNT_DROP_WATCH];
+	       c[SB_CNT_DROP_WATCH] + c[SB_CNT_DROP_CHIP];
 }
 
 void sb_rec_status(struct sb_rec *r, bool final)

@@ -64,6 +64,11 @@ struct sb_rec {
 	int64_t start_realtime;
 	uint64_t records, nthreads_live;
 	uint64_t exact_batches, exact_counts;   /* exact mode (`scalebpf cc`) */
+	struct {                 /* `scalebpf cc --chip`: the first batch's shape */
+		uint64_t batches, reshaped;   /* ... batches of another shape, dropped */
+		uint64_t max_bytes;
+		uint32_t line, rate_t;
+	} chip;
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */

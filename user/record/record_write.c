@@ -13,6 +13,7 @@
 #include "util/idmap.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
+#include "record_chip.h"
 #include "record_session.h"
 #include "rec_timing.h"
 #include "eventmap.h"
@@ -89,6 +90,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 
 	for (size_t i = 0; i < r->plan.n; i++)
 		entry_only += r->plan.probes[i].role == SB_ROLE_EXACT ||
+			      r->plan.probes[i].role == SB_ROLE_CHIP ||
 		       r->plan.probes[i].role == SB_ROLE_COND_BROADCAST ||
 		       (r->plan.probes[i].cookie_flags & SB_COOKIE_DEPART);
 	/* The profile's image's probes (follow.c); the plan holds all images'. */
@@ -335,6 +337,8 @@ int sb_rec_write(struct sb_rec *r)
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
+	    /* before the sections go out: their totals, same indices */
+	    sb_rec_chip_rows(r, p, p->nsections, c) ||
 	    add_sections(r, p, sym, em) ||
 	    (sb_tm_mark("write: finish the eventmap"), 0) ||
 	    /* the eventmap tells the program's binary from libraries by it */

@@ -499,6 +499,29 @@ int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct 
 	return n;
 }
 
+int sb_records_chip(struct sb_records *d, const struct sb_rec_chip *r, struct sb_event *ev)
+{
+	int n = 0;
+
+	if (r->b.magic != SB_CHIP_MAGIC) {
+		d->bad_records++;
+		return -1;
+	}
+	for (uint32_t i = 0; i <= SB_KEY_CHIP_ACCESSES; i++) {
+		uint64_t v = i == SB_KEY_CHIP_ACCESSES ? r->b.accesses : r->b.depth[i];
+
+		if (!v)
+			continue;
+		event_of(&r->hdr, r->b.flags & SB_EXACT_LAST ? SB_EV_COUNT_LAST : SB_EV_COUNT,
+			 &ev[n]);
+		ev[n].obj = SB_KEY_TOTAL | i;
+		ev[n].dur = v;
+		ev[n].prim = SB_COUNT_DONE;   /* work done, as exact counts */
+		n++;
+	}
+	return n;
+}
+
 void sb_records_release(struct sb_records *d)
 {
 	sb_idmap_free(d->words);

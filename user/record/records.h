@@ -74,6 +74,12 @@ void sb_records_sample(const struct sb_rec_sample *s, struct sb_event *ev);
  * in bad_records). */
 int sb_records_exact(struct sb_records *d, const struct sb_rec_exact *r, struct sb_event *ev);
 
+/* SB_REC_CHIP, a segment's cache hit profile counters: one SB_EV_COUNT
+ * (or _LAST) per non-zero counter, keys SB_KEY_TOTAL | depth (and
+ * SB_KEY_CHIP_ACCESSES), into ev[] of SB_KEY_TOTALS: section totals, kept
+ * out of LIME's vectors.  Returns how many, or -1 (bad_records). */
+int sb_records_chip(struct sb_records *d, const struct sb_rec_chip *r, struct sb_event *ev);
+
 /* The call-site keys of a sample's call chain (frames[0] its IP, then
  * return addresses: stacks.h), each once: the blocks a sample's time is
  * spent under.  Returns how many (<= max). */

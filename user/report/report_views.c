@@ -19,6 +19,7 @@
  *   locks: [{location, function, primitive, contentions, wait_ns}]
  *             sorted by wait_ns descending
  *   sharing, sharing_races: cache-line sharing, report_sharing.c
+ *   chip: cache hit profiles and bandwidth by thread count, report_cache.c
  * Fields are only ever added.
  */
 #include <stdlib.h>
@@ -34,6 +35,7 @@ const struct sb_report_view *const sb_report_views[] = {
 	&sb_view_waits,
 	&sb_view_locks,
 	&sb_view_sharing,
+	&sb_view_cache,
 };
 const size_t sb_report_nviews = sizeof(sb_report_views) / sizeof(sb_report_views[0]);
 

@@ -146,6 +146,8 @@ void sb_exact_sync(uint16_t flags, uint32_t kind, uintptr_t obj)
 
 	if (sb_trace_sync)
 		sb_trace_sync(flags, kind, obj);
+	if (sb_chip_sync)
+		sb_chip_sync(flags);
 	if (!t || !t->ntouched)
 		return;
 	b.magic = SB_EXACT_MAGIC;
@@ -179,6 +181,8 @@ void sb_exact_thread_done(void)
 	sb_exact_sync(0, SB_TSYNC_THREAD_END, (uintptr_t)pthread_self());
 	if (sb_trace_thread_done)
 		sb_trace_thread_done();
+	if (sb_chip_thread_done)
+		sb_chip_thread_done();
 	self = NULL;
 	if (t) {
 		free(t->counts);

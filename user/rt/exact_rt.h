@@ -57,5 +57,15 @@ void sb_trace_sync(uint16_t flags, uint32_t kind, uintptr_t obj) __attribute__((
 void sb_trace_lock(uint32_t kind, const void *lock, uintptr_t pc) __attribute__((weak));
 void sb_trace_reacquire(const void *lock, uintptr_t pc) __attribute__((weak));
 void sb_trace_thread_done(void) __attribute__((weak));
+void sb_trace_access(uint64_t addr, uintptr_t pc, uint32_t kind, uint32_t size)
+	__attribute__((weak));
+
+/* In chip_rt.c, linked only into `scalebpf cc --chip` programs (weak:
+ * absent otherwise): a load or store into the thread's cache hit profile,
+ * the segment's counters passed to scalebpf_chip_batch() at its end (before
+ * the exact batch), and the thread's profile freed at its end. */
+void sb_chip_access_rt(uintptr_t addr) __attribute__((weak));
+void sb_chip_sync(uint16_t flags) __attribute__((weak));
+void sb_chip_thread_done(void) __attribute__((weak));
 
 #endif

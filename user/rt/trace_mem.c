@@ -198,19 +198,11 @@ static inline void put(uint64_t addr, uintptr_t pc, uint32_t kind, uint32_t size
 	append(t, addr, pc, kind, size);
 }
 
-#define RET ((uintptr_t)__builtin_return_address(0))
-#define ACCESS(name, n, kind) \
-	void __sanitizer_cov_##name##n(void *addr) { put((uintptr_t)addr, RET, kind, n); }
-ACCESS(load, 1, SB_TRACE_LOAD)
-ACCESS(load, 2, SB_TRACE_LOAD)
-ACCESS(load, 4, SB_TRACE_LOAD)
-ACCESS(load, 8, SB_TRACE_LOAD)
-ACCESS(load, 16, SB_TRACE_LOAD)
-ACCESS(store, 1, SB_TRACE_STORE)
-ACCESS(store, 2, SB_TRACE_STORE)
-ACCESS(store, 4, SB_TRACE_STORE)
-ACCESS(store, 8, SB_TRACE_STORE)
-ACCESS(store, 16, SB_TRACE_STORE)
+/* A load or store, from mem_hooks.c. */
+void sb_trace_access(uint64_t addr, uintptr_t pc, uint32_t kind, uint32_t size)
+{
+	put(addr, pc, kind, size);
+}
 
 void sb_trace_sync(uint16_t flags, uint32_t kind, uintptr_t obj)
 {

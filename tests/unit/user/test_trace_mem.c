@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "rt/trace_mem.c"
+#include "rt/mem_hooks.c"   /* the callbacks, which feed trace_mem.c */
 #include "sbpf_events.h"
 
 #define NREC 64

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/* A profile's CHiP rows through the model (chip.h, sb_chip_summarize). */
+#include "chip.h"
+
+#include <string.h>
+
+#include "profile/profile.h"
+
+static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
+{
+	uint64_t eff = sb_profile_meta_get_u64(p, "chip_machine_llc_effective");
+
+	s->llc_nominal = sb_profile_meta_get_u64(p, "chip_machine_llc_nominal");
+	s->machine.line = s->line;
+	if (eff) {
+		s->machine.llc_bytes = eff;
+		s->machine.bandwidth = (double)sb_profile_meta_get_u64(p, "chip_machine_bandwidth");
+		s->machine_from = "scalebpf calibrate";
+		return;
+	}
+	/* not calibrated: the nominal size the profile was sized from */
+	s->machine.llc_bytes = s->max_bytes / 2;
+	s->machine.bandwidth = 0;
+	s->machine_from = "nominal (half the profile's largest size; bandwidth unknown: "
+			  "run scalebpf calibrate before recording)";
+}
+
+int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
+		      struct sb_chip_summary *s)
+{
+	const struct sb_chip_row *r;
+	const struct sb_section *sec;
+	struct sb_chip_counts k;
+	uint64_t busy = 0;
+	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads };
+
+	memset(s, 0, sizeof(*s));
+	if (i >= p->nchip || p->chip[i].section >= p->nsections)
+		return -1;
+	r = &p->chip[i];
+	sec = &p->sections[r->section];
+	s->section = r->section;
+	s->mode = r->mode;
+	s->threads_profiled = r->threads;
+	s->line = r->line;
+	s->max_bytes = r->max_bytes;
+	s->accesses = r->accesses;
+	s->rate = r->rate_t >= SB_CHIP_RATE_SCALE ? 1 : (double)r->rate_t / SB_CHIP_RATE_SCALE;
+	memset(&k, 0, sizeof(k));
+	memcpy(k.depth, r->depth, sizeof(k.depth));
+	k.accesses = r->accesses;
+	sb_chip_estimate(&k, s->rate, s->est);
+	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+		s->cache_bytes[d] = r->max_bytes / SB_CHIP_DEPTH * (uint64_t)(d + 1);
+		s->hit_ratio[d] = sb_chip_hit_ratio(s->est, d + 1);
+	}
+	for (uint32_t t = 0; t < sec->nthreads; t++)
+		busy += sec->per_thread[t].busy_ns;
+	s->t_ser = (double)busy / 1e9;
+	machine_of(p, s);
+	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
+	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);
+	for (unsigned w = 0; w < SB_CHIP_MAX_PREDICT; w++) {
+		unsigned t = want[w];
+		bool seen = false;
+
+		for (unsigned j = 0; j < s->npredict; j++)
+			seen |= s->threads[j] == t;
+		if (t < 2 || seen)
+			continue;
+		s->threads[s->npredict] = t;
+		s->bw_par[s->npredict] = sb_chip_bandwidth_par(s->est, s->depth_llc, t, r->line,
+							       s->t_ser);
+		s->bw_linear[s->npredict++] = s->bw_serial * t;
+	}
+	s->max_threads = n_threads > 4 ? n_threads : 4;
+	s->verdict = sb_chip_verdict(s->est, r->max_bytes, &s->machine, s->t_ser, s->max_threads,
+				     &s->verdict_from);
+	return 0;
+}

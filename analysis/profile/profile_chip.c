@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The optional CHIP chunk: cache hit profile rows (struct sb_chip_row,
+ * made by the recorder from analysis/chip/ counters).  Record layout
+ * (version 1):
+ *
+ *   CHIP  section u32, mode u32, threads u32, line u32, max_bytes u64,
+ *         rate_t u32, accesses u64, n u32, n x u64 depth counts
+ *
+ * Depths beyond those this reader knows are skipped, missing ones read 0.
+ */
+#include "profile_priv.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)
+{
+	const struct sb_chip_row *r = &p->chip[i];
+
+	sb_bytes_put_u32(b, r->section);
+	sb_bytes_put_u32(b, r->mode);
+	sb_bytes_put_u32(b, r->threads);
+	sb_bytes_put_u32(b, r->line);
+	sb_bytes_put_u64(b, r->max_bytes);
+	sb_bytes_put_u32(b, r->rate_t);
+	sb_bytes_put_u64(b, r->accesses);
+	sb_bytes_put_u32(b, SB_CHIP_ROW_DEPTHS);
+	for (size_t k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
+		sb_bytes_put_u64(b, r->depth[k]);
+}
+
+void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
+{
+	struct sb_chip_row *r = elem;
+	uint32_t n;
+
+	r->section = sb_bytes_get_u32(c);
+	r->mode = sb_bytes_get_u32(c);
+	r->threads = sb_bytes_get_u32(c);
+	r->line = sb_bytes_get_u32(c);
+	r->max_bytes = sb_bytes_get_u64(c);
+	r->rate_t = sb_bytes_get_u32(c);
+	r->accesses = sb_bytes_get_u64(c);
+	n = sb_bytes_get_u32(c);
+	if (n > sb_bytes_left(c) / 8) {
+		c->bad = 1;
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t v = sb_bytes_get_u64(c);
+
+		if (k < SB_CHIP_ROW_DEPTHS)
+			r->depth[k] = v;
+	}
+}
+
+uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
+{
+	for (size_t i = 0; i < p->nchip; i++) {
+		const struct sb_chip_row *r = &p->chip[i];
+
+		if (r->section >= p->nsections) {
+			snprintf(why, len, "chip row %zu refers to section %" PRIu32 " of %zu", i,
+				 r->section, p->nsections);
+			return SB_CHUNK_CHIP;
+		}
+		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line ||
+		    (r->line & (r->line - 1)) || r->max_bytes < 16ull * r->line ||
+		    !r->rate_t || r->rate_t > (1u << 24)) {
+			snprintf(why, len, "chip row %zu has mode %" PRIu32 ", line %" PRIu32
+				 ", max %" PRIu64 ", rate %" PRIu32 "/2^24", i, r->mode, r->line,
+				 r->max_bytes, r->rate_t);
+			return SB_CHUNK_CHIP;
+		}
+	}
+	return 0;
+}

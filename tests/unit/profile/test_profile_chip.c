@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profile_chip: the CHIP chunk (profile_chip.c) round trip with every
+ * field at an edge value; rows with a section, mode or shape out of range
+ * refused on write; a profile without the chunk reads as no rows.
+ */
+#include "profile_builder.h"
+
+static struct sb_chip_row row(uint32_t section, uint32_t mode)
+{
+	struct sb_chip_row r = { .section = section, .mode = mode, .threads = UINT32_MAX,
+				 .line = 128, .max_bytes = UINT64_MAX, .rate_t = 1u << 24,
+				 .accesses = UINT64_MAX - 1 };
+
+	for (size_t k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
+		r.depth[k] = k % 2 ? UINT64_MAX - k : k * 7;
+	return r;
+}
+
+static void round_trip(void)
+{
+	struct sb_profile *p = make_full(), *q = NULL;
+	char path[256], err[256] = "";
+
+	p->chip = calloc(2, sizeof(*p->chip));
+	if (!p->chip)
+		abort();
+	p->chip[0] = row(0, SB_CHIP_MODE_EXACT);
+	p->chip[1] = row((uint32_t)p->nsections - 1, SB_CHIP_MODE_SAMPLED_PMU);
+	p->chip[1].rate_t = 1;
+	p->nchip = 2;
+	tpath(path, sizeof(path), "chip.sbp");
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "write: %s", err);
+	CHECK(sb_profile_read(path, &q, err, sizeof(err)) == SB_OK && q, "read: %s", err);
+	if (q) {
+		check_same(p, q);
+		CHECK(q->nchip == 2 && !memcmp(q->chip, p->chip, 2 * sizeof(*q->chip)),
+		      "rows equal (%zu)", q->nchip);
+		sb_profile_free(q);
+	}
+	/* refused: a section beyond the last, an unknown mode, a line that is
+	 * no power of two, a rate of 0 */
+	p->chip[1].section = (uint32_t)p->nsections;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "chip row 1"),
+	      "section out of range: %s", err);
+	p->chip[1] = row(0, SB_CHIP_MODE_MAX);
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "mode"),
+	      "unknown mode: %s", err);
+	p->chip[1] = row(0, SB_CHIP_MODE_EXACT);
+	p->chip[1].line = 96;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK, "line 96: %s", err);
+	p->chip[1].line = 64;
+	p->chip[1].rate_t = 0;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK, "rate 0: %s", err);
+	/* without the chunk */
+	free(p->chip);
+	p->chip = NULL;
+	p->nchip = 0;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "write without: %s", err);
+	CHECK(sb_profile_read(path, &q, err, sizeof(err)) == SB_OK && q && !q->nchip,
+	      "no rows: %s", err);
+	sb_profile_free(q);
+	unlink(path);
+	sb_profile_free(p);
+}
+
+int main(void)
+{
+	round_trip();
+	return CHECK_DONE("test_profile_chip");
+}

@@ -1,0 +1,114 @@
+/* chip_ws MODE KB THREADS REFS
+ *
+ * Known truth for the cache hit profile (issue 14): every thread works on
+ * an array of its own, so each thread's CHiP sees exactly one of these
+ * reference streams (-O2 keeps the loop's pointers in registers: the
+ * array's loads are all it traces, bar a handful):
+ *   random  REFS reads of random 8-byte words of KB kilobytes: the hit
+ *           ratio of an LRU cache of C bytes is C / W below W, then all
+ *           but the first touch of each line;
+ *   chase   REFS reads, line after line, round and round KB kilobytes:
+ *           every read misses below W, all but the first round hit above;
+ *   stream  REFS reads with an 8-byte stride through a fresh 256 MB array:
+ *           7 of 8 hit at every size (the line's first word misses);
+ *   micro   the paper's Fig. 5: 15 of 16 reads random in a hot region of
+ *           KB kilobytes, 1 of 16 the next line of a 256 MB one.
+ * Prints nothing on stdout.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "work.h"
+
+#define BIG (256ul << 20)
+
+static int mode;
+static size_t words;
+static unsigned long refs;
+
+struct arg {
+	uint64_t *a, *big;
+	uint64_t seed, sum;
+};
+
+static void *run(void *v)
+{
+	struct arg *g = v;
+	uint64_t x = g->seed, s = 0;
+	const uint64_t *a = g->a, *big = g->big;
+	size_t n = words;
+
+	for (unsigned long i = 0; i < refs; i++) {
+		switch (mode) {
+		case 0:
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			s += a[x % n];
+			break;
+		case 1:
+			s += a[(i * 8) % n];
+			break;
+		case 2:
+			s += big[i % (BIG / 8)];
+			break;
+		default:
+			if (i % 16) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				s += a[x % n];
+			} else {
+				s += big[(i / 16 * 8) % (BIG / 8)];
+			}
+		}
+	}
+	g->sum = s;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const modes[] = { "random", "chase", "stream", "micro" };
+	unsigned long kb, threads;
+	struct arg *g;
+	pthread_t *t;
+	uint64_t total = 0;
+
+	if (argc != 5)
+		goto usage;
+	for (mode = 0; mode < 4 && strcmp(argv[1], modes[mode]); mode++)
+		;
+	if (mode == 4 || sb_parse_ul(argv[2], 1, 1ul << 22, &kb) ||
+	    sb_parse_ul(argv[3], 1, 256, &threads) ||
+	    sb_parse_ul(argv[4], 1, 1ul << 40, &refs))
+		goto usage;
+	words = kb * 1024 / 8;
+	g = calloc(threads, sizeof(*g));
+	t = calloc(threads, sizeof(*t));
+	if (!g || !t)
+		return 1;
+	for (unsigned long i = 0; i < threads; i++) {
+		g[i].seed = 0x9e3779b97f4a7c15ull * (i + 1);
+		if (!(g[i].a = aligned_alloc(4096, words * 8)) ||
+		    (mode >= 2 && !(g[i].big = aligned_alloc(4096, BIG))))
+			return 1;
+		memset(g[i].a, 1, words * 8);
+		if (g[i].big)
+			memset(g[i].big, 1, BIG);
+	}
+	for (unsigned long i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, run, &g[i]))
+			return 1;
+	for (unsigned long i = 0; i < threads; i++) {
+		pthread_join(t[i], NULL);
+		total += g[i].sum;
+	}
+	return total == 42;   /* keeps the sums */
+usage:
+	fprintf(stderr, "usage: %s random|chase|stream|micro KB THREADS REFS\n", argv[0]);
+	return 2;
+}

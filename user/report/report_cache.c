@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Cache view: per profiled section, CHiP's hit ratio at 16 cache sizes
+ * (analysis/chip/chip.h), the DRAM bandwidth it needs serially and at 2,
+ * 4 and N threads beside the linear (serial × N) need and the machine's
+ * measured bandwidth, and a verdict: scales / cache-bound / bandwidth-
+ * bound from T threads.
+ *
+ * JSON: chip[{region, mode, threads_profiled, cache_sizes[], hit_ratio[],
+ * accesses, rate, bandwidth_serial, bandwidth{"2": .., "4": .., "N": ..},
+ * bandwidth_linear{..}, machine{llc_bytes, llc_effective_bytes, bandwidth,
+ * from}, verdict, verdict_from_threads, confidence, time_from}], sections
+ * ranked by DRAM traffic at the machine's cache size.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip/chip.h"
+#include "report.h"
+
+/* The N of "2, 4 and N threads": the most threads a profiled section ran
+ * with, at least the machine's CPUs. */
+static unsigned n_threads(const struct sb_profile *p)
+{
+	unsigned n = (unsigned)sb_profile_meta_get_u64(p, "cpus");
+
+	for (size_t i = 0; i < p->nchip; i++)
+		if (p->chip[i].section < p->nsections &&
+		    p->sections[p->chip[i].section].nthreads > n)
+			n = p->sections[p->chip[i].section].nthreads;
+	return n;
+}
+
+static void fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1ull << 30))
+		snprintf(buf, len, "%.3g GB", (double)b / (1ull << 30));
+	else if (b >= (1ull << 20))
+		snprintf(buf, len, "%.3g MB", (double)b / (1ull << 20));
+	else
+		snprintf(buf, len, "%.3g KB", (double)b / 1024);
+}
+
+static double miss_traffic(const struct sb_chip_summary *s)
+{
+	return sb_chip_total(s->est) - sb_chip_hits(s->est, s->depth_llc);
+}
+
+/* Rows by DRAM traffic at the machine's cache size, most first. */
+static int by_traffic(const void *a, const void *b)
+{
+	const struct sb_chip_summary *x = a, *y = b;
+	double u = miss_traffic(x), v = miss_traffic(y);
+
+	return (u < v) - (u > v);
+}
+
+static struct sb_chip_summary *summaries(const struct sb_profile *p, size_t *n)
+{
+	struct sb_chip_summary *s = calloc(p->nchip ? p->nchip : 1, sizeof(*s));
+	unsigned nt = n_threads(p);
+
+	*n = 0;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < p->nchip; i++)
+		if (!sb_chip_summarize(p, i, nt, &s[*n]))
+			(*n)++;
+	qsort(s, *n, sizeof(*s), by_traffic);
+	return s;
+}
+
+static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t len)
+{
+	if (s->rate >= 1)
+		snprintf(buf, len, "exact: every load and store");
+	else
+		snprintf(buf, len, "SHARDS at R = %.3g: lines sampled spatially (within 0.03 "
+			 "of exact on the analytic tests)", s->rate);
+	return buf;
+}
+
+static void verdict_text(const struct sb_chip_summary *s, FILE *f)
+{
+	char share[32];
+
+	fprintf(f, "    verdict: %s", sb_chip_verdict_name(s->verdict));
+	if (s->verdict == SB_CHIP_CACHE_BOUND) {
+		fmt_bytes(s->machine.llc_bytes / s->verdict_from, share, sizeof(share));
+		fprintf(f, " from %u threads: each thread's %s share of the cache no longer "
+			"holds its working set, so DRAM traffic grows faster than the threads",
+			s->verdict_from, share);
+	} else if (s->verdict == SB_CHIP_BANDWIDTH_BOUND) {
+		fprintf(f, " from %u threads: it would need more than the machine's %.1f GB/s",
+			s->verdict_from, s->machine.bandwidth / 1e9);
+	} else if (s->verdict == SB_CHIP_SCALES) {
+		fprintf(f, " up to %u threads", s->max_threads);
+	}
+	fputc('\n', f);
+}
+
+static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s, size_t rank,
+		     FILE *f)
+{
+	static const char ramp[] = " .:-=+*#%@";
+	char loc[256], a[32], t[32];
+
+	sb_loc_format_section(p, s->section, loc, sizeof(loc));
+	sb_fmt_ns((uint64_t)(s->t_ser * 1e9), t, sizeof(t));
+	fprintf(f, "#%zu ", rank);
+	sb_text_str(f, loc);
+	fprintf(f, ": %llu accesses, %s busy, %u thread%s profiled\n",
+		(unsigned long long)s->accesses, t, s->threads_profiled,
+		s->threads_profiled == 1 ? "" : "s");
+	fmt_bytes(s->cache_bytes[0], a, sizeof(a));
+	fprintf(f, "    hit ratio by cache size (%s steps): |", a);
+	for (int d = 0; d < SB_CHIP_DEPTH; d++)
+		fputc(ramp[(int)(s->hit_ratio[d] * 9 + 0.5)], f);
+	fputs("|\n     ", f);
+	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
+		fprintf(f, "%s%s %.2f", d % 4 ? ", " : d ? "\n      " : " ", a, s->hit_ratio[d]);
+	}
+	fputc('\n', f);
+	fprintf(f, "    DRAM bandwidth: serial %.2f GB/s", s->bw_serial / 1e9);
+	for (unsigned i = 0; i < s->npredict; i++)
+		fprintf(f, "; %u threads %.2f GB/s (linear %.2f)", s->threads[i], s->bw_par[i] / 1e9,
+			s->bw_linear[i] / 1e9);
+	if (s->machine.bandwidth > 0)
+		fprintf(f, "; machine %.1f GB/s", s->machine.bandwidth / 1e9);
+	fputc('\n', f);
+	verdict_text(s, f);
+}
+
+static int cache_text(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	struct sb_chip_summary *s;
+	char a[32], b[32], c[160];
+	size_t n;
+
+	if (!p->nchip)
+		return 0;
+	if (!(s = summaries(p, &n)))
+		return -1;
+	fputs("\nCache: hit ratio by cache size and the DRAM bandwidth each section needs as "
+	      "threads are added (CHiP)\n", f);
+	if (n) {
+		fmt_bytes(s[0].machine.llc_bytes, a, sizeof(a));
+		fmt_bytes(s[0].llc_nominal, b, sizeof(b));
+		fprintf(f, "  machine: last-level cache %s%s%s%s, from %s\n", a,
+			s[0].llc_nominal ? " effective (" : "", s[0].llc_nominal ? b : "",
+			s[0].llc_nominal ? " nominal)" : "", s[0].machine_from);
+		fprintf(f, "  profile: %s; %s\n", sb_chip_mode_name(s[0].mode),
+			confidence(&s[0], c, sizeof(c)));
+		if (s[0].mode == SB_CHIP_MODE_EXACT)
+			fputs("  times: the instrumented run's busy time (its hooks slow it), so "
+			      "bandwidths are lower bounds and verdicts conservative\n", f);
+	}
+	for (size_t i = 0; i < n; i++)
+		row_text(p, &s[i], i + 1, f);
+	free(s);
+	return 0;
+}
+
+static void json_bw(FILE *f, const struct sb_chip_summary *s, const double *v)
+{
+	fputc('{', f);
+	for (unsigned i = 0; i < s->npredict; i++)
+		fprintf(f, "%s\"%u\": %.0f", i ? ", " : "", s->threads[i], v[i]);
+	fputc('}', f);
+}
+
+static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+	struct sb_chip_summary *s;
+	char c[160];
+	size_t n;
+
+	if (!p->nchip)
+		return 0;
+	if (!(s = summaries(p, &n)))
+		return -1;
+	sb_json_member(j, "chip");
+	fputs("[", j->f);
+	for (size_t i = 0; i < n; i++) {
+		char loc[256];
+
+		sb_loc_format_section(p, s[i].section, loc, sizeof(loc));
+		fprintf(j->f, "%s\n    {\"region\": ", i ? "," : "");
+		sb_json_str(j->f, loc);
+		fprintf(j->f, ", \"mode\": \"%s\", \"threads_profiled\": %u, \"cache_sizes\": [",
+			sb_chip_mode_name(s[i].mode), s[i].threads_profiled);
+		for (int d = 0; d < SB_CHIP_DEPTH; d++)
+			fprintf(j->f, "%s%llu", d ? ", " : "", (unsigned long long)s[i].cache_bytes[d]);
+		fputs("], \"hit_ratio\": [", j->f);
+		for (int d = 0; d < SB_CHIP_DEPTH; d++)
+			fprintf(j->f, "%s%.6f", d ? ", " : "", s[i].hit_ratio[d]);
+		fprintf(j->f, "], \"accesses\": %llu, \"rate\": %g, \"busy_ns\": %.0f, "
+			"\"bandwidth_serial\": %.0f, \"bandwidth\": ",
+			(unsigned long long)s[i].accesses, s[i].rate, s[i].t_ser * 1e9,
+			s[i].bw_serial);
+		json_bw(j->f, &s[i], s[i].bw_par);
+		fputs(", \"bandwidth_linear\": ", j->f);
+		json_bw(j->f, &s[i], s[i].bw_linear);
+		fprintf(j->f, ", \"machine\": {\"llc_bytes\": %llu, \"llc_effective_bytes\": %llu, "
+			"\"bandwidth\": %.0f, \"from\": ", (unsigned long long)s[i].llc_nominal,
+			(unsigned long long)s[i].machine.llc_bytes, s[i].machine.bandwidth);
+		sb_json_str(j->f, s[i].machine_from);
+		fprintf(j->f, "}, \"verdict\": \"%s\", \"verdict_from_threads\": %u, "
+			"\"confidence\": ", sb_chip_verdict_name(s[i].verdict), s[i].verdict_from);
+		sb_json_str(j->f, confidence(&s[i], c, sizeof(c)));
+		fprintf(j->f, ", \"time_from\": \"%s\"}", s[i].mode == SB_CHIP_MODE_EXACT ?
+			"instrumented run" : "recording");
+	}
+	fputs("\n  ]", j->f);
+	free(s);
+	return 0;
+}
+
+const struct sb_report_view sb_view_cache = {
+	.name = "chip",
+	.text = cache_text,
+	.json = cache_json,
+};

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `scalebpf cc --chip`: each thread's loads and stores go through its own
+ * cache hit profile (analysis/chip/chip.h, compiled into this runtime),
+ * and at every segment end the segment's counters go to
+ * scalebpf_chip_batch(), which `scalebpf record` probes; the recorder adds
+ * them to the section instance the segment belongs to, as it does exact
+ * block counts.  The CacheSets carry over from segment to segment, as a
+ * cache's content does.
+ *
+ * The profile's shape, read once:
+ *   SCALEBPF_CHIP_BYTES  the largest cache mapped (default: twice the
+ *                        effective last-level cache of `scalebpf
+ *                        calibrate`, else twice the last level sysfs
+ *                        names, else 64 MB)
+ *   SCALEBPF_CHIP_RATE   SHARDS' sampling rate in (0, 1] (default 1)
+ * A value that does not parse is ignored, with one line on stderr.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chip/chip.h"
+#include "exact_rt.h"
+#include "sbpf_events.h"
+
+struct chip_thread {
+	struct sb_chip *c;
+	struct sb_chip_counts k;      /* this segment's */
+};
+
+_Static_assert(SB_CHIP_NDEPTH == SB_CHIP_COUNTS, "a batch holds every counter");
+
+static __thread struct chip_thread *ct;
+static __thread int ct_failed;
+static struct sb_chip_opts opts;
+static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
+
+/* The uprobe of `scalebpf record` sits here and copies *b. */
+__attribute__((noinline, used, visibility("default")))
+void scalebpf_chip_batch(const struct sb_chip_batch *b)
+{
+	__asm__ volatile("" : : "r"(b) : "memory");
+}
+
+static unsigned long long read_size(const char *path)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	v = strtoull(buf, &end, 10);
+	if (*end == 'K')
+		v <<= 10;
+	else if (*end == 'M')
+		v <<= 20;
+	return v;
+}
+
+/* The effective LLC of the calibration file, 0 if none. */
+static unsigned long long calibrated(void)
+{
+	const char *v = getenv("SCALEBPF_CALIBRATION"), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	char path[4096], line[256];
+	unsigned long long eff = 0;
+	FILE *f;
+
+	if (v && *v)
+		snprintf(path, sizeof(path), "%s", v);
+	else if (xdg && *xdg)
+		snprintf(path, sizeof(path), "%s/scalebpf/calibration", xdg);
+	else if (home && *home)
+		snprintf(path, sizeof(path), "%s/.cache/scalebpf/calibration", home);
+	else
+		return 0;
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "llc_effective %llu", &eff) == 1)
+			break;
+	fclose(f);
+	return eff;
+}
+
+static void read_opts(void)
+{
+	const char *b = getenv("SCALEBPF_CHIP_BYTES"), *r = getenv("SCALEBPF_CHIP_RATE");
+	unsigned long long llc = 0, line;
+	char path[128], *end;
+
+	opts.line = 64;
+	opts.rate = 1;
+	line = read_size("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size");
+	if (line >= 16 && line <= 4096 && !(line & (line - 1)))
+		opts.line = (uint32_t)line;
+	if ((llc = calibrated()) == 0)
+		for (int i = 0; i < 8; i++) {   /* the last level: the largest */
+			unsigned long long s;
+
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size",
+				 i);
+			if ((s = read_size(path)) > llc)
+				llc = s;
+		}
+	opts.max_bytes = llc ? 2 * llc : 64ull << 20;
+	if (b && *b) {
+		unsigned long long v = strtoull(b, &end, 10);
+
+		if (!*end && v >= 16ull * opts.line)
+			opts.max_bytes = v;
+		else
+			fprintf(stderr, "scalebpf chip: SCALEBPF_CHIP_BYTES=%s ignored (bytes, at "
+				"least %u)\n", b, 16 * opts.line);
+	}
+	if (r && *r) {
+		double v = strtod(r, &end);
+
+		if (!*end && v > 0 && v <= 1)
+			opts.rate = v;
+		else
+			fprintf(stderr, "scalebpf chip: SCALEBPF_CHIP_RATE=%s ignored (in (0, 1])\n",
+				r);
+	}
+}
+
+static struct chip_thread *thread_open(void)
+{
+	struct chip_thread *t;
+	char err[160];
+
+	pthread_once(&opts_once, read_opts);
+	if (ct_failed || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	if (sb_chip_alloc(&t->c, &opts, err, sizeof(err))) {
+		free(t);
+		ct_failed = 1;   /* said once per thread */
+		fprintf(stderr, "scalebpf chip: %s\n", err);
+		return NULL;
+	}
+	ct = t;
+	return t;
+}
+
+void sb_chip_access_rt(uintptr_t addr)
+{
+	struct chip_thread *t = ct;
+
+	if (__builtin_expect(!t, 0) && !(t = thread_open()))
+		return;
+	sb_chip_access(t->c, addr, &t->k);
+}
+
+void sb_chip_sync(uint16_t flags)
+{
+	struct chip_thread *t = ct;
+	struct sb_chip_batch b;
+
+	if (!t || !t->k.accesses)
+		return;
+	memset(&b, 0, sizeof(b));
+	b.magic = SB_CHIP_MAGIC;
+	b.flags = flags;
+	b.line = (uint16_t)opts.line;
+	b.max_bytes = opts.max_bytes;
+	b.rate_t = opts.rate >= 1 ? SB_CHIP_RATE_SCALE
+				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
+	b.accesses = t->k.accesses;
+	memcpy(b.depth, t->k.depth, sizeof(b.depth));
+	scalebpf_chip_batch(&b);
+	memset(&t->k, 0, sizeof(t->k));
+}
+
+void sb_chip_thread_done(void)
+{
+	struct chip_thread *t = ct;
+
+	ct = NULL;
+	if (t) {
+		sb_chip_free(t->c);
+		free(t);
+	}
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/*
+ * clang's load and store callbacks (-fsanitize-coverage=trace-loads,
+ * trace-stores), for `scalebpf cc --trace-mem` and `--chip`, either or
+ * both: each access goes to the trace writer (trace_mem.c) and to the
+ * cache hit profile (chip_rt.c), whichever is linked (weak symbols).  The
+ * callbacks are here, once, so the two can be linked together; pulled in
+ * by `-u sb_mem_hooks`.
+ */
+#include "exact_rt.h"
+
+int sb_mem_hooks;   /* the -u anchor */
+
+#define RET ((uintptr_t)__builtin_return_address(0))
+
+/* (A unit that defines one of them too, as the trace test does by
+ * including both files, knows it exists: no warning for the test.) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waddress"
+static inline void access_one(uintptr_t addr, uintptr_t pc, uint32_t kind, uint32_t size)
+{
+	if (sb_chip_access_rt)
+		sb_chip_access_rt(addr);
+	if (sb_trace_access)
+		sb_trace_access(addr, pc, kind, size);
+}
+#pragma GCC diagnostic pop
+
+#define ACCESS(name, n, kind) \
+	void __sanitizer_cov_##name##n(void *addr) { access_one((uintptr_t)addr, RET, kind, n); }
+ACCESS(load, 1, SB_TRACE_LOAD)
+ACCESS(load, 2, SB_TRACE_LOAD)
+ACCESS(load, 4, SB_TRACE_LOAD)
+ACCESS(load, 8, SB_TRACE_LOAD)
+ACCESS(load, 16, SB_TRACE_LOAD)
+ACCESS(store, 1, SB_TRACE_STORE)
+ACCESS(store, 2, SB_TRACE_STORE)
+ACCESS(store, 4, SB_TRACE_STORE)
+ACCESS(store, 8, SB_TRACE_STORE)
+ACCESS(store, 16, SB_TRACE_STORE)
