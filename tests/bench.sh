@@ -587,6 +587,9 @@ fi
 # Sampled sharing: what the watchpoints cost (tests/bench_sharing.sh).
 . tests/bench_sharing.sh
 
+# CHiP: what the cache hit profile costs (tests/bench_chip.sh).
+. tests/bench_chip.sh
+
 # ccSIM over trace files (goal: piped >= 20 M references/s per core).
 build/tests/test_coherence_bench | grep '^coherence bench:' || die "the ccSIM benchmark failed"
 exit 0

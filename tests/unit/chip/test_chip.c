@@ -341,8 +341,32 @@ static void test_effective(void)
 	CHECK(sb_chip_effective_capacity(ws, vm, 2) == 0, "two points are no curve");
 }
 
-int main(void)
+/* `test_chip --memory` (make bench): the profile's memory, as §IV-D
+ * counts it, at 16 MB mapped and at SHARDS R = 0.01 of 64 MB. */
+static int memory(void)
 {
+	struct sb_chip_opts o = { .max_bytes = 16ull << 20, .line = 64, .rate = 1 };
+	struct sb_chip *a, *b;
+	char err[128];
+
+	if (sb_chip_alloc(&a, &o, err, sizeof(err)))
+		return 1;
+	o.max_bytes = 64ull << 20;
+	o.rate = 0.01;
+	if (sb_chip_alloc(&b, &o, err, sizeof(err)))
+		return 1;
+	printf("chip memory: %.2f MB per thread for 16 MB mapped (the paper: 2 MB); "
+	       "%.2f MB for 64 MB at SHARDS R = 0.01\n", sb_chip_bytes(a) / 1048576.0,
+	       sb_chip_bytes(b) / 1048576.0);
+	sb_chip_free(a);
+	sb_chip_free(b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--memory"))
+		return memory();
 	test_effective();
 	test_opts();
 	test_paper_example();
