@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct sb_chip {
 	struct sb_chip_opts o;
@@ -14,9 +17,9 @@ struct sb_chip {
 	uint64_t threshold;      /* SHARDS T of SB_CHIP_RATE_SCALE */
 	uint64_t last;           /* tag of the last tracked line: at its set's
 				  * front, so found there without a scan */
-	uint64_t *sets;          /* rate 1: w × SB_CHIP_DEPTH tags (line number
-				  * + 1; 0 = empty), most recent first */
-	uint32_t w_shift;        /* log2 w when w is a power of two, else 0 */
+	uint32_t *sets;          /* rate 1: w × SB_CHIP_DEPTH tags, most recent
+				  * first, a set per 64-byte line (set_tag) */
+	uint32_t w_shift;        /* log2 w */
 	uint64_t skew;           /* odd, ~0.618 w: see set_of() */
 	struct chip_seglru lru;  /* rate < 1: SHARDS' sampled lines */
 };
@@ -53,25 +56,32 @@ int sb_chip_alloc(struct sb_chip **out, const struct sb_chip_opts *o, char *err,
 			 SB_CHIP_DEPTH * o->line);
 		return -EINVAL;
 	}
-	w = o->max_bytes / ((uint64_t)SB_CHIP_DEPTH * o->line);
+	/* w a power of two, rounded up: a set is then a shift and a mask
+	 * away (a division costs more than the whole scan), and max_bytes
+	 * says what was mapped */
+	for (w = 1; w * SB_CHIP_DEPTH * o->line < o->max_bytes; w *= 2)
+		;
 	c = calloc(1, sizeof(*c));
 	if (c && o->rate >= 1)
-		c->sets = calloc(w * SB_CHIP_DEPTH, sizeof(*c->sets));
+		c->sets = aligned_alloc(64, w * SB_CHIP_DEPTH * sizeof(*c->sets));
+	if (c && c->sets)
+		memset(c->sets, 0, w * SB_CHIP_DEPTH * sizeof(*c->sets));
 	if (!c || (o->rate >= 1 ? !c->sets :
 		   /* a cache of C bytes holds R × C / line sampled lines */
-		   chip_seglru_init(&c->lru, (uint64_t)((double)o->max_bytes * o->rate /
-							 o->line + 0.5)) != 0)) {
+		   chip_seglru_init(&c->lru, (uint64_t)((double)(w * SB_CHIP_DEPTH * o->line) *
+							 o->rate / o->line + 0.5)) != 0)) {
 		sb_chip_free(c);
 		snprintf(err, len, "out of memory for a cache hit profile of %llu bytes",
 			 (unsigned long long)o->max_bytes);
 		return -ENOMEM;
 	}
 	c->o = *o;
+	c->o.max_bytes = w * SB_CHIP_DEPTH * o->line;
 	c->w = (uint32_t)w;
 	c->line_shift = (uint32_t)__builtin_ctz(o->line);
 	c->threshold = o->rate >= 1 ? SB_CHIP_RATE_SCALE : threshold_of(o->rate);
-	c->w_shift = (w & (w - 1)) ? 0 : (uint32_t)__builtin_ctzll(w);
-	c->skew = ((uint64_t)((double)w * 0.6180339887) | 1) % w;
+	c->w_shift = (uint32_t)__builtin_ctzll(w);
+	c->skew = ((uint64_t)((double)w * 0.6180339887) | 1) & (w - 1);
 	*out = c;
 	return 0;
 }
@@ -90,6 +100,11 @@ uint32_t sb_chip_width(const struct sb_chip *c)
 	return c->w;
 }
 
+const struct sb_chip_opts *sb_chip_opts_of(const struct sb_chip *c)
+{
+	return &c->o;
+}
+
 size_t sb_chip_bytes(const struct sb_chip *c)
 {
 	return sizeof(*c) + (c->sets ? (size_t)c->w * SB_CHIP_DEPTH * sizeof(*c->sets) : 0) +
@@ -102,34 +117,58 @@ size_t sb_chip_bytes(const struct sb_chip *c)
  * number of a working set's lines and blur the curve by 1/sqrt(lines per
  * set)); each block of w lines is rotated by skew (~0.618 w, odd), so
  * power-of-two strides do not all fall into one set, which the paper's
- * capacity model (§V-B: no conflict misses) wants.
+ * capacity model (§V-B: no conflict misses) wants.  (The rotation of
+ * block b is b × skew mod w: b's high bits wrap, which only permutes.)
  */
 static inline uint64_t set_of(const struct sb_chip *c, uint64_t ln)
 {
-	uint64_t blk, in;
-
-	if (c->w_shift) {
-		blk = ln >> c->w_shift;
-		in = ln & (c->w - 1);
-		return (in + blk * c->skew) & (c->w - 1);
-	}
-	blk = ln / c->w;
-	in = ln - blk * c->w;
-	return (in + (blk % c->w) * c->skew) % c->w;
+	return ((ln & (c->w - 1)) + (ln >> c->w_shift) * c->skew) & (c->w - 1);
 }
 
-const struct sb_chip_opts *sb_chip_opts_of(const struct sb_chip *c)
+/*
+ * A line's tag in its set: its block number (ln / w) + 1, 0 = empty.  The
+ * set and the block give back the line (set_of is a rotation per block),
+ * so the tag needs no more; 32 bits make a set one 64-byte cache line,
+ * half of what 64-bit tags take (§IV-D counts 8 bytes), and the profile's
+ * own misses per access fall with it.  Two lines of one set whose blocks
+ * differ by a multiple of 2^32 (w × 256 GB apart) would share a tag.
+ */
+static inline uint32_t set_tag(const struct sb_chip *c, uint64_t ln)
 {
-	return &c->o;
+	return (uint32_t)(ln >> c->w_shift) + 1;
+}
+
+/* The 0-based depth of tag in s, SB_CHIP_DEPTH when absent. */
+static inline uint32_t find(const uint32_t *s, uint32_t tag)
+{
+#ifdef __SSE2__
+	__m128i t = _mm_set1_epi32((int)tag);
+	uint64_t m = (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)s), t)) |
+		     (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(s + 4)), t)) << 16 |
+		     (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(s + 8)), t)) << 32 |
+		     (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(s + 12)), t)) << 48;
+
+	return m ? (uint32_t)__builtin_ctzll(m) / 4 : SB_CHIP_DEPTH;
+#else
+	uint32_t i;
+
+	for (i = 0; i < SB_CHIP_DEPTH && s[i] != tag; i++)
+		;
+	return i;
+#endif
 }
 
 void sb_chip_access(struct sb_chip *c, uint64_t addr, struct sb_chip_counts *k)
 {
-	uint64_t ln = addr >> c->line_shift, tag = ln + 1, h, *s;
-	uint32_t i;
+	uint64_t ln = addr >> c->line_shift, last = ln + 1, h;
+	uint32_t i, tag, *s;
 
 	k->accesses++;
-	if (tag == c->last) {        /* the same line again: the front */
+	if (last == c->last) {        /* the same line again: the front */
 		k->depth[0]++;
 		return;
 	}
@@ -139,20 +178,21 @@ void sb_chip_access(struct sb_chip *c, uint64_t addr, struct sb_chip_counts *k)
 		h = chip_mix(ln);
 		if ((h >> 40) >= c->threshold)
 			return;
-		seg = chip_seglru_access(&c->lru, tag, h);
+		seg = chip_seglru_access(&c->lru, last, h);
 		k->depth[seg]++;
-		c->last = tag;
+		c->last = last;
 		return;
 	}
 	s = c->sets + (size_t)set_of(c, ln) * SB_CHIP_DEPTH;
-	for (i = 0; i < SB_CHIP_DEPTH && s[i] != tag; i++)
-		;
+	tag = set_tag(c, ln);
+	i = find(s, tag);
 	k->depth[i]++;                 /* i == SB_CHIP_DEPTH: not found */
 	if (i == SB_CHIP_DEPTH)
 		i--;                   /* the least recent falls out */
-	memmove(s + 1, s, i * sizeof(*s));
+	for (; i; i--)                 /* (no memmove call: this is per access) */
+		s[i] = s[i - 1];
 	s[0] = tag;
-	c->last = tag;
+	c->last = last;
 }
 
 void sb_chip_counts_add(struct sb_chip_counts *a, const struct sb_chip_counts *b)

@@ -46,7 +46,9 @@
 #define SB_CHIP_RATE_SCALE (1u << 24)        /* SHARDS' P */
 
 struct sb_chip_opts {
-	uint64_t max_bytes;   /* the largest cache mapped: 16 × w × line */
+	uint64_t max_bytes;   /* the largest cache mapped: 16 × w × line, w
+			       * rounded up to a power of two (sb_chip_opts_of
+			       * says what was mapped) */
 	uint32_t line;        /* bytes, a power of two (64) */
 	double rate;          /* SHARDS R in (0, 1]; 1: every line */
 };

@@ -151,12 +151,23 @@ static struct chip_thread *thread_open(void)
 	return t;
 }
 
+/* the first access of a thread: off the per-access path */
+static __attribute__((noinline)) void first_access(uintptr_t addr)
+{
+	struct chip_thread *t = thread_open();
+
+	if (t)
+		sb_chip_access(t->c, addr, &t->k);
+}
+
 void sb_chip_access_rt(uintptr_t addr)
 {
 	struct chip_thread *t = ct;
 
-	if (__builtin_expect(!t, 0) && !(t = thread_open()))
+	if (__builtin_expect(!t, 0)) {
+		first_access(addr);
 		return;
+	}
 	sb_chip_access(t->c, addr, &t->k);
 }
 
@@ -171,7 +182,7 @@ void sb_chip_sync(uint16_t flags)
 	b.magic = SB_CHIP_MAGIC;
 	b.flags = flags;
 	b.line = (uint16_t)opts.line;
-	b.max_bytes = opts.max_bytes;
+	b.max_bytes = sb_chip_opts_of(t->c)->max_bytes;   /* as mapped: rounded up */
 	b.rate_t = opts.rate >= 1 ? SB_CHIP_RATE_SCALE
 				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
 	b.accesses = t->k.accesses;
