@@ -2,7 +2,7 @@
 # run_timed, median, meta, PAIRS, SCALEBPF and WORKLOADS).
 # Sampled sharing (issue 13): what it costs, side by side in one run:
 # plain, record --watch-rate 0 (samples only: candidates, no watchpoint)
-# and record at the default (200 arms/s), medians of PAIRS interleaved
+# and record at the default (100 arms/s), medians of PAIRS interleaved
 # rounds, by the workload's own timer (the target's time: the recorder's
 # start-up and write are not overhead on it) and for the whole command.
 # Goals: <= 1.05x the plain run on the sharing workloads, <= 1.02x where

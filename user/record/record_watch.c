@@ -13,8 +13,14 @@
  * end; the next window opens new ones.
  *
  * The budget: a token bucket of `rate` arms per second (an arm is one
- * event: one word in one thread), so the traps cost the target at most
- * rate x ~10 us a second: 0.2% of one core at the default 200.  Slots
+ * event: one word in one thread).  The traps cost the target at most rate
+ * x ~10 us a second, but a thread holding a breakpoint also reloads the
+ * debug registers at every context switch (in a VM that may trap to the
+ * hypervisor; the cause is not measured, the cost is): on an
+ * OpenMP loop with 21,000 barriers a second (threads switch constantly)
+ * that measured 1.8% of the target's time per 100 arms/s, hence the
+ * default of 100, which decided every planted variable within 70 ms in
+ * the precision tests (tests/integration/sharing_sampled.sh).  Slots
  * another tool holds (ENOSPC: a debugger, perf's breakpoints) are counted
  * and said; a window none could be armed in does not count.
  */

@@ -27,7 +27,7 @@ struct sb_hw_load;
 struct sb_profile;
 struct sb_watch;
 
-#define SB_WATCH_DEFAULT_RATE 200      /* arms per second, all threads */
+#define SB_WATCH_DEFAULT_RATE 100      /* arms per second, all threads */
 /* Short: while a thread holds a breakpoint, each of its context switches
  * also switches debug registers, which cost OpenMP's cyclic split 1.078x
  * at 10 ms windows and 1.032x at 2 ms (make bench); a hot line's writes
