@@ -16,7 +16,7 @@
 /* The usage text: the listing views' options go between the two halves. */
 static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
-"                       [--source-dir DIR | --no-source]\n"
+"                       [--source-dir DIR | --no-source] [--times PLAIN]\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
@@ -56,6 +56,11 @@ static const char report_usage_tail[] =
 "                       the recorded path, or its trailing components, beneath\n"
 "                       DIR (no link or \"..\" may leave it)\n"
 "      --no-source      no source lines: no file but the profile is opened\n"
+"      --times PLAIN    the Cache view of a `scalebpf cc --chip` profile takes\n"
+"                       each section's busy time from PLAIN, a recording of\n"
+"                       the plain build (same sections by kind, function,\n"
+"                       file and line): the instrumented run's own times are\n"
+"                       its hooks'\n"
 "  -h, --help           this text\n"
 "\n"
 "A profile may come from anyone, so what it says is never a path to open:\n"
@@ -82,6 +87,7 @@ static void usage(FILE *f)
 /* Long-only options (below OPT_VIEW). */
 #define OPT_SOURCE_DIR 0x80
 #define OPT_NO_SOURCE 0x81
+#define OPT_TIMES 0x82
 
 /* The long options: the fixed ones, then one per listing view (in table
  * order), then --help.  Caller frees; NULL on ENOMEM. */
@@ -95,6 +101,7 @@ static struct option *long_options(void)
 		{ "cluster-threshold", required_argument, NULL, 'T' },
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
+		{ "times", required_argument, NULL, OPT_TIMES },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), n = nfixed;
 	struct option *opts = calloc(nfixed + sb_report_nviews + 2, sizeof(*opts));
@@ -171,6 +178,9 @@ static int one_option(int c, struct report_args *a)
 	case OPT_NO_SOURCE:
 		a->o.no_source = 1;
 		return -1;
+	case OPT_TIMES:
+		a->o.times_input = optarg;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return 0;
@@ -215,7 +225,7 @@ int cmd_report(int argc, char **argv)
 		.format = "text",
 	};
 	struct sb_causes causes;
-	struct sb_profile *p;
+	struct sb_profile *p, *times = NULL;
 	char err[512];
 	int ret, json;
 
@@ -227,6 +237,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
 	}
+	if (a.o.times_input && sb_profile_read(a.o.times_input, &times, err, sizeof(err))) {
+		fprintf(stderr, "scalebpf report: --times: %s\n", err);
+		sb_profile_free(p);
+		return 1;
+	}
+	a.o.times = times;
 	if (a.list) {
 		ret = sb_report_list(a.list, p, &a.o, json, stdout);
 		if (fflush(stdout) || ret) {
@@ -234,11 +250,13 @@ int cmd_report(int argc, char **argv)
 			ret = 1;
 		}
 		sb_profile_free(p);
+		sb_profile_free(times);
 		return ret;
 	}
 	if (sb_causes_compute(p, &a.lo, &causes, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		sb_profile_free(p);
+		sb_profile_free(times);
 		return 1;
 	}
 	ret = json ? sb_report_json(p, &causes, &a.o, stdout)
@@ -249,5 +267,6 @@ int cmd_report(int argc, char **argv)
 		ret = 1;
 	}
 	sb_profile_free(p);
+	sb_profile_free(times);
 	return ret;
 }

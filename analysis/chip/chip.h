@@ -175,6 +175,7 @@ struct sb_chip_summary {
 	uint64_t cache_bytes[SB_CHIP_DEPTH];  /* the 16 sizes */
 	double hit_ratio[SB_CHIP_DEPTH];
 	double t_ser;                         /* seconds: the section's busy time */
+	bool t_native;                        /* t_ser from the plain recording */
 	struct sb_chip_machine machine;
 	uint64_t llc_nominal;
 	const char *machine_from;             /* "scalebpf calibrate", "nominal" */
@@ -190,9 +191,12 @@ struct sb_chip_summary {
 };
 
 /* Row i of p->chip as the view shows it; n_threads: the N to predict for
- * (the section's threads, or the machine's CPUs).  0, or -1 for a row
- * whose section is out of range. */
+ * (the section's threads, or the machine's CPUs).  times, when not NULL:
+ * a recording of the plain (uninstrumented) build, whose matching section
+ * (same kind, function, file name and line; the k-th of several that read
+ * alike) gives t_ser: an exact profile's own times are its hooks'.  0, or
+ * -1 for a row whose section is out of range. */
 int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
-		      struct sb_chip_summary *out);
+		      const struct sb_profile *times, struct sb_chip_summary *out);
 
 #endif

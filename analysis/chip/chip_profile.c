@@ -2,6 +2,7 @@
 /* A profile's CHiP rows through the model (chip.h, sb_chip_summarize). */
 #include "chip.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "profile/profile.h"
@@ -25,13 +26,54 @@ static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
 			  "run scalebpf calibrate before recording)";
 }
 
+static const char *base_name(const char *f)
+{
+	const char *b = f ? strrchr(f, '/') : NULL;
+
+	return b ? b + 1 : f ? f : "";
+}
+
+static bool same_place(const struct sb_profile *a, const struct sb_section *x,
+		       const struct sb_profile *b, const struct sb_section *y)
+{
+	const struct sb_loc *l = x->loc < a->nlocs ? &a->locs[x->loc] : NULL;
+	const struct sb_loc *m = y->loc < b->nlocs ? &b->locs[y->loc] : NULL;
+
+	return l && m && x->kind == y->kind && l->line && l->line == m->line &&
+	       l->function && m->function && !strcmp(l->function, m->function) &&
+	       !strcmp(base_name(l->file), base_name(m->file));
+}
+
+static uint64_t busy_of(const struct sb_section *s)
+{
+	uint64_t busy = 0;
+
+	for (uint32_t t = 0; t < s->nthreads; t++)
+		busy += s->per_thread[t].busy_ns;
+	return busy;
+}
+
+/* The busy time of t's section matching p's section s (the k-th alike in
+ * each), or -1. */
+static int64_t matched_busy(const struct sb_profile *p, size_t s, const struct sb_profile *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s; i++)
+		k += same_place(p, &p->sections[i], p, &p->sections[s]);
+	for (size_t j = 0; j < t->nsections; j++)
+		if (same_place(p, &p->sections[s], t, &t->sections[j]) && !k--)
+			return (int64_t)busy_of(&t->sections[j]);
+	return -1;
+}
+
 int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
-		      struct sb_chip_summary *s)
+		      const struct sb_profile *times, struct sb_chip_summary *s)
 {
 	const struct sb_chip_row *r;
 	const struct sb_section *sec;
 	struct sb_chip_counts k;
-	uint64_t busy = 0;
+	int64_t native = -1;
 	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads };
 
 	memset(s, 0, sizeof(*s));
@@ -54,9 +96,10 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->cache_bytes[d] = r->max_bytes / SB_CHIP_DEPTH * (uint64_t)(d + 1);
 		s->hit_ratio[d] = sb_chip_hit_ratio(s->est, d + 1);
 	}
-	for (uint32_t t = 0; t < sec->nthreads; t++)
-		busy += sec->per_thread[t].busy_ns;
-	s->t_ser = (double)busy / 1e9;
+	if (times)
+		native = matched_busy(p, r->section, times);
+	s->t_native = native >= 0;
+	s->t_ser = (double)(native >= 0 ? (uint64_t)native : busy_of(sec)) / 1e9;
 	machine_of(p, s);
 	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
 	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);

@@ -113,9 +113,28 @@ chip_verdict_group() {
 	fi
 }
 
+# --times: the plain build's recording gives the sections' times.
+chip_times_group() {
+	local plain=$TMP/chip_plain.json j=$TMP/chip_times.json
+	if record_json "$plain" -- "$WL/chip_ws" random 2560 2 2000000; then
+		"$SB" report -i "$TMP/chip_random-2.sbp" --times "${plain%.json}.sbp" --format json >"$j"
+		jqcheck "chip --times: the section's busy time is the plain recording's" "$j" \
+			".chip[0].time_from == \"plain recording\" and .chip[0].busy_ns == ($(jq \
+			 '[.sections[] | select(.kind == "join")][0].per_thread | map(.busy_ns) | add' \
+			 "$plain"))"
+		check "chip --times: the text says where the times came from" bash -c \
+			"'$SB' report -i '$TMP/chip_random-2.sbp' --times '${plain%.json}.sbp' | grep -q '1 of 1 sections. from'"
+	else
+		bad "chip --times: record the plain build"
+	fi
+	expect_fail "chip --times: a profile that cannot be read is refused" "times" \
+		"$SB" report -i "$TMP/chip_random-2.sbp" --times "$TMP/none.sbp"
+}
+
 if [ -x "$CW" ]; then
 	chip_calibrate_group
 	chip_exact_group
+	chip_times_group
 	chip_verdict_group
 else
 	bad "chip: $CW not built (make workloads-exact)"

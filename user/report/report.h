@@ -29,6 +29,10 @@ struct sb_report_opts {
 	 * when it is set; none with no_source. */
 	const char *source_dir;
 	int no_source;
+	/* --times: a recording of the plain build, whose section times the
+	 * Cache view uses for an exact (scalebpf cc --chip) profile's */
+	const char *times_input;
+	const struct sb_profile *times;
 };
 
 /* What every view is given. */

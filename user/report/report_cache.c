@@ -55,7 +55,8 @@ static int by_traffic(const void *a, const void *b)
 	return (u < v) - (u > v);
 }
 
-static struct sb_chip_summary *summaries(const struct sb_profile *p, size_t *n)
+static struct sb_chip_summary *summaries(const struct sb_profile *p,
+					 const struct sb_report_opts *o, size_t *n)
 {
 	struct sb_chip_summary *s = calloc(p->nchip ? p->nchip : 1, sizeof(*s));
 	unsigned nt = n_threads(p);
@@ -64,7 +65,7 @@ static struct sb_chip_summary *summaries(const struct sb_profile *p, size_t *n)
 	if (!s)
 		return NULL;
 	for (size_t i = 0; i < p->nchip; i++)
-		if (!sb_chip_summarize(p, i, nt, &s[*n]))
+		if (!sb_chip_summarize(p, i, nt, o ? o->times : NULL, &s[*n]))
 			(*n)++;
 	qsort(s, *n, sizeof(*s), by_traffic);
 	return s;
@@ -141,7 +142,7 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 
 	if (!p->nchip)
 		return 0;
-	if (!(s = summaries(p, &n)))
+	if (!(s = summaries(p, r->o, &n)))
 		return -1;
 	fputs("\nCache: hit ratio by cache size and the DRAM bandwidth each section needs as "
 	      "threads are added (CHiP)\n", f);
@@ -153,9 +154,19 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 			s[0].llc_nominal ? " nominal)" : "", s[0].machine_from);
 		fprintf(f, "  profile: %s; %s\n", sb_chip_mode_name(s[0].mode),
 			confidence(&s[0], c, sizeof(c)));
-		if (s[0].mode == SB_CHIP_MODE_EXACT)
+		if (r->o && r->o->times) {
+			size_t matched = 0;
+
+			for (size_t i = 0; i < n; i++)
+				matched += s[i].t_native;
+			fprintf(f, "  times: %zu of %zu sections' from ", matched, n);
+			sb_text_str(f, r->o->times_input);
+			fputs(" (the plain build); the others' from this run\n", f);
+		} else if (s[0].mode == SB_CHIP_MODE_EXACT) {
 			fputs("  times: the instrumented run's busy time (its hooks slow it), so "
-			      "bandwidths are lower bounds and verdicts conservative\n", f);
+			      "bandwidths are lower bounds and verdicts conservative; give a "
+			      "recording of the plain build with --times\n", f);
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		row_text(p, &s[i], i + 1, f);
@@ -180,7 +191,7 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 
 	if (!p->nchip)
 		return 0;
-	if (!(s = summaries(p, &n)))
+	if (!(s = summaries(p, r->o, &n)))
 		return -1;
 	sb_json_member(j, "chip");
 	fputs("[", j->f);
@@ -211,8 +222,8 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 		fprintf(j->f, "}, \"verdict\": \"%s\", \"verdict_from_threads\": %u, "
 			"\"confidence\": ", sb_chip_verdict_name(s[i].verdict), s[i].verdict_from);
 		sb_json_str(j->f, confidence(&s[i], c, sizeof(c)));
-		fprintf(j->f, ", \"time_from\": \"%s\"}", s[i].mode == SB_CHIP_MODE_EXACT ?
-			"instrumented run" : "recording");
+		fprintf(j->f, ", \"time_from\": \"%s\"}", s[i].t_native ? "plain recording" :
+			s[i].mode == SB_CHIP_MODE_EXACT ? "instrumented run" : "recording");
 	}
 	fputs("\n  ]", j->f);
 	free(s);
