@@ -46,3 +46,37 @@ else
 	echo
 	echo "CHiP: skipped: $cw_plain or $cw_exact not built"
 fi
+
+# Prediction against measurement (the issue's Fig. 5 check): chip_ws
+# shuffle (a pointer chase through W's lines: each load waits) alone and
+# as two threads, each its own W; predicted from the one-thread exact
+# profile with this machine's calibration (each of 2 threads gets half
+# the effective cache; hits cost the cache's latency, misses DRAM's),
+# measured as time per load at 2 threads over 1.  Medians of 3.
+if [ -x "$cw_plain" ] && [ -x "$cw_exact" ] && "$SCALEBPF" calibrate -q >"$tmpdir/cal.out" 2>&1; then
+	echo
+	grep 'last-level cache' "$tmpdir/cal.out" | sed 's/^ */  machine: /'
+	printf '  %-10s %10s %10s   %s\n' "working set" predicted measured "(slowdown per load, 2 threads over 1)"
+	for kb in 512 1024 2048 4096 8192 16384; do
+		n=$((4000000))
+		if ! "$SCALEBPF" record -q -F 0 -o "$tmpdir/chip_pred.sbp" -- "$cw_exact" shuffle "$kb" 1 "$n" \
+			>/dev/null 2>&1; then
+			echo "  $kb KB: the exact recording failed"
+			continue
+		fi
+		pred=$("$SCALEBPF" report -i "$tmpdir/chip_pred.sbp" --format json |
+		       jq -r '.chip[0].slowdown["2"] // 0')
+		one="" two=""   # (run_timed owns t0 and t1)
+		for r in 1 2 3; do
+			run_timed "$cw_plain" shuffle "$kb" 1 20000000
+			one="$one $elapsed"
+			run_timed "$cw_plain" shuffle "$kb" 2 20000000
+			two="$two $elapsed"
+		done
+		# shellcheck disable=SC2086
+		awk -v k="$kb" -v p="$pred" -v a="$(median $one)" -v b="$(median $two)" 'BEGIN {
+			printf "  %-10s %9.2fx %9.2fx\n", k " KB", p, (a > 0 ? b / a : 0) }'
+	done
+	echo "  (both threads' work over one's: 2 vCPUs that are SMT siblings or share a"
+	echo "  busy host slow each other with no cache in common; the model sees capacity only)"
+fi

@@ -69,6 +69,13 @@ static void show(const struct sb_calibration *c, const char *path, bool kept)
 	       "(latency under half of DRAM's %.0f ns)%s\n", a, c->llc_shared_by, b,
 	       c->dram_latency_ns, c->llc_effective < c->llc_nominal / 2 ?
 	       ": the models use the effective size" : "");
+	if (c->llc_effective_shared_by)
+		printf("  shared by two CPUs: %s (each chasing its own %s: %.2fx slower together, "
+		       "64 KB: %.2fx; a shared cache would send its hits to DRAM)\n",
+		       c->llc_effective_shared_by > 1 ? "yes" : "no, each CPU keeps its own", b,
+		       c->shared_slowdown, c->private_slowdown);
+	else
+		printf("  shared by two CPUs: not measured (one CPU, or too little room)\n");
 	printf("  read bandwidth: %.1f GB/s one thread, %.1f GB/s with %u threads\n",
 	       c->bw_one / 1e9, c->bw_all / 1e9, c->threads_all);
 }

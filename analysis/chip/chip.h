@@ -105,9 +105,16 @@ double sb_chip_depth_of(uint64_t cache_bytes, uint64_t max_bytes);
  * depth dd: total × (1 - hit ratio) × line / t.  0 when t <= 0. */
 double sb_chip_bandwidth(const double est[SB_CHIP_COUNTS], double dd, uint32_t line, double t);
 /* Eq. 5-7: at `threads` threads each gets depth dd / threads (the shared
- * cache divided equally, §V-B) and the region runs in t_ser / threads. */
+ * cache divided equally, §V-B) and the region runs in t_ser / threads.
+ * (The summary and the verdict divide by sb_chip_sharers instead.) */
 double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned threads,
 			     uint32_t line, double t_ser);
+
+/* The mean latency of a reference when the cache is depth dd: hits cost
+ * lat_hit, the rest lat_miss (ns; a latency-bound model: loads that
+ * overlap cost less, in both).  0 without references. */
+double sb_chip_latency(const double est[SB_CHIP_COUNTS], double dd, double lat_hit,
+		       double lat_miss);
 
 /* What the region will do as threads are added (the report's verdict). */
 enum sb_chip_verdict {
@@ -126,7 +133,17 @@ struct sb_chip_machine {
 	uint64_t llc_bytes;         /* the shared cache the region would get */
 	double bandwidth;           /* sustainable DRAM bytes/s; 0: unknown */
 	uint32_t line;
+	double lat_hit, lat_miss;   /* ns: a load served by it, by DRAM; 0: unknown */
+	unsigned cache_cpus;        /* CPUs one cache instance serves (measured);
+				     * 0: unknown: all of them, as the paper assumes */
+	unsigned cpus;
 };
+
+/* How many of `threads` threads share one cache instance, spread evenly
+ * over the machine's CPUs: all of them when cache_cpus is unknown (§V-B),
+ * ceil(threads × cache_cpus / cpus) otherwise (1 for private caches until
+ * there are more threads than CPUs). */
+unsigned sb_chip_sharers(const struct sb_chip_machine *m, unsigned threads);
 
 /* The first thread count in 2..max_threads (and no more than the depth
  * of llc_bytes: below one depth a thread's share is beyond the profile's
@@ -184,6 +201,8 @@ struct sb_chip_summary {
 	unsigned npredict;
 	unsigned threads[SB_CHIP_MAX_PREDICT];
 	double bw_par[SB_CHIP_MAX_PREDICT];   /* eq. 7 */
+	double slowdown[SB_CHIP_MAX_PREDICT]; /* per reference, latency-bound:
+					       * 0 without the machine's latencies */
 	double bw_linear[SB_CHIP_MAX_PREDICT];/* serial × threads */
 	int verdict;                          /* enum sb_chip_verdict */
 	unsigned verdict_from;

@@ -79,6 +79,24 @@ double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsign
 	return sb_chip_bandwidth(est, dd / threads, line, t_ser / threads);
 }
 
+double sb_chip_latency(const double est[SB_CHIP_COUNTS], double dd, double lat_hit,
+		       double lat_miss)
+{
+	double t = sb_chip_total(est), h = sb_chip_hits(est, dd);
+
+	return t > 0 ? (h * lat_hit + (t - h) * lat_miss) / t : 0;
+}
+
+unsigned sb_chip_sharers(const struct sb_chip_machine *m, unsigned threads)
+{
+	unsigned n;
+
+	if (!m->cache_cpus || !m->cpus || m->cache_cpus >= m->cpus)
+		return threads;
+	n = (threads * m->cache_cpus + m->cpus - 1) / m->cpus;
+	return n ? n : 1;
+}
+
 const char *sb_chip_verdict_name(int v)
 {
 	switch (v) {
@@ -100,8 +118,8 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 	if (!(sb_chip_total(est) > 0) || !(t_ser > 0))
 		return SB_CHIP_NO_DATA;
 	/* below one depth per thread the profile cannot resolve the share */
-	for (unsigned t = 2; t <= max_threads && dd / t >= 1; t++) {
-		double par = sb_chip_bandwidth_par(est, dd, t, m->line, t_ser);
+	for (unsigned t = 2; t <= max_threads && dd / sb_chip_sharers(m, t) >= 1; t++) {
+		double par = sb_chip_bandwidth(est, dd / sb_chip_sharers(m, t), m->line, t_ser / t);
 		double linear = ser * t;
 
 		*from = t;

@@ -16,6 +16,13 @@ static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
 	if (eff) {
 		s->machine.llc_bytes = eff;
 		s->machine.bandwidth = (double)sb_profile_meta_get_u64(p, "chip_machine_bandwidth");
+		s->machine.lat_hit =
+			(double)sb_profile_meta_get_u64(p, "chip_machine_llc_latency_ps") / 1000;
+		s->machine.lat_miss =
+			(double)sb_profile_meta_get_u64(p, "chip_machine_dram_latency_ps") / 1000;
+		s->machine.cache_cpus =
+			(unsigned)sb_profile_meta_get_u64(p, "chip_machine_llc_cpus");
+		s->machine.cpus = (unsigned)sb_profile_meta_get_u64(p, "chip_machine_cpus");
 		s->machine_from = "scalebpf calibrate";
 		return;
 	}
@@ -104,7 +111,7 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
 	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);
 	for (unsigned w = 0; w < SB_CHIP_MAX_PREDICT; w++) {
-		unsigned t = want[w];
+		unsigned t = want[w], share;
 		bool seen = false;
 
 		for (unsigned j = 0; j < s->npredict; j++)
@@ -112,9 +119,18 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		if (t < 2 || seen)
 			continue;
 		s->threads[s->npredict] = t;
-		s->bw_par[s->npredict] = sb_chip_bandwidth_par(s->est, s->depth_llc, t, r->line,
-							       s->t_ser);
-		s->bw_linear[s->npredict++] = s->bw_serial * t;
+		share = sb_chip_sharers(&s->machine, t);
+
+		s->bw_par[s->npredict] = sb_chip_bandwidth(s->est, s->depth_llc / share, r->line,
+							   s->t_ser / t);
+		s->bw_linear[s->npredict] = s->bw_serial * t;
+		if (s->machine.lat_hit > 0 && s->machine.lat_miss > 0)
+			s->slowdown[s->npredict] =
+				sb_chip_latency(s->est, s->depth_llc / share, s->machine.lat_hit,
+						s->machine.lat_miss) /
+				sb_chip_latency(s->est, s->depth_llc, s->machine.lat_hit,
+						s->machine.lat_miss);
+		s->npredict++;
 	}
 	s->max_threads = n_threads > 4 ? n_threads : 4;
 	s->verdict = sb_chip_verdict(s->est, r->max_bytes, &s->machine, s->t_ser, s->max_threads,

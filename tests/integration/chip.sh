@@ -83,16 +83,20 @@ chip_exact_group() {
 }
 
 # Verdicts from a calibration with known numbers: the file measured above,
-# its effective cache set to 4 MB and its bandwidth to 1 byte/s (every
-# region is bandwidth-bound from 2 threads) or to 1 EB/s (cache-bound is
-# then impossible: it needs 1% of the machine's bandwidth more than linear).
+# its effective cache set to 4 MB, shared by both CPUs, and its bandwidth
+# to 1 byte/s (every region is bandwidth-bound from 2 threads) or to 1
+# EB/s (cache-bound is then impossible: it needs 1% of the machine's
+# bandwidth more than linear); or one cache per CPU (no division).
 chip_verdict_group() {
 	local j=$TMP/chip_verdict.json
 	[ -s "$CAL" ] || { bad "chip verdict: no calibration to edit"; return; }
 	sed -e 's/^llc_effective .*/llc_effective 4194304/' -e 's/^bandwidth_all .*/bandwidth_all 1/' \
-		"$CAL" >"$TMP/cal.slow"
+		-e 's/^llc_effective_shared_by .*/llc_effective_shared_by 2/' "$CAL" >"$TMP/cal.slow"
 	sed -e 's/^llc_effective .*/llc_effective 4194304/' \
+		-e 's/^llc_effective_shared_by .*/llc_effective_shared_by 2/' \
 		-e 's/^bandwidth_all .*/bandwidth_all 1000000000000000000/' "$CAL" >"$TMP/cal.fast"
+	sed -e 's/^llc_effective .*/llc_effective 4194304/' \
+		-e 's/^llc_effective_shared_by .*/llc_effective_shared_by 1/' "$CAL" >"$TMP/cal.private"
 	if SCALEBPF_CALIBRATION=$TMP/cal.slow SCALEBPF_CHIP_BYTES=4194304 \
 		record_json "$j" -F 0 -- "$CW" random 2560 1 2000000; then
 		jqcheck "chip verdict: the recording's calibration is in the profile" "$j" \
@@ -103,6 +107,15 @@ chip_verdict_group() {
 			".chip[0].bandwidth[\"2\"] > 1.5 * .chip[0].bandwidth_linear[\"2\"]"
 	else
 		bad "chip verdict: record"
+	fi
+	j=$TMP/chip_verdict_private.json
+	if SCALEBPF_CALIBRATION=$TMP/cal.private SCALEBPF_CHIP_BYTES=4194304 \
+		record_json "$j" -F 0 -- "$CW" random 2560 1 2000000; then
+		jqcheck "chip verdict: a cache per CPU (measured): 2 threads keep 4 MB each, linear" "$j" \
+			"(.chip[0].bandwidth[\"2\"] - .chip[0].bandwidth_linear[\"2\"] | fabs) <= 1 and
+			 (.chip[0].slowdown[\"2\"] - 1 | fabs) < 1e-9"
+	else
+		bad "chip verdict: record (private)"
 	fi
 	j=$TMP/chip_verdict_fast.json
 	if SCALEBPF_CALIBRATION=$TMP/cal.fast SCALEBPF_CHIP_BYTES=4194304 \

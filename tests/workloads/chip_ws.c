@@ -12,7 +12,11 @@
  *   stream  REFS reads with an 8-byte stride through a fresh 256 MB array:
  *           7 of 8 hit at every size (the line's first word misses);
  *   micro   the paper's Fig. 5: 15 of 16 reads random in a hot region of
- *           KB kilobytes, 1 of 16 the next line of a 256 MB one.
+ *           KB kilobytes, 1 of 16 the next line of a 256 MB one;
+ *   shuffle the Fig. 5 task as a latency-bound loop: a pointer chase
+ *           through KB kilobytes' lines in a random cyclic order, each
+ *           read waiting for the one before (the CHiP curve is random's;
+ *           make bench times it at 1 and 2 threads).
  * Prints nothing on stdout.
  */
 #include <pthread.h>
@@ -37,7 +41,7 @@ struct arg {
 static void *run(void *v)
 {
 	struct arg *g = v;
-	uint64_t x = g->seed, s = 0;
+	uint64_t x = mode == 4 ? 0 : g->seed, s = 0;
 	const uint64_t *a = g->a, *big = g->big;
 	size_t n = words;
 
@@ -55,6 +59,10 @@ static void *run(void *v)
 		case 2:
 			s += big[i % (BIG / 8)];
 			break;
+		case 4:
+			x = a[x * 8];
+			s += x;
+			break;
 		default:
 			if (i % 16) {
 				x ^= x << 13;
@@ -70,9 +78,35 @@ static void *run(void *v)
 	return NULL;
 }
 
+/* A random cycle through the n lines of a (Sattolo): a[8 * k] holds the
+ * line after line k. */
+static void shuffle(uint64_t *a, size_t n, uint64_t seed)
+{
+	size_t *order = malloc(n * sizeof(*order));
+
+	if (!order)
+		exit(1);
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j, t;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		j = (size_t)(seed % i);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[8 * order[i]] = order[(i + 1) % n];
+	free(order);
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = { "random", "chase", "stream", "micro" };
+	static const char *const modes[] = { "random", "chase", "stream", "micro", "shuffle" };
 	unsigned long kb, threads;
 	struct arg *g;
 	pthread_t *t;
@@ -80,9 +114,9 @@ int main(int argc, char **argv)
 
 	if (argc != 5)
 		goto usage;
-	for (mode = 0; mode < 4 && strcmp(argv[1], modes[mode]); mode++)
+	for (mode = 0; mode < 5 && strcmp(argv[1], modes[mode]); mode++)
 		;
-	if (mode == 4 || sb_parse_ul(argv[2], 1, 1ul << 22, &kb) ||
+	if (mode == 5 || sb_parse_ul(argv[2], 1, 1ul << 22, &kb) ||
 	    sb_parse_ul(argv[3], 1, 256, &threads) ||
 	    sb_parse_ul(argv[4], 1, 1ul << 40, &refs))
 		goto usage;
@@ -97,6 +131,8 @@ int main(int argc, char **argv)
 		    (mode >= 2 && !(g[i].big = aligned_alloc(4096, BIG))))
 			return 1;
 		memset(g[i].a, 1, words * 8);
+		if (mode == 4)
+			shuffle(g[i].a, words / 8, g[i].seed);
 		if (g[i].big)
 			memset(g[i].big, 1, BIG);
 	}
@@ -109,6 +145,6 @@ int main(int argc, char **argv)
 	}
 	return total == 42;   /* keeps the sums */
 usage:
-	fprintf(stderr, "usage: %s random|chase|stream|micro KB THREADS REFS\n", argv[0]);
+	fprintf(stderr, "usage: %s random|chase|stream|micro|shuffle KB THREADS REFS\n", argv[0]);
 	return 2;
 }

@@ -10,6 +10,9 @@
  *     it, the DRAM latency (the largest set) and the effective cache
  *     capacity (sb_chip_effective_capacity): on a VM hwloc may describe the
  *     host's L3, of which the guest sees little or nothing.
+ *   - Whether two CPUs share that cache: if each chasing its own working
+ *     set of the effective size slows the other (beyond what the same at
+ *     a private cache's size does), they share it; else each has its own.
  *   - Sustainable read bandwidth (STREAM-like sums over a 256 MB set), one
  *     thread and one per CPU, best of three.
  *   - The nominal topology from hwloc, for comparison.
@@ -35,6 +38,12 @@ struct sb_calibration {
 	uint64_t llc_nominal;          /* hwloc's last cache level, bytes */
 	unsigned llc_shared_by;        /* CPUs under it */
 	uint64_t llc_effective;        /* measured: what behaves like cache */
+	/* measured: whether two CPUs share it: a chase of the effective size
+	 * on one CPU, alone and while another CPU chases its own (each ratio
+	 * over the same with a private-cache size, which the two CPUs slow
+	 * down only by what else they share: SMT, a busy host) */
+	unsigned llc_effective_shared_by;  /* 2: shared by both, 1: private, 0: not measured */
+	double shared_slowdown, private_slowdown;
 	double dram_latency_ns;
 	double bw_one, bw_all;         /* read bytes/s: one thread, all CPUs */
 	unsigned threads_all;

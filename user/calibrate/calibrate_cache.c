@@ -103,10 +103,12 @@ int sb_calibrate_save(const struct sb_calibration *c, const char *path, char *er
 		return ret;
 	}
 	fprintf(f, "%s\nmachine %s\nwhen %lld\nline %u\nllc_nominal %llu\nllc_shared_by %u\n"
-		"llc_effective %llu\ndram_latency_ns %.3f\nbandwidth_one %.0f\n"
+		"llc_effective %llu\nllc_effective_shared_by %u\nshared_slowdown %.3f\n"
+		"private_slowdown %.3f\ndram_latency_ns %.3f\nbandwidth_one %.0f\n"
 		"bandwidth_all %.0f\nthreads_all %u\n", MAGIC, c->identity, (long long)c->when,
 		c->line, (unsigned long long)c->llc_nominal, c->llc_shared_by,
-		(unsigned long long)c->llc_effective, c->dram_latency_ns, c->bw_one, c->bw_all,
+		(unsigned long long)c->llc_effective, c->llc_effective_shared_by, c->shared_slowdown,
+		c->private_slowdown, c->dram_latency_ns, c->bw_one, c->bw_all,
 		c->threads_all);
 	for (size_t i = 0; i < c->n; i++)
 		fprintf(f, "latency %llu %.3f\n", (unsigned long long)c->ws[i], c->latency_ns[i]);
@@ -153,6 +155,12 @@ int sb_calibrate_load(struct sb_calibration *c, const char *path, char *err, siz
 			c->llc_nominal = a;
 		else if (sscanf(line, "llc_shared_by %llu", &a) == 1)
 			c->llc_shared_by = (unsigned)a;
+		else if (sscanf(line, "llc_effective_shared_by %llu", &a) == 1)
+			c->llc_effective_shared_by = (unsigned)a;
+		else if (sscanf(line, "shared_slowdown %lf", &x) == 1)
+			c->shared_slowdown = x;
+		else if (sscanf(line, "private_slowdown %lf", &x) == 1)
+			c->private_slowdown = x;
 		else if (sscanf(line, "llc_effective %llu", &a) == 1)
 			c->llc_effective = a, have |= 1;
 		else if (sscanf(line, "dram_latency_ns %lf", &x) == 1)

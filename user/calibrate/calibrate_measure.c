@@ -3,7 +3,9 @@
 #include "calibrate.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <hwloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,133 @@ static double bandwidth(const uint64_t *buf, size_t bytes, unsigned threads)
 	return best;
 }
 
+/* ---- do two CPUs share the effective cache? ---- */
+
+struct pin_arg {
+	char *buf;
+	size_t lines;
+	uint64_t loads;
+	int cpu;
+	int *stop;             /* the companion runs until it is set */
+	double ns;             /* the measurer's ns per load */
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *companion(void *v)
+{
+	struct pin_arg *a = v;
+	void **p = (void **)a->buf;
+	void *volatile sink;
+
+	pin(a->cpu);
+	while (!__atomic_load_n(a->stop, __ATOMIC_RELAXED))
+		for (int i = 0; i < 4096; i++)
+			p = *p;
+	sink = p;
+	(void)sink;
+	return NULL;
+}
+
+static void *measurer(void *v)
+{
+	struct pin_arg *a = v;
+
+	pin(a->cpu);
+	a->ns = chase(a->buf, a->lines, a->loads);
+	return NULL;
+}
+
+/* ns per load on CPU c0 chasing a of `lines`, alone (with = NULL) or while
+ * CPU c1 chases `with`; 0 when threads cannot be started. */
+static double chase_on(char *a, char *with, size_t lines, uint64_t loads, int c0, int c1)
+{
+	struct pin_arg m = { .buf = a, .lines = lines, .loads = loads, .cpu = c0 };
+	int stop = 0;
+	struct pin_arg o = { .buf = with, .lines = lines, .cpu = c1, .stop = &stop };
+	pthread_t tm, to;
+
+	m.stop = &stop;
+	if (with && pthread_create(&to, NULL, companion, &o))
+		return 0;
+	if (pthread_create(&tm, NULL, measurer, &m)) {
+		m.ns = 0;
+	} else {
+		pthread_join(tm, NULL);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	if (with)
+		pthread_join(to, NULL);
+	return m.ns;
+}
+
+/* Two CPUs' slowdown of each other chasing `bytes` each (both over one),
+ * best of the repetitions chase() takes; 0 if not measured. */
+static double pair_slowdown(struct sb_calibration *c, char *buf, uint64_t bytes, uint32_t *perm,
+			    uint64_t *seed, uint64_t loads, int c0, int c1)
+{
+	size_t lines = (size_t)(bytes / c->line);
+	char *other = buf + bytes;
+	double alone, both;
+
+	build_chase(buf, lines, c->line, perm, seed);
+	build_chase(other, lines, c->line, perm, seed);
+	alone = chase_on(buf, NULL, lines, loads, c0, c1);
+	both = chase_on(buf, other, lines, loads, c0, c1);
+	return alone > 0 && both > 0 ? both / alone : 0;
+}
+
+/* The first two CPUs this process may run on, -1 if fewer. */
+static int two_cpus(int *c0, int *c1)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE && n < 2; i++)
+		if (CPU_ISSET(i, &set))
+			*(n++ ? c1 : c0) = i;
+	return n == 2 ? 0 : -1;
+}
+
+static void shared_test(struct sb_calibration *c, char *buf, uint64_t max, uint32_t *perm,
+			uint64_t *seed, uint64_t loads)
+{
+	uint64_t small = 64 << 10;
+	int c0, c1;
+
+	if (!c->llc_effective || 2 * c->llc_effective > max || two_cpus(&c0, &c1))
+		return;
+	c->private_slowdown = pair_slowdown(c, buf, small, perm, seed, loads, c0, c1);
+	c->shared_slowdown = pair_slowdown(c, buf, c->llc_effective, perm, seed, loads, c0, c1);
+	if (!(c->private_slowdown > 0) || !(c->shared_slowdown > 0))
+		return;
+	/* Two working sets of the effective size in one cache overflow it:
+	 * its hits become DRAM loads, dram / hit times slower.  Shared when
+	 * the pair gets at least halfway there beyond what private sizes
+	 * show; a little more (this VM: 1.8x where a thrash would be 13x) is
+	 * contention for something else (a host's busy cores), not capacity. */
+	{
+		double hit = 0, full;
+
+		for (size_t i = 0; i < c->n; i++)
+			if (c->ws[i] <= c->llc_effective / 2)
+				hit = c->latency_ns[i];
+		full = hit > 0 ? c->dram_latency_ns / hit : 0;
+		c->llc_effective_shared_by =
+			full > 1 && c->shared_slowdown / c->private_slowdown >= 1 + (full - 1) / 2 ?
+			2 : 1;
+	}
+}
+
 int sb_calibrate_run(struct sb_calibration *c, const struct sb_calibrate_opts *o,
 		     sb_calibrate_progress_fn progress, void *ctx, char *err, size_t len)
 {
@@ -205,12 +334,14 @@ int sb_calibrate_run(struct sb_calibration *c, const struct sb_calibrate_opts *o
 	madvise(buf, max, MADV_HUGEPAGE);
 	memset(buf, 1, max);
 	/* 16 KB up: steps of sqrt(2) to 32 MB (capacities fall between
-	 * powers of two), then doubling */
-	for (double ws = 16384; ws <= (double)max + 1 && c->n < SB_CAL_MAX_SIZES;
-	     ws *= ws < (32 << 20) ? 1.41421356 : 2) {
-		size_t lines = (size_t)(ws / c->line);
-		uint64_t b = (uint64_t)lines * c->line;
+	 * powers of two), then doubling; whole 4 KB pages */
+	for (unsigned k = 0; c->n < SB_CAL_MAX_SIZES; k++) {
+		uint64_t b = k < 22 ? (uint64_t)(16384.0 * pow(2, k / 2.0)) & ~4095ull
+				    : (32ull << 20) << (k - 22);
+		size_t lines = (size_t)(b / c->line);
 
+		if (b > max)
+			break;
 		if (progress) {
 			snprintf(what, sizeof(what), "latency, working set %llu KB",
 				 (unsigned long long)(b >> 10));
@@ -222,6 +353,9 @@ int sb_calibrate_run(struct sb_calibration *c, const struct sb_calibrate_opts *o
 	}
 	c->dram_latency_ns = c->latency_ns[c->n - 1];
 	c->llc_effective = sb_chip_effective_capacity(c->ws, c->latency_ns, c->n);
+	if (progress)
+		progress("does a second CPU share it", ctx);
+	shared_test(c, buf, max, perm, &seed, loads);
 	c->threads_all = cpus > 0 ? (unsigned)cpus : 1;
 	if (progress)
 		progress("read bandwidth, one thread", ctx);

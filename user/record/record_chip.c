@@ -33,6 +33,18 @@ static int add_row(struct sb_profile *p, const struct sb_chip_row *row, size_t *
 	return 0;
 }
 
+/* A hit in the effective cache: the latency curve at half its size (a
+ * working set that fits well), 0 when the curve has no such point. */
+static double llc_latency(const struct sb_calibration *c)
+{
+	double lat = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ws[i] <= c->llc_effective / 2)
+			lat = c->latency_ns[i];
+	return lat;
+}
+
 /* This machine's model, as `scalebpf calibrate` kept it. */
 static void machine_meta(struct sb_profile *p)
 {
@@ -51,6 +63,14 @@ static void machine_meta(struct sb_profile *p)
 	sb_profile_meta_set_u64(p, "chip_machine_bandwidth_one", (uint64_t)c.bw_one);
 	sb_profile_meta_set_u64(p, "chip_machine_dram_latency_ps",
 				(uint64_t)(c.dram_latency_ns * 1000));
+	/* measured sharing: a cache instance serves all CPUs hwloc puts under
+	 * it when two were found to share it, else one */
+	if (c.llc_effective_shared_by)
+		sb_profile_meta_set_u64(p, "chip_machine_llc_cpus", c.llc_effective_shared_by > 1 ?
+					(c.llc_shared_by ? c.llc_shared_by : 2) : 1);
+	sb_profile_meta_set_u64(p, "chip_machine_cpus", c.threads_all);
+	sb_profile_meta_set_u64(p, "chip_machine_llc_latency_ps",
+				(uint64_t)(llc_latency(&c) * 1000));
 }
 
 int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const uint64_t *c)

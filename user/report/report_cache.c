@@ -8,7 +8,8 @@
  *
  * JSON: chip[{region, mode, threads_profiled, cache_sizes[], hit_ratio[],
  * accesses, rate, bandwidth_serial, bandwidth{"2": .., "4": .., "N": ..},
- * bandwidth_linear{..}, machine{llc_bytes, llc_effective_bytes, bandwidth,
+ * bandwidth_linear{..}, slowdown{..} (per reference, latency-bound;
+ * 0 without the machine's latencies), machine{llc_bytes, llc_effective_bytes, bandwidth,
  * from}, verdict, verdict_from_threads, confidence, time_from}], sections
  * ranked by DRAM traffic at the machine's cache size.
  */
@@ -87,7 +88,8 @@ static void verdict_text(const struct sb_chip_summary *s, FILE *f)
 
 	fprintf(f, "    verdict: %s", sb_chip_verdict_name(s->verdict));
 	if (s->verdict == SB_CHIP_CACHE_BOUND) {
-		fmt_bytes(s->machine.llc_bytes / s->verdict_from, share, sizeof(share));
+		fmt_bytes(s->machine.llc_bytes / sb_chip_sharers(&s->machine, s->verdict_from), share,
+			  sizeof(share));
 		fprintf(f, " from %u threads: each thread's %s share of the cache no longer "
 			"holds its working set, so DRAM traffic grows faster than the threads",
 			s->verdict_from, share);
@@ -130,6 +132,14 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 	if (s->machine.bandwidth > 0)
 		fprintf(f, "; machine %.1f GB/s", s->machine.bandwidth / 1e9);
 	fputc('\n', f);
+	if (s->npredict && s->slowdown[0] > 0) {
+		fprintf(f, "    per reference, if each waits for its load (%.0f ns a cache hit, "
+			"%.0f ns DRAM):", s->machine.lat_hit, s->machine.lat_miss);
+		for (unsigned i = 0; i < s->npredict; i++)
+			fprintf(f, "%s %u threads %.2fx", i ? "," : "", s->threads[i],
+				s->slowdown[i]);
+		fputc('\n', f);
+	}
 	verdict_text(s, f);
 }
 
@@ -149,9 +159,12 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 	if (n) {
 		fmt_bytes(s[0].machine.llc_bytes, a, sizeof(a));
 		fmt_bytes(s[0].llc_nominal, b, sizeof(b));
-		fprintf(f, "  machine: last-level cache %s%s%s%s, from %s\n", a,
+		fprintf(f, "  machine: last-level cache %s%s%s%s, %s, from %s\n", a,
 			s[0].llc_nominal ? " effective (" : "", s[0].llc_nominal ? b : "",
-			s[0].llc_nominal ? " nominal)" : "", s[0].machine_from);
+			s[0].llc_nominal ? " nominal)" : "",
+			s[0].machine.cache_cpus == 1 ? "one per CPU (measured): threads do not "
+			"divide it" : s[0].machine.cache_cpus ? "shared (measured): threads divide it" :
+			"assumed shared by all threads", s[0].machine_from);
 		fprintf(f, "  profile: %s; %s\n", sb_chip_mode_name(s[0].mode),
 			confidence(&s[0], c, sizeof(c)));
 		if (r->o && r->o->times) {
@@ -174,11 +187,12 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 	return 0;
 }
 
-static void json_bw(FILE *f, const struct sb_chip_summary *s, const double *v)
+/* {"2": v, "4": v, "N": v}: prec decimals */
+static void json_bw(FILE *f, const struct sb_chip_summary *s, const double *v, int prec)
 {
 	fputc('{', f);
 	for (unsigned i = 0; i < s->npredict; i++)
-		fprintf(f, "%s\"%u\": %.0f", i ? ", " : "", s->threads[i], v[i]);
+		fprintf(f, "%s\"%u\": %.*f", i ? ", " : "", s->threads[i], prec, v[i]);
 	fputc('}', f);
 }
 
@@ -212,9 +226,11 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 			"\"bandwidth_serial\": %.0f, \"bandwidth\": ",
 			(unsigned long long)s[i].accesses, s[i].rate, s[i].t_ser * 1e9,
 			s[i].bw_serial);
-		json_bw(j->f, &s[i], s[i].bw_par);
+		json_bw(j->f, &s[i], s[i].bw_par, 0);
 		fputs(", \"bandwidth_linear\": ", j->f);
-		json_bw(j->f, &s[i], s[i].bw_linear);
+		json_bw(j->f, &s[i], s[i].bw_linear, 0);
+		fputs(", \"slowdown\": ", j->f);
+		json_bw(j->f, &s[i], s[i].slowdown, 4);
 		fprintf(j->f, ", \"machine\": {\"llc_bytes\": %llu, \"llc_effective_bytes\": %llu, "
 			"\"bandwidth\": %.0f, \"from\": ", (unsigned long long)s[i].llc_nominal,
 			(unsigned long long)s[i].machine.llc_bytes, s[i].machine.bandwidth);

@@ -285,6 +285,19 @@ static void test_verdicts(void)
 	CHECK(sb_chip_verdict(est, 4ull << 20, &m, 1, 8, &from) == SB_CHIP_NO_DATA,
 	      "no references");
 	CHECK(!strcmp(sb_chip_verdict_name(SB_CHIP_CACHE_BOUND), "cache-bound"), "names");
+
+	/* who shares a cache instance: unknown = all threads (§V-B); one
+	 * per CPU = one thread until they outnumber the CPUs; shared by all */
+	m = (struct sb_chip_machine){ .cpus = 2 };
+	CHECK(sb_chip_sharers(&m, 4) == 4, "unknown: all");
+	m.cache_cpus = 1;
+	CHECK(sb_chip_sharers(&m, 2) == 1 && sb_chip_sharers(&m, 4) == 2 &&
+	      sb_chip_sharers(&m, 3) == 2, "private: %u %u", sb_chip_sharers(&m, 2),
+	      sb_chip_sharers(&m, 4));
+	m.cache_cpus = 2;
+	CHECK(sb_chip_sharers(&m, 2) == 2 && sb_chip_sharers(&m, 4) == 4, "shared by both");
+	m = (struct sb_chip_machine){ .cpus = 8, .cache_cpus = 4 };
+	CHECK(sb_chip_sharers(&m, 4) == 2 && sb_chip_sharers(&m, 8) == 4, "two caches of 4 CPUs");
 }
 
 static void test_opts(void)
