@@ -55,7 +55,7 @@ fi
 # measured as time per load at 2 threads over 1.  Medians of 3.
 if [ -x "$cw_plain" ] && [ -x "$cw_exact" ] && "$SCALEBPF" calibrate -q >"$tmpdir/cal.out" 2>&1; then
 	echo
-	grep 'last-level cache' "$tmpdir/cal.out" | sed 's/^ */  machine: /'
+	grep -e 'last-level cache' -e 'shared by two CPUs' "$tmpdir/cal.out" | sed 's/^ */  machine: /'
 	printf '  %-10s %10s %10s   %s\n' "working set" predicted measured "(slowdown per load, 2 threads over 1)"
 	for kb in 512 1024 2048 4096 8192 16384; do
 		n=$((4000000))
