@@ -91,7 +91,7 @@ int cmd_calibrate(int argc, char **argv)
 	struct sb_calibrate_opts o = { 0 };
 	struct sb_calibration c;
 	bool force = false, only_show = false, quiet = false;
-	char path[4096], err[512];
+	char path[4096], err[512] = "";
 	uint64_t mb;
 	int opt, ret;
 
@@ -124,7 +124,7 @@ int cmd_calibrate(int argc, char **argv)
 		return 1;
 	}
 	ret = sb_calibrate_cached(&c, err, sizeof(err));
-	if (!ret && !force) {
+	if (!ret && (!force || only_show)) {
 		show(&c, path, true);
 		return 0;
 	}
@@ -140,5 +140,9 @@ int cmd_calibrate(int argc, char **argv)
 		return 1;
 	}
 	show(&c, path, false);
+	if (c.llc_nominal && c.ws[c.n - 1] < 2 * c.llc_nominal)
+		fprintf(stderr, "scalebpf calibrate: warning: the largest working set measured is "
+			"under twice the nominal last-level cache: the 'DRAM' latency and the "
+			"effective size may be a cache's (raise --max-mb)\n");
 	return 0;
 }

@@ -61,6 +61,13 @@ int sb_chip_alloc(struct sb_chip **out, const struct sb_chip_opts *o, char *err,
 	 * says what was mapped */
 	for (w = 1; w * SB_CHIP_DEPTH * o->line < o->max_bytes; w *= 2)
 		;
+	/* sets and stack entries are counted in 32 bits */
+	if (w > (1ull << 31) || (double)(w * SB_CHIP_DEPTH) * o->rate > (double)(1ull << 31)) {
+		snprintf(err, len, "a cache hit profile of %llu bytes in %u-byte lines has too "
+			 "many entries (2^31 at most): map less, or sample (a lower rate)",
+			 (unsigned long long)o->max_bytes, o->line);
+		return -EINVAL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (c && o->rate >= 1)
 		c->sets = aligned_alloc(64, w * SB_CHIP_DEPTH * sizeof(*c->sets));
@@ -135,7 +142,9 @@ static inline uint64_t set_of(const struct sb_chip *c, uint64_t ln)
  */
 static inline uint32_t set_tag(const struct sb_chip *c, uint64_t ln)
 {
-	return (uint32_t)(ln >> c->w_shift) + 1;
+	uint32_t t = (uint32_t)(ln >> c->w_shift) + 1;
+
+	return t ? t : 1;   /* (block 2^32 - 1 aliases block 0: 0 is empty) */
 }
 
 /* The 0-based depth of tag in s, SB_CHIP_DEPTH when absent. */

@@ -182,6 +182,7 @@ uint64_t sb_chip_effective_capacity(const uint64_t *ws_bytes, const double *late
 struct sb_profile;
 
 #define SB_CHIP_MAX_PREDICT 3    /* thread counts predicted: 2, 4, N */
+#define SB_CHIP_MAX_THREADS 65536  /* N and the verdict's reach, at most */
 
 struct sb_chip_summary {
 	size_t section;

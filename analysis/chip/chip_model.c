@@ -89,12 +89,12 @@ double sb_chip_latency(const double est[SB_CHIP_COUNTS], double dd, double lat_h
 
 unsigned sb_chip_sharers(const struct sb_chip_machine *m, unsigned threads)
 {
-	unsigned n;
+	uint64_t n;
 
 	if (!m->cache_cpus || !m->cpus || m->cache_cpus >= m->cpus)
-		return threads;
-	n = (threads * m->cache_cpus + m->cpus - 1) / m->cpus;
-	return n ? n : 1;
+		return threads ? threads : 1;
+	n = ((uint64_t)threads * m->cache_cpus + m->cpus - 1) / m->cpus;
+	return n ? (unsigned)n : 1;
 }
 
 const char *sb_chip_verdict_name(int v)
@@ -117,6 +117,8 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 	*from = 0;
 	if (!(sb_chip_total(est) > 0) || !(t_ser > 0))
 		return SB_CHIP_NO_DATA;
+	if (max_threads > SB_CHIP_MAX_THREADS)   /* a crafted profile's count */
+		max_threads = SB_CHIP_MAX_THREADS;
 	/* below one depth per thread the profile cannot resolve the share */
 	for (unsigned t = 2; t <= max_threads && dd / sb_chip_sharers(m, t) >= 1; t++) {
 		double par = sb_chip_bandwidth(est, dd / sb_chip_sharers(m, t), m->line, t_ser / t);

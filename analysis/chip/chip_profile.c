@@ -26,11 +26,15 @@ static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
 		s->machine_from = "scalebpf calibrate";
 		return;
 	}
-	/* not calibrated: the nominal size the profile was sized from */
-	s->machine.llc_bytes = s->max_bytes / 2;
+	/* not calibrated: the nominal last level the recorder found (sysfs),
+	 * else half the largest size mapped (it was sized as twice the LLC,
+	 * then rounded up) */
+	s->machine.llc_bytes = s->llc_nominal ? s->llc_nominal : s->max_bytes / 2;
 	s->machine.bandwidth = 0;
-	s->machine_from = "nominal (half the profile's largest size; bandwidth unknown: "
-			  "run scalebpf calibrate before recording)";
+	s->machine_from = s->llc_nominal ? "nominal (sysfs; bandwidth unknown: run scalebpf "
+					   "calibrate before recording)" :
+			  "nominal (half the profile's largest size; bandwidth unknown: run "
+			  "scalebpf calibrate before recording)";
 }
 
 static const char *base_name(const char *f)
@@ -81,7 +85,8 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 	const struct sb_section *sec;
 	struct sb_chip_counts k;
 	int64_t native = -1;
-	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads };
+	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads < SB_CHIP_MAX_THREADS ?
+						     n_threads : SB_CHIP_MAX_THREADS };
 
 	memset(s, 0, sizeof(*s));
 	if (i >= p->nchip || p->chip[i].section >= p->nsections)
@@ -124,7 +129,9 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->bw_par[s->npredict] = sb_chip_bandwidth(s->est, s->depth_llc / share, r->line,
 							   s->t_ser / t);
 		s->bw_linear[s->npredict] = s->bw_serial * t;
-		if (s->machine.lat_hit > 0 && s->machine.lat_miss > 0)
+		if (s->machine.lat_hit > 0 && s->machine.lat_miss > 0 &&
+		    sb_chip_latency(s->est, s->depth_llc, s->machine.lat_hit,
+				    s->machine.lat_miss) > 0)
 			s->slowdown[s->npredict] =
 				sb_chip_latency(s->est, s->depth_llc / share, s->machine.lat_hit,
 						s->machine.lat_miss) /
@@ -132,7 +139,8 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 						s->machine.lat_miss);
 		s->npredict++;
 	}
-	s->max_threads = n_threads > 4 ? n_threads : 4;
+	s->max_threads = n_threads > 4 ? (n_threads < SB_CHIP_MAX_THREADS ? n_threads :
+					  SB_CHIP_MAX_THREADS) : 4;
 	s->verdict = sb_chip_verdict(s->est, r->max_bytes, &s->machine, s->t_ser, s->max_threads,
 				     &s->verdict_from);
 	return 0;

@@ -65,12 +65,12 @@ uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
 				 r->section, p->nsections);
 			return SB_CHUNK_CHIP;
 		}
-		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line ||
+		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line || !r->accesses ||
 		    (r->line & (r->line - 1)) || r->max_bytes < 16ull * r->line ||
 		    !r->rate_t || r->rate_t > (1u << 24)) {
 			snprintf(why, len, "chip row %zu has mode %" PRIu32 ", line %" PRIu32
-				 ", max %" PRIu64 ", rate %" PRIu32 "/2^24", i, r->mode, r->line,
-				 r->max_bytes, r->rate_t);
+				 ", max %" PRIu64 ", rate %" PRIu32 "/2^24, %" PRIu64 " accesses", i,
+				 r->mode, r->line, r->max_bytes, r->rate_t, r->accesses);
 			return SB_CHUNK_CHIP;
 		}
 	}

@@ -357,7 +357,7 @@ static const struct chunk_ops {
 	  sb_pfmt_enc_addr, sb_pfmt_dec_addr, 1 },
 	{ SB_CHUNK_SHARING, "SHARING", ARRAY(sharing, nsharing), 52,
 	  sb_pfmt_enc_sharing, sb_pfmt_dec_sharing, 1 },
-	{ SB_CHUNK_CHIP, "CHIP", ARRAY(chip, nchip), 48, sb_pfmt_enc_chip, sb_pfmt_dec_chip, 1 },
+	{ SB_CHUNK_CHIP, "CHIP", ARRAY(chip, nchip), 40, sb_pfmt_enc_chip, sb_pfmt_dec_chip, 1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 

@@ -395,7 +395,9 @@ static void count_last(struct sb_builder *b, struct sb_sect_thread *t, const str
 			    (!best || in->a[i].arrive > best->arrive))
 				best = &in->a[i];
 	if (!best) {
-		b->st.counts_unplaced += ev->dur;
+		/* (block counts: a section total, e.g. CHiP's, is no block) */
+		if (ev->obj < SB_KEY_TOTAL || ev->obj >= SB_KEY_TOTAL + SB_KEY_TOTALS)
+			b->st.counts_unplaced += ev->dur;
 		return;
 	}
 	if (counts_add(&best->counts, ev->obj, ev->dur))

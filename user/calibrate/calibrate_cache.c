@@ -89,16 +89,21 @@ int sb_calibrate_save(const struct sb_calibration *c, const char *path, char *er
 {
 	char tmp[4200];
 	FILE *f;
-	int ret, bad;
+	int ret, bad, fd;
 
 	errno = 0;
 	if ((ret = make_dirs(path))) {
 		snprintf(err, len, "cannot make the directories of %s: %s", path, strerror(-ret));
 		return ret;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (!(f = fopen(tmp, "w"))) {
+	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+	/* a fresh file of our own: never through a link someone placed */
+	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "w"))) {
 		ret = -errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		snprintf(err, len, "cannot write %s: %s", tmp, strerror(-ret));
 		return ret;
 	}

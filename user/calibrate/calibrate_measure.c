@@ -356,7 +356,7 @@ int sb_calibrate_run(struct sb_calibration *c, const struct sb_calibrate_opts *o
 	if (progress)
 		progress("does a second CPU share it", ctx);
 	shared_test(c, buf, max, perm, &seed, loads);
-	c->threads_all = cpus > 0 ? (unsigned)cpus : 1;
+	c->threads_all = cpus > 256 ? 256 : cpus > 0 ? (unsigned)cpus : 1;
 	if (progress)
 		progress("read bandwidth, one thread", ctx);
 	c->bw_one = bandwidth((const uint64_t *)buf, max < BW_BYTES ? max : BW_BYTES, 1);

@@ -33,6 +33,30 @@ static int add_row(struct sb_profile *p, const struct sb_chip_row *row, size_t *
 	return 0;
 }
 
+/* The largest cache sysfs lists for CPU 0 (the last level), 0 if none. */
+static uint64_t sysfs_llc(void)
+{
+	uint64_t best = 0;
+
+	for (int i = 0; i < 8; i++) {
+		char path[96], buf[32], *end;
+		unsigned long long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			v = strtoull(buf, &end, 10);
+			v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+			if (v > best)
+				best = v;
+		}
+		fclose(f);
+	}
+	return best;
+}
+
 /* A hit in the effective cache: the latency curve at half its size (a
  * working set that fits well), 0 when the curve has no such point. */
 static double llc_latency(const struct sb_calibration *c)
@@ -53,6 +77,7 @@ static void machine_meta(struct sb_profile *p)
 
 	if (sb_calibrate_cached(&c, why, sizeof(why))) {
 		sb_profile_meta_set(p, "chip_machine", why);
+		sb_profile_meta_set_u64(p, "chip_machine_llc_nominal", sysfs_llc());
 		return;
 	}
 	sb_profile_meta_set(p, "chip_machine", c.identity);

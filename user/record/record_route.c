@@ -236,6 +236,12 @@ static void on_chip(struct sb_rec *r, const void *data, size_t size)
 	int n;
 
 	(void)size;
+	/* the shape the profile's reader accepts, or the batch is not ours */
+	if (!c->b.line || (c->b.line & (c->b.line - 1)) || c->b.max_bytes < 16ull * c->b.line ||
+	    !c->b.rate_t || c->b.rate_t > (1u << 24)) {
+		r->chip.reshaped++;
+		return;
+	}
 	if (!r->chip.batches) {
 		r->chip.max_bytes = c->b.max_bytes;
 		r->chip.line = c->b.line;

@@ -65,7 +65,8 @@ struct sb_rec {
 	uint64_t records, nthreads_live;
 	uint64_t exact_batches, exact_counts;   /* exact mode (`scalebpf cc`) */
 	struct {                 /* `scalebpf cc --chip`: the first batch's shape */
-		uint64_t batches, reshaped;   /* ... batches of another shape, dropped */
+		uint64_t batches, reshaped;   /* ... batches of another (or no valid)
+					       * shape, dropped */
 		uint64_t max_bytes;
 		uint32_t line, rate_t;
 	} chip;

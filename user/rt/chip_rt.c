@@ -34,7 +34,7 @@ struct chip_thread {
 _Static_assert(SB_CHIP_NDEPTH == SB_CHIP_COUNTS, "a batch holds every counter");
 
 static __thread struct chip_thread *ct;
-static __thread int ct_failed;
+static __thread int ct_failed, ct_opening;
 static struct sb_chip_opts opts;
 static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
 
@@ -86,10 +86,13 @@ static unsigned long long calibrated(void)
 	if (!(f = fopen(path, "r")))
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "llc_effective %llu", &eff) == 1)
+		if (!strncmp(line, "llc_effective ", 14) && line[14] != '-' &&
+		    sscanf(line, "llc_effective %llu", &eff) == 1)
 			break;
 	fclose(f);
-	return eff;
+	/* (a file of another machine sizes the profile too: the recorder,
+	 * which checks the identity, then says the machine is uncalibrated) */
+	return eff < (1ull << 38) ? eff : 0;
 }
 
 static void read_opts(void)
@@ -112,15 +115,15 @@ static void read_opts(void)
 			if ((s = read_size(path)) > llc)
 				llc = s;
 		}
-	opts.max_bytes = llc ? 2 * llc : 64ull << 20;
+	opts.max_bytes = llc && llc < (1ull << 37) ? 2 * llc : 64ull << 20;
 	if (b && *b) {
 		unsigned long long v = strtoull(b, &end, 10);
 
-		if (!*end && v >= 16ull * opts.line)
+		if (!*end && *b != '-' && v >= 16ull * opts.line && v <= (1ull << 38))
 			opts.max_bytes = v;
 		else
-			fprintf(stderr, "scalebpf chip: SCALEBPF_CHIP_BYTES=%s ignored (bytes, at "
-				"least %u)\n", b, 16 * opts.line);
+			fprintf(stderr, "scalebpf chip: SCALEBPF_CHIP_BYTES=%s ignored (bytes, %u "
+				"to 2^38)\n", b, 16 * opts.line);
 	}
 	if (r && *r) {
 		double v = strtod(r, &end);
@@ -133,21 +136,61 @@ static void read_opts(void)
 	}
 }
 
+/* The thread's profile after its end (sb_chip_thread_done, or the key's
+ * destructor): accesses then (TLS destructors, cleanup handlers) are not
+ * profiled, and no profile is made again. */
+#define CLOSED ((struct chip_thread *)1)
+
+static pthread_key_t thread_key;
+static int key_ok;
+
+/* A thread `scalebpf cc`'s wrappers did not see end (made by a library's
+ * pthread_create, e.g. std::thread): its last segment flushed, its
+ * profile freed, when it exits. */
+static void thread_gone(void *v)
+{
+	struct chip_thread *t = v;
+
+	if (ct == t) {
+		sb_chip_sync(0);
+		ct = CLOSED;
+	}
+	sb_chip_free(t->c);
+	free(t);
+}
+
+static void init_once(void)
+{
+	read_opts();
+	key_ok = !pthread_key_create(&thread_key, thread_gone);
+}
+
 static struct chip_thread *thread_open(void)
 {
 	struct chip_thread *t;
 	char err[160];
 
-	pthread_once(&opts_once, read_opts);
-	if (ct_failed || !(t = calloc(1, sizeof(*t))))
+	/* accesses while the profile is made (an instrumented allocator, a
+	 * signal handler) are dropped, not recursed into */
+	if (ct_opening || ct_failed)
 		return NULL;
+	ct_opening = 1;
+	pthread_once(&opts_once, init_once);
+	if (!(t = calloc(1, sizeof(*t)))) {
+		ct_opening = 0;
+		return NULL;
+	}
 	if (sb_chip_alloc(&t->c, &opts, err, sizeof(err))) {
 		free(t);
 		ct_failed = 1;   /* said once per thread */
+		ct_opening = 0;
 		fprintf(stderr, "scalebpf chip: %s\n", err);
 		return NULL;
 	}
+	if (key_ok)
+		pthread_setspecific(thread_key, t);
 	ct = t;
+	ct_opening = 0;
 	return t;
 }
 
@@ -164,8 +207,9 @@ void sb_chip_access_rt(uintptr_t addr)
 {
 	struct chip_thread *t = ct;
 
-	if (__builtin_expect(!t, 0)) {
-		first_access(addr);
+	if (__builtin_expect(!t || t == CLOSED, 0)) {
+		if (!t)
+			first_access(addr);
 		return;
 	}
 	sb_chip_access(t->c, addr, &t->k);
@@ -176,15 +220,18 @@ void sb_chip_sync(uint16_t flags)
 	struct chip_thread *t = ct;
 	struct sb_chip_batch b;
 
-	if (!t || !t->k.accesses)
+	if (!t || t == CLOSED || !t->k.accesses)
 		return;
 	memset(&b, 0, sizeof(b));
 	b.magic = SB_CHIP_MAGIC;
 	b.flags = flags;
 	b.line = (uint16_t)opts.line;
 	b.max_bytes = sb_chip_opts_of(t->c)->max_bytes;   /* as mapped: rounded up */
+	/* as the sampler does: at least 1 of 2^24 */
 	b.rate_t = opts.rate >= 1 ? SB_CHIP_RATE_SCALE
 				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
+	if (!b.rate_t)
+		b.rate_t = 1;
 	b.accesses = t->k.accesses;
 	memcpy(b.depth, t->k.depth, sizeof(b.depth));
 	scalebpf_chip_batch(&b);
@@ -195,8 +242,10 @@ void sb_chip_thread_done(void)
 {
 	struct chip_thread *t = ct;
 
-	ct = NULL;
-	if (t) {
+	ct = CLOSED;
+	if (t && t != CLOSED) {
+		if (key_ok)
+			pthread_setspecific(thread_key, NULL);
 		sb_chip_free(t->c);
 		free(t);
 	}

@@ -296,6 +296,9 @@ static void test_verdicts(void)
 	      sb_chip_sharers(&m, 4));
 	m.cache_cpus = 2;
 	CHECK(sb_chip_sharers(&m, 2) == 2 && sb_chip_sharers(&m, 4) == 4, "shared by both");
+	m = (struct sb_chip_machine){ .cpus = 3, .cache_cpus = 2 };
+	CHECK(sb_chip_sharers(&m, 4000000000u) == 2666666667u, "no overflow: %u",
+	      sb_chip_sharers(&m, 4000000000u));
 	m = (struct sb_chip_machine){ .cpus = 8, .cache_cpus = 4 };
 	CHECK(sb_chip_sharers(&m, 4) == 2 && sb_chip_sharers(&m, 8) == 4, "two caches of 4 CPUs");
 }
@@ -331,6 +334,15 @@ static void test_opts(void)
 	o.max_bytes = 512;
 	CHECK(sb_chip_alloc(&c, &o, err, sizeof(err)) == -EINVAL && strstr(err, "16 lines"),
 	      "512 bytes: %s", err);
+	/* more entries than 32-bit counts hold: refused, not wrapped */
+	o.line = 8;
+	o.max_bytes = 1ull << 40;
+	CHECK(sb_chip_alloc(&c, &o, err, sizeof(err)) == -EINVAL && strstr(err, "too many"),
+	      "1 TiB in 8-byte lines: %s", err);
+	o.rate = 0.25;
+	CHECK(sb_chip_alloc(&c, &o, err, sizeof(err)) == -EINVAL, "... sampled at 0.25: %s", err);
+	o.line = 64;
+	o.rate = 1;
 	/* SHARDS picks the same lines in every run */
 	CHECK(sb_chip_sampled(12345, 1) && sb_chip_sampled(777, 0.5) == sb_chip_sampled(777, 0.5),
 	      "sampling is a function of the line");
