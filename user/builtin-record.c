@@ -68,12 +68,16 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "events", required_argument, NULL, 'E' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "watch-rate", required_argument, NULL, 'W' },
+		{ "chip-rate", required_argument, NULL, 'c' },
+		{ "chip-bytes", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *chip_rate = NULL, *chip_bytes = NULL;
+	double rate;
 	uint64_t v;
 	int c, ret;
 
@@ -138,6 +142,16 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 				return opt_fail("--watch-rate", optarg, ret, "0..100000 arms a second");
 			r->watch_rate = (unsigned)v;
 			break;
+		case 'c':
+			if ((ret = sb_opt_double(optarg, 0, 1, &rate)))
+				return opt_fail("--chip-rate", optarg, ret, "a rate in (0, 1]");
+			chip_rate = optarg;
+			break;
+		case 'C':
+			if ((ret = sb_opt_u64(optarg, 1024, 1ull << 38, &v)))
+				return opt_fail("--chip-bytes", optarg, ret, "1024..2^38 bytes");
+			chip_bytes = optarg;
+			break;
 		case 'q':
 			r->quiet = true;
 			break;
@@ -163,6 +177,19 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		fprintf(stderr, "scalebpf record: give either -p PID or -- CMD [ARGS...]\n\n%s",
 			sb_record_usage);
 		return 2;
+	}
+	/* A `scalebpf cc --chip` program reads its profile's shape from its
+	 * environment when it starts: only a command record starts gets it. */
+	if ((chip_rate || chip_bytes) && r->pid > 0) {
+		sb_rec_fail(r, "--chip-rate and --chip-bytes shape the profile of a program record "
+			    "starts (-- CMD); a running one read SCALEBPF_CHIP_RATE and "
+			    "SCALEBPF_CHIP_BYTES from its environment when it started");
+		return 2;
+	}
+	if ((chip_rate && setenv("SCALEBPF_CHIP_RATE", chip_rate, 1)) ||
+	    (chip_bytes && setenv("SCALEBPF_CHIP_BYTES", chip_bytes, 1))) {
+		sb_rec_fail(r, "cannot set the environment: %s", strerror(errno));
+		return 1;
 	}
 	return 0;
 }

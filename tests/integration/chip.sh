@@ -78,6 +78,16 @@ chip_exact_group() {
 		random 20480 1 6000000
 	jqcheck "chip shards: the rate is in the profile" "$TMP/chip_shards.json" \
 		"(.chip[0].rate - 0.01 | fabs) < 1e-6 and (.chip[0].confidence | test(\"SHARDS\"))"
+	if SCALEBPF_CALIBRATION=$CAL record_json "$TMP/chip_opt.json" -F 0 --chip-rate 0.05 \
+		--chip-bytes 8388608 -- "$CW" random 4096 1 1000000; then
+		jqcheck "chip: record --chip-rate and --chip-bytes shape the profile" "$TMP/chip_opt.json" \
+			"(.chip[0].rate - 0.05 | fabs) < 1e-6 and .chip[0].cache_sizes[15] == 8388608"
+	else
+		bad "chip: record --chip-rate"
+	fi
+	expect_fail "chip: --chip-rate with -p is refused (the program read its environment)" \
+		"environment" "$SB" record --chip-rate 0.1 -p $$
+	expect_fail "chip: --chip-rate 0 is refused" "chip-rate" "$SB" record --chip-rate 0 -- /bin/true
 	check "chip: the text report has the Cache view with its curve" bash -c \
 		"'$SB' report -i '$TMP/chip_random-2.sbp' | grep -A6 '^Cache:' | grep -q 'hit ratio by cache size'"
 }
