@@ -8,7 +8,9 @@
  *
  *   empty.sbp    no records at all
  *   full.sbp     the unit tests' reference profile (edge values in every
- *                field, waits of every kind) plus sampled addresses
+ *                field, waits of every kind) plus sampled addresses and a
+ *                cache hit profile with calibrated machine keys (the Cache
+ *                view's model)
  *   samples.sbp  block samples (cpu-clock) over one CFG: causes undetermined
  *   lbr.sbp      LBR edges and a PEBS load: branch/loop/hardware causes
  *   exact.sbp    exact block counts (scalebpf cc): flow-derived edges
@@ -142,6 +144,31 @@ static struct sb_profile *lime_profile(uint32_t kind_mask, int ninst)
 }
 
 /* Through the reservoir, as the recorder does: records and addr_* meta. */
+/* A CHIP row on section 0 and the machine keys the view reads. */
+static void add_chip(struct sb_profile *p)
+{
+	struct sb_chip_row *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		exit(1);
+	r->section = 0;
+	r->mode = SB_CHIP_MODE_EXACT;
+	r->threads = 2;
+	r->line = 64;
+	r->max_bytes = 4u << 20;
+	r->rate_t = 1u << 24;
+	for (int k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
+		r->accesses += r->depth[k] = 1000u * (uint64_t)(k + 1);
+	p->chip = r;
+	p->nchip = 1;
+	sb_profile_meta_set_u64(p, "chip_machine_llc_effective", 2u << 20);
+	sb_profile_meta_set_u64(p, "chip_machine_bandwidth", 10000000000ull);
+	sb_profile_meta_set_u64(p, "chip_machine_llc_latency_ps", 12000);
+	sb_profile_meta_set_u64(p, "chip_machine_dram_latency_ps", 150000);
+	sb_profile_meta_set_u64(p, "chip_machine_llc_cpus", 1);
+	sb_profile_meta_set_u64(p, "chip_machine_cpus", 2);
+}
+
 static void add_addrs(struct sb_profile *p)
 {
 	struct sb_addrs *r = sb_addrs_alloc(64, 1);
@@ -178,6 +205,7 @@ int main(int argc, char **argv)
 	sb_profile_free(p);
 	p = make_full();
 	add_addrs(p);
+	add_chip(p);
 	save(p, "full.sbp");
 	sb_profile_free(p);
 	p = lime_profile(1u << SB_EVK_BLOCK_SAMPLES, 3);
