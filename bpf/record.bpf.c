@@ -211,6 +211,38 @@ int probe_exit(struct pt_regs *ctx)
 }
 
 /*
+ * A batch a `scalebpf cc` program hands its runtime's probed function
+ * (argument 1): copied whole behind a record header of `type`, the record
+ * being `size` bytes with the batch at `off`.  Inlined with constants, so
+ * the reservation and the read have fixed sizes.
+ */
+static __always_inline int copy_batch(struct pt_regs *ctx, __u32 size, __u32 off, __u16 type,
+				      __u32 drop, __u32 fault)
+{
+	const void *src = (const void *)PT_REGS_PARM1(ctx);
+	struct sb_rec_hdr *h;
+
+	if (!is_target())
+		return 0;
+	h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		count(drop);
+		return 0;
+	}
+	if (bpf_probe_read_user((char *)h + off, size - off, src)) {
+		bpf_ringbuf_discard(h, 0);
+		count(fault);
+		return 0;
+	}
+	h->type = type;
+	h->size = size;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(h, wakeup_flags());
+	return 0;
+}
+
+/*
  * Exact mode: the program's runtime calls scalebpf_exact_batch(batch) at
  * the end of a segment of work; the batch goes into the ring buffer
  * between the sync events around it (include/sbpf_events.h).
@@ -218,27 +250,8 @@ int probe_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int exact_batch(struct pt_regs *ctx)
 {
-	const void *src = (const void *)PT_REGS_PARM1(ctx);
-	struct sb_rec_exact *r;
-
-	if (!is_target())
-		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		count(SB_CNT_DROP_EXACT);
-		return 0;
-	}
-	if (bpf_probe_read_user(&r->b, sizeof(r->b), src)) {
-		bpf_ringbuf_discard(r, 0);
-		count(SB_CNT_EXACT_FAULT);
-		return 0;
-	}
-	r->hdr.type = SB_REC_EXACT;
-	r->hdr.size = sizeof(*r);
-	r->hdr.tid = (__u32)bpf_get_current_pid_tgid();
-	r->hdr.ts = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(r, wakeup_flags());
-	return 0;
+	return copy_batch(ctx, sizeof(struct sb_rec_exact), offsetof(struct sb_rec_exact, b),
+			  SB_REC_EXACT, SB_CNT_DROP_EXACT, SB_CNT_EXACT_FAULT);
 }
 
 /* `scalebpf cc --chip`: the segment's cache hit profile counters, passed
@@ -246,27 +259,8 @@ int exact_batch(struct pt_regs *ctx)
 SEC("uprobe")
 int chip_batch(struct pt_regs *ctx)
 {
-	const void *src = (const void *)PT_REGS_PARM1(ctx);
-	struct sb_rec_chip *r;
-
-	if (!is_target())
-		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		count(SB_CNT_DROP_CHIP);
-		return 0;
-	}
-	if (bpf_probe_read_user(&r->b, sizeof(r->b), src)) {
-		bpf_ringbuf_discard(r, 0);
-		count(SB_CNT_CHIP_FAULT);
-		return 0;
-	}
-	r->hdr.type = SB_REC_CHIP;
-	r->hdr.size = sizeof(*r);
-	r->hdr.tid = (__u32)bpf_get_current_pid_tgid();
-	r->hdr.ts = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(r, wakeup_flags());
-	return 0;
+	return copy_batch(ctx, sizeof(struct sb_rec_chip), offsetof(struct sb_rec_chip, b),
+			  SB_REC_CHIP, SB_CNT_DROP_CHIP, SB_CNT_CHIP_FAULT);
 }
 
 static __always_inline bool is_wait_cmd(__u32 cmd)
