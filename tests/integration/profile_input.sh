@@ -34,6 +34,12 @@ profile_input_group() {
 			 grep -q '|######################################|' '$out' &&
 			 ! grep -qE '\\|[#. ]{39,}' '$out'"
 
+	# A CHIP row whose section's busy time does not fit a double's range
+	# of nanoseconds (fuzz_profile, tests/fuzz/regress/): UB in a cast once.
+	check "report of a CHiP row with overflowing busy time: exit 0, the Cache view" bash -c \
+		"timeout 20 '$SB' report -i '$TOP/tests/fuzz/regress/chip-busy-time-overflow' >'$TMP/pi-chip.txt' 2>&1 &&
+		 grep -q '^Cache:' '$TMP/pi-chip.txt'"
+
 	# Profiles are private to their owner whatever the umask, as perf.data.
 	(umask 000 && "$SB" record -q -o "$TMP/pi-mode.sbp" -- /bin/true) >/dev/null 2>&1
 	check "record writes its profile 0600 under umask 000 (got $(stat -c %a "$TMP/pi-mode.sbp" 2>&1))" \

@@ -102,6 +102,14 @@ static void verdict_text(const struct sb_chip_summary *s, FILE *f)
 	fputc('\n', f);
 }
 
+/* ns of seconds, saturated: a crafted profile's times may not fit */
+static uint64_t ns_of(double sec)
+{
+	double ns = sec * 1e9;
+
+	return ns >= 0 && ns < 1.8e19 ? (uint64_t)ns : ns >= 1.8e19 ? UINT64_MAX : 0;
+}
+
 static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s, size_t rank,
 		     FILE *f)
 {
@@ -109,7 +117,7 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 	char loc[256], a[32], t[32];
 
 	sb_loc_format_section(p, s->section, loc, sizeof(loc));
-	sb_fmt_ns((uint64_t)(s->t_ser * 1e9), t, sizeof(t));
+	sb_fmt_ns(ns_of(s->t_ser), t, sizeof(t));
 	fprintf(f, "#%zu ", rank);
 	sb_text_str(f, loc);
 	fprintf(f, ": %llu accesses, %s busy, %u thread%s profiled\n",
@@ -117,8 +125,11 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 		s->threads_profiled == 1 ? "" : "s");
 	fmt_bytes(s->cache_bytes[0], a, sizeof(a));
 	fprintf(f, "    hit ratio by cache size (%s steps): |", a);
-	for (int d = 0; d < SB_CHIP_DEPTH; d++)
-		fputc(ramp[(int)(s->hit_ratio[d] * 9 + 0.5)], f);
+	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+		double h = s->hit_ratio[d];
+
+		fputc(ramp[h > 0 ? (h < 1 ? (int)(h * 9 + 0.5) : 9) : 0], f);
+	}
 	fputs("|\n     ", f);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
 		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
