@@ -104,11 +104,11 @@ double sb_chip_depth_of(uint64_t cache_bytes, uint64_t max_bytes);
 /* Eq. 4 (and 7 with t = t_par): DRAM bytes per second when the cache is
  * depth dd: total × (1 - hit ratio) × line / t.  0 when t <= 0. */
 double sb_chip_bandwidth(const double est[SB_CHIP_COUNTS], double dd, uint32_t line, double t);
-/* Eq. 5-7: at `threads` threads each gets depth dd / threads (the shared
- * cache divided equally, §V-B) and the region runs in t_ser / threads.
- * (The summary and the verdict divide by sb_chip_sharers instead.) */
-double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned threads,
-			     uint32_t line, double t_ser);
+/* Eq. 5-7: at `threads` threads each gets depth dd / sharers (the cache
+ * divided equally among the threads that share it: all of them in §V-B,
+ * sb_chip_sharers where measured) and the region runs in t_ser / threads. */
+double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned sharers,
+			     unsigned threads, uint32_t line, double t_ser);
 
 /* The mean latency of a reference when the cache is depth dd: hits cost
  * lat_hit, the rest lat_miss (ns; a latency-bound model: loads that

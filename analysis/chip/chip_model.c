@@ -71,12 +71,12 @@ double sb_chip_bandwidth(const double est[SB_CHIP_COUNTS], double dd, uint32_t l
 	return (sb_chip_total(est) - sb_chip_hits(est, dd)) * line / t;
 }
 
-double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned threads,
-			     uint32_t line, double t_ser)
+double sb_chip_bandwidth_par(const double est[SB_CHIP_COUNTS], double dd, unsigned sharers,
+			     unsigned threads, uint32_t line, double t_ser)
 {
-	if (!threads)
+	if (!threads || !sharers)
 		return 0;
-	return sb_chip_bandwidth(est, dd / threads, line, t_ser / threads);
+	return sb_chip_bandwidth(est, dd / sharers, line, t_ser / threads);
 }
 
 double sb_chip_latency(const double est[SB_CHIP_COUNTS], double dd, double lat_hit,
@@ -121,7 +121,7 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 		max_threads = SB_CHIP_MAX_THREADS;
 	/* below one depth per thread the profile cannot resolve the share */
 	for (unsigned t = 2; t <= max_threads && dd / sb_chip_sharers(m, t) >= 1; t++) {
-		double par = sb_chip_bandwidth(est, dd / sb_chip_sharers(m, t), m->line, t_ser / t);
+		double par = sb_chip_bandwidth_par(est, dd, sb_chip_sharers(m, t), t, m->line, t_ser);
 		double linear = ser * t;
 
 		*from = t;

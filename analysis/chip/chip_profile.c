@@ -85,6 +85,7 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 	const struct sb_section *sec;
 	struct sb_chip_counts k;
 	int64_t native = -1;
+	double lat_one = 0;
 	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads < SB_CHIP_MAX_THREADS ?
 						     n_threads : SB_CHIP_MAX_THREADS };
 
@@ -115,6 +116,10 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 	machine_of(p, s);
 	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
 	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);
+	/* a reference's latency with the whole cache: the slowdowns' base */
+	if (s->machine.lat_hit > 0 && s->machine.lat_miss > 0)
+		lat_one = sb_chip_latency(s->est, s->depth_llc, s->machine.lat_hit,
+					  s->machine.lat_miss);
 	for (unsigned w = 0; w < SB_CHIP_MAX_PREDICT; w++) {
 		unsigned t = want[w], share;
 		bool seen = false;
@@ -126,17 +131,13 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->threads[s->npredict] = t;
 		share = sb_chip_sharers(&s->machine, t);
 
-		s->bw_par[s->npredict] = sb_chip_bandwidth(s->est, s->depth_llc / share, r->line,
-							   s->t_ser / t);
+		s->bw_par[s->npredict] = sb_chip_bandwidth_par(s->est, s->depth_llc, share, t,
+							       r->line, s->t_ser);
 		s->bw_linear[s->npredict] = s->bw_serial * t;
-		if (s->machine.lat_hit > 0 && s->machine.lat_miss > 0 &&
-		    sb_chip_latency(s->est, s->depth_llc, s->machine.lat_hit,
-				    s->machine.lat_miss) > 0)
+		if (lat_one > 0)
 			s->slowdown[s->npredict] =
 				sb_chip_latency(s->est, s->depth_llc / share, s->machine.lat_hit,
-						s->machine.lat_miss) /
-				sb_chip_latency(s->est, s->depth_llc, s->machine.lat_hit,
-						s->machine.lat_miss);
+						s->machine.lat_miss) / lat_one;
 		s->npredict++;
 	}
 	s->max_threads = n_threads > 4 ? (n_threads < SB_CHIP_MAX_THREADS ? n_threads :

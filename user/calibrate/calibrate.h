@@ -74,6 +74,9 @@ int sb_calibrate_save(const struct sb_calibration *c, const char *path, char *er
 		      size_t len);
 /* -ENOENT (none), -EINVAL (malformed: err says where), or 0. */
 int sb_calibrate_load(struct sb_calibration *c, const char *path, char *err, size_t len);
+/* A hit in the effective cache: the latency curve at half its size (a
+ * working set that fits well), 0 when the curve has no such point. */
+double sb_calibrate_llc_latency(const struct sb_calibration *c);
 /* The cached calibration of this machine: 0, or -ENOENT / -ESTALE (of
  * another machine) / -EINVAL with why ("run scalebpf calibrate"). */
 int sb_calibrate_cached(struct sb_calibration *c, char *why, size_t len);

@@ -196,6 +196,16 @@ int sb_calibrate_load(struct sb_calibration *c, const char *path, char *err, siz
 	return 0;
 }
 
+double sb_calibrate_llc_latency(const struct sb_calibration *c)
+{
+	double lat = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ws[i] <= c->llc_effective / 2)
+			lat = c->latency_ns[i];
+	return lat;
+}
+
 int sb_calibrate_cached(struct sb_calibration *c, char *why, size_t len)
 {
 	char path[4096], id[256];

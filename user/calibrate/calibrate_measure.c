@@ -283,12 +283,9 @@ static void shared_test(struct sb_calibration *c, char *buf, uint64_t max, uint3
 	 * show; a little more (this VM: 1.8x where a thrash would be 13x) is
 	 * contention for something else (a host's busy cores), not capacity. */
 	{
-		double hit = 0, full;
+		double hit = sb_calibrate_llc_latency(c);
+		double full = hit > 0 ? c->dram_latency_ns / hit : 0;
 
-		for (size_t i = 0; i < c->n; i++)
-			if (c->ws[i] <= c->llc_effective / 2)
-				hit = c->latency_ns[i];
-		full = hit > 0 ? c->dram_latency_ns / hit : 0;
 		c->llc_effective_shared_by =
 			full > 1 && c->shared_slowdown / c->private_slowdown >= 1 + (full - 1) / 2 ?
 			2 : 1;

@@ -57,18 +57,6 @@ static uint64_t sysfs_llc(void)
 	return best;
 }
 
-/* A hit in the effective cache: the latency curve at half its size (a
- * working set that fits well), 0 when the curve has no such point. */
-static double llc_latency(const struct sb_calibration *c)
-{
-	double lat = 0;
-
-	for (size_t i = 0; i < c->n; i++)
-		if (c->ws[i] <= c->llc_effective / 2)
-			lat = c->latency_ns[i];
-	return lat;
-}
-
 /* This machine's model, as `scalebpf calibrate` kept it. */
 static void machine_meta(struct sb_profile *p)
 {
@@ -95,7 +83,7 @@ static void machine_meta(struct sb_profile *p)
 					(c.llc_shared_by ? c.llc_shared_by : 2) : 1);
 	sb_profile_meta_set_u64(p, "chip_machine_cpus", c.threads_all);
 	sb_profile_meta_set_u64(p, "chip_machine_llc_latency_ps",
-				(uint64_t)(llc_latency(&c) * 1000));
+				(uint64_t)(sb_calibrate_llc_latency(&c) * 1000));
 }
 
 int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const uint64_t *c)

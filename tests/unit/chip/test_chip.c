@@ -238,19 +238,19 @@ static void test_paper_example(void)
 	CHECK_NEAR(sb_chip_bandwidth(est, sb_chip_depth_of(4ull << 20, max), 64, 1) / 64, 67e6, 1);
 	CHECK_NEAR(sb_chip_bandwidth(est, sb_chip_depth_of(12ull << 20, max), 64, 1) / 64, 11e6, 1);
 	/* 3 threads share 12 MB: each gets 4 MB, in a third of the time */
-	CHECK_NEAR(sb_chip_bandwidth_par(est, 12, 3, 64, 1) / 64, 201e6, 1);
+	CHECK_NEAR(sb_chip_bandwidth_par(est, 12, 3, 3, 64, 1) / 64, 201e6, 1);
 	CHECK_NEAR(sb_chip_hits(est, 4.5), 39e6, 1);   /* half of depth 5's */
 	/* a 32 MB cache against this 16 MB profile: depth 32; 2 threads get
 	 * 16 MB each, the profile's whole depth (hit ratio 1), 4 get 8 MB */
 	CHECK_NEAR(sb_chip_depth_of(32ull << 20, max), 32, 1e-12);
-	CHECK_NEAR(sb_chip_bandwidth_par(est, 32, 2, 64, 1), 0, 1e-6);
-	CHECK_NEAR(sb_chip_bandwidth_par(est, 32, 4, 64, 1) / 64, 4 * 21e6, 1);
+	CHECK_NEAR(sb_chip_bandwidth_par(est, 32, 2, 2, 64, 1), 0, 1e-6);
+	CHECK_NEAR(sb_chip_bandwidth_par(est, 32, 4, 4, 64, 1) / 64, 4 * 21e6, 1);
 	/* 2 threads get 6 MB each (hit 0.60): 40 M in half the time, 80 M
 	 * per unit time against a linear 2 × 11 M.  The paper's memory of "a
 	 * hundred million accesses per unit time" holds that, so the region
 	 * is cache-bound from 2; a memory of 70 M is flooded at 2 already,
 	 * one of 250 M only beyond 3 (201 M): cache-bound from 2 still. */
-	CHECK_NEAR(sb_chip_bandwidth_par(est, 12, 2, 64, 1) / 64, 80e6, 1);
+	CHECK_NEAR(sb_chip_bandwidth_par(est, 12, 2, 2, 64, 1) / 64, 80e6, 1);
 	m.bandwidth = 100e6 * 64;
 	CHECK(sb_chip_verdict(est, max, &m, 1, 4, &from) == SB_CHIP_CACHE_BOUND && from == 2,
 	      "paper example, 100 M: cache-bound from %u", from);
