@@ -277,10 +277,21 @@ struct sb_sharing {
 const char *sb_sharing_mode_name(uint32_t mode);
 
 /*
- * Cache hit profiles (analysis/chip/chip.h): a row per profiled section,
- * its CHiP counters summed over every instance and thread.  A row's
- * shape (max_bytes, line, rate) is the one the counters were made with.
+ * Cache hit profiles (analysis/chip/chip.h): a row per profiled region,
+ * its CHiP counters summed over every instance and thread.  A region is
+ * a parallel section, a function `record --region` named (every
+ * outermost call, in any thread), or the whole run (every thread's
+ * every access: a serial program's only region; recorded where no
+ * section was profiled).  A row's shape
+ * (max_bytes, line, rate) is the one the counters were made with.
  */
+enum sb_chip_kind {
+	SB_CHIP_KIND_SECTION = 0,   /* .section */
+	SB_CHIP_KIND_FUNCTION = 1,  /* .region: meta chip_region_<region>_* */
+	SB_CHIP_KIND_RUN = 2,       /* the whole run */
+	SB_CHIP_KIND_MAX
+};
+
 enum sb_chip_mode {
 	SB_CHIP_MODE_EXACT = 1,     /* every load and store (scalebpf cc --chip) */
 	SB_CHIP_MODE_SAMPLED = 2,   /* record: sampled addresses, no PMU */
@@ -290,7 +301,7 @@ enum sb_chip_mode {
 #define SB_CHIP_ROW_DEPTHS 17       /* hits at depth 1..16, misses */
 
 struct sb_chip_row {
-	uint32_t section;           /* index into sections */
+	uint32_t section;           /* SECTION: index into sections; else 0 */
 	uint32_t mode;              /* enum sb_chip_mode */
 	uint32_t threads;           /* threads profiled: most of one instance */
 	uint32_t line;              /* bytes */
@@ -298,6 +309,12 @@ struct sb_chip_row {
 	uint32_t rate_t;            /* SHARDS T of 2^24 (2^24: every line) */
 	uint64_t accesses;          /* every reference */
 	uint64_t depth[SB_CHIP_ROW_DEPTHS]; /* sampled references by depth found */
+	uint32_t kind;              /* enum sb_chip_kind */
+	uint32_t region;            /* FUNCTION: its index in the chip_region_
+				     * meta keys; else 0 */
+	uint64_t busy_ns;           /* FUNCTION: time inside its outermost
+				     * calls, summed; else 0 (a section's and
+				     * the run's come from their threads) */
 };
 
 /* "exact", "sampled", "sampled-pmu" (the JSON's mode). */

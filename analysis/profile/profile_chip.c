@@ -5,9 +5,12 @@
  * (version 1):
  *
  *   CHIP  section u32, mode u32, threads u32, line u32, max_bytes u64,
- *         rate_t u32, accesses u64, n u32, n x u64 depth counts
+ *         rate_t u32, accesses u64, n u32, n x u64 depth counts,
+ *         [kind u32, region u32, busy_ns u64]
  *
  * Depths beyond those this reader knows are skipped, missing ones read 0.
+ * The bracketed tail came with function and whole-run regions: a row
+ * without it is a section's (the first profiles had sections only).
  */
 #include "profile_priv.h"
 
@@ -28,6 +31,9 @@ void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t
 	sb_bytes_put_u32(b, SB_CHIP_ROW_DEPTHS);
 	for (size_t k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
 		sb_bytes_put_u64(b, r->depth[k]);
+	sb_bytes_put_u32(b, r->kind);
+	sb_bytes_put_u32(b, r->region);
+	sb_bytes_put_u64(b, r->busy_ns);
 }
 
 void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
@@ -53,6 +59,11 @@ void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
 		if (k < SB_CHIP_ROW_DEPTHS)
 			r->depth[k] = v;
 	}
+	if (sb_bytes_left(c) >= 16) {
+		r->kind = sb_bytes_get_u32(c);
+		r->region = sb_bytes_get_u32(c);
+		r->busy_ns = sb_bytes_get_u64(c);
+	}
 }
 
 uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
@@ -60,7 +71,21 @@ uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
 	for (size_t i = 0; i < p->nchip; i++) {
 		const struct sb_chip_row *r = &p->chip[i];
 
-		if (r->section >= p->nsections) {
+		if (r->kind >= SB_CHIP_KIND_MAX) {
+			snprintf(why, len, "chip row %zu has region kind %" PRIu32, i, r->kind);
+			return SB_CHUNK_CHIP;
+		}
+		if (r->kind == SB_CHIP_KIND_FUNCTION) {
+			char key[48];
+
+			snprintf(key, sizeof(key), "chip_region_%" PRIu32, r->region);
+			if (!sb_profile_meta_get(p, key)) {
+				snprintf(why, len, "chip row %zu names region %" PRIu32
+					 ", which has no %s", i, r->region, key);
+				return SB_CHUNK_CHIP;
+			}
+		}
+		if (r->kind == SB_CHIP_KIND_SECTION && r->section >= p->nsections) {
 			snprintf(why, len, "chip row %zu refers to section %" PRIu32 " of %zu", i,
 				 r->section, p->nsections);
 			return SB_CHUNK_CHIP;

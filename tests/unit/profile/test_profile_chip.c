@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_profile_chip: the CHIP chunk (profile_chip.c) round trip with every
- * field at an edge value; rows with a section, mode or shape out of range
- * refused on write; a profile without the chunk reads as no rows.
+ * field at an edge value, a row of each region kind; rows with a section,
+ * region, kind, mode or shape out of range refused on write; a profile
+ * without the chunk reads as no rows.
  */
 #include "profile_builder.h"
 
@@ -22,22 +23,40 @@ static void round_trip(void)
 	struct sb_profile *p = make_full(), *q = NULL;
 	char path[256], err[256] = "";
 
-	p->chip = calloc(2, sizeof(*p->chip));
+	p->chip = calloc(4, sizeof(*p->chip));
 	if (!p->chip)
 		abort();
 	p->chip[0] = row(0, SB_CHIP_MODE_EXACT);
 	p->chip[1] = row((uint32_t)p->nsections - 1, SB_CHIP_MODE_SAMPLED_PMU);
 	p->chip[1].rate_t = 1;
-	p->nchip = 2;
+	/* a function region (its name in the meta) and the whole run */
+	p->chip[2] = row(0, SB_CHIP_MODE_EXACT);
+	p->chip[2].kind = SB_CHIP_KIND_FUNCTION;
+	p->chip[2].region = 7;
+	p->chip[2].busy_ns = UINT64_MAX;
+	sb_profile_meta_set(p, "chip_region_7", "phase_two");
+	p->chip[3] = row(0, SB_CHIP_MODE_EXACT);
+	p->chip[3].kind = SB_CHIP_KIND_RUN;
+	p->nchip = 4;
 	tpath(path, sizeof(path), "chip.sbp");
 	CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "write: %s", err);
 	CHECK(sb_profile_read(path, &q, err, sizeof(err)) == SB_OK && q, "read: %s", err);
 	if (q) {
 		check_same(p, q);
-		CHECK(q->nchip == 2 && !memcmp(q->chip, p->chip, 2 * sizeof(*q->chip)),
+		CHECK(q->nchip == 4 && !memcmp(q->chip, p->chip, 4 * sizeof(*q->chip)),
 		      "rows equal (%zu)", q->nchip);
 		sb_profile_free(q);
 	}
+	/* refused: a function region whose name is not in the meta, a kind
+	 * this reader does not know */
+	p->chip[2].region = 8;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK &&
+	      strstr(err, "chip_region_8"), "region without a name: %s", err);
+	p->chip[2].region = 7;
+	p->chip[3].kind = SB_CHIP_KIND_MAX;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "kind"),
+	      "unknown kind: %s", err);
+	p->chip[3].kind = SB_CHIP_KIND_RUN;
 	/* refused: a section beyond the last, an unknown mode, a line that is
 	 * no power of two, a rate of 0 */
 	p->chip[1].section = (uint32_t)p->nsections;
