@@ -28,7 +28,7 @@ LIBS_HWLOC    := -lhwloc
 # likewise unit-testable anywhere; the rest of user/ loads BPF.
 ANALYSIS_SRC := $(wildcard analysis/*/*.c)
 USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c \
-		user/opt_parse.c user/calibrate/calibrate_cache.c
+		user/opt_parse.c user/calibrate/calibrate_cache.c user/record/record_region.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))

@@ -254,14 +254,8 @@ int exact_batch(struct pt_regs *ctx)
 			  SB_REC_EXACT, SB_CNT_DROP_EXACT, SB_CNT_EXACT_FAULT);
 }
 
-/* `scalebpf cc --chip`: the segment's cache hit profile counters, passed
- * to scalebpf_chip_batch(batch) just before its exact batch. */
-SEC("uprobe")
-int chip_batch(struct pt_regs *ctx)
-{
-	return copy_batch(ctx, sizeof(struct sb_rec_chip), offsetof(struct sb_rec_chip, b),
-			  SB_REC_CHIP, SB_CNT_DROP_CHIP, SB_CNT_CHIP_FAULT);
-}
+/* `scalebpf cc --chip` and --region (record_chip.bpf.h). */
+#include "record_chip.bpf.h"
 
 static __always_inline bool is_wait_cmd(__u32 cmd)
 {

@@ -30,6 +30,7 @@ enum sb_rec_type {
 	SB_REC_WATCH = 12,        /* a watchpoint hit (sampled sharing) */
 	SB_REC_CHIP = 13,         /* a segment's cache hit profile counters from
 				   * `scalebpf cc --chip` code */
+	SB_REC_REGION = 14,       /* a --region function entered or returned */
 	SB_REC_TYPE_MAX
 };
 
@@ -292,6 +293,24 @@ struct sb_chip_batch {
 struct sb_rec_chip {
 	struct sb_rec_hdr hdr;
 	struct sb_chip_batch b;
+};
+
+/*
+ * `scalebpf record --region FUNC`: FUNC's entry (enter 1) and return in a
+ * thread; region = the probe's index in the plan.  In a `scalebpf cc
+ * --chip` program the thread's CHiP counters from its start come along
+ * (counters 1; analysis/chip/chip.h's struct sb_chip_counts, whose
+ * address its runtime hands to scalebpf_chip_thread()): a call's share is
+ * the return's less the entry's.  counters 0: none registered, or the
+ * read failed (SB_CNT_CHIP_FAULT).
+ */
+struct sb_rec_region {
+	struct sb_rec_hdr hdr;
+	__u32 region;
+	__u16 enter;
+	__u16 counters;
+	__u64 depth[SB_CHIP_NDEPTH];
+	__u64 accesses;
 };
 
 /*

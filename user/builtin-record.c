@@ -70,6 +70,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "watch-rate", required_argument, NULL, 'W' },
 		{ "chip-rate", required_argument, NULL, 'c' },
 		{ "chip-bytes", required_argument, NULL, 'C' },
+		{ "region", required_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
@@ -108,6 +109,18 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			break;
 		case 'A':
 			r->auto_barrier = false;
+			break;
+		case 'r':
+			if (r->nregions == SB_REC_MAX_REGIONS) {
+				sb_rec_fail(r, "--region %s: at most %d regions", optarg,
+					    SB_REC_MAX_REGIONS);
+				return 2;
+			}
+			if (!*optarg) {
+				sb_rec_fail(r, "--region needs a function name");
+				return 2;
+			}
+			r->region_funcs[r->nregions++] = optarg;
 			break;
 		case 'F':
 			if ((ret = sb_opt_u64(optarg, 0, 10000, &v)))

@@ -127,6 +127,10 @@ int sb_bpf_attach_uprobe(struct sb_bpf *s, const char *path, uint64_t offset,
 		prog = s->skel->progs.exact_batch;
 	else if (which == SB_UPROG_CHIP)
 		prog = s->skel->progs.chip_batch;
+	else if (which == SB_UPROG_CHIP_THREAD)
+		prog = s->skel->progs.chip_thread;
+	else if (which == SB_UPROG_REGION)
+		prog = retprobe ? s->skel->progs.region_exit : s->skel->progs.region_enter;
 	return attach_one(s, prog, path, offset, retprobe, cookie, pid, err, errlen);
 }
 

@@ -212,7 +212,7 @@ static int follow_plan_new(struct sb_rec *r, struct sb_proc *p, bool from_maps,
 	r->plan.lenient = r->follow && r->spawned &&
 			  (p != r->fw.procs[0] || !starts_threads(p->exe_open));
 	return sb_plan_build(&r->plan, p->exe_open, r->barriers, r->nbarriers, r->auto_barrier,
-			     sb_follow_note, &c);
+			     r->region_funcs, r->nregions, sb_follow_note, &c);
 }
 
 /* ld.so's r_debug (an object: elfsym.h finds functions only). */
@@ -294,9 +294,12 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct sb_probe *pr = &r->plan.probes[i];
 		uint64_t flags = pr->arg | pr->cookie_flags, cookie;
-		bool exact = pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_CHIP;
+		bool exact = pr->role == SB_ROLE_EXACT || pr->role == SB_ROLE_CHIP ||
+			     pr->role == SB_ROLE_CHIP_THREAD;
 		int which = pr->role == SB_ROLE_EXACT ? SB_UPROG_EXACT :
-			    pr->role == SB_ROLE_CHIP ? SB_UPROG_CHIP : SB_UPROG_PROBE;
+			    pr->role == SB_ROLE_CHIP ? SB_UPROG_CHIP :
+			    pr->role == SB_ROLE_CHIP_THREAD ? SB_UPROG_CHIP_THREAD :
+			    pr->role == SB_ROLE_USER_REGION ? SB_UPROG_REGION : SB_UPROG_PROBE;
 		/* A wake-up call's return tells nothing; a SB_COOKIE_DEPART
 		 * call departs at its futex return (sbpf_events.h). */
 		bool ret = !exact && pr->role != SB_ROLE_COND_BROADCAST &&
@@ -326,7 +329,8 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		 * dlopen) would add it twice and count every call twice. */
 		*slot = (void *)1;
 		added++;
-		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, SB_UPROG_PROBE,
+		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true,
+						which == SB_UPROG_REGION ? which : SB_UPROG_PROBE,
 						cookie, p->pid, err, sizeof(err))) {
 			if (strict)
 				return -sb_rec_fail(r, "%s", err);

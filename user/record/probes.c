@@ -313,6 +313,11 @@ static int add_exact(struct sb_plan *pl, struct sb_elf *e)
 	    add_probe(pl, e, "scalebpf_chip_batch", vaddr, size, SB_ROLE_CHIP, SB_PRIM_OTHER,
 		      1) > 0)
 		pl->chip = true;
+	/* ... and says where each thread's counters are, for --region */
+	if (pl->chip && !sb_elf_func_by_name(e, "scalebpf_chip_thread", &vaddr, &size) &&
+	    vaddr && add_probe(pl, e, "scalebpf_chip_thread", vaddr, size, SB_ROLE_CHIP_THREAD,
+			       SB_PRIM_OTHER, 1) < 0)
+		return -ENOMEM;
 	/*
 	 * Its libomp fork wrapper hands libomp a trampoline as the outlined
 	 * function, from inside the runtime: the region is the wrapper's
@@ -348,6 +353,21 @@ int sb_plan_add_barrier_func(struct sb_plan *pl, struct sb_elf *e, const char *s
 	return r;
 }
 
+int sb_plan_add_region_func(struct sb_plan *pl, struct sb_elf *e, const char *sym,
+			    uint64_t vaddr, uint64_t size, size_t idx)
+{
+	int r;
+
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->probes[i].func_vaddr == vaddr &&
+		    !strcmp(pl->probes[i].binary, sb_elf_path(e)))
+			return pl->probes[i].role == SB_ROLE_USER_REGION ? 0 : -EEXIST;
+	r = add_probe(pl, e, sym, vaddr, size, SB_ROLE_USER_REGION, SB_PRIM_OTHER, 0);
+	if (r > 0)
+		pl->probes[pl->n - 1].region = (uint8_t)idx;
+	return r;
+}
+
 int sb_plan_add_runtime(struct sb_plan *pl, const char *exe)
 {
 	char err[256];
@@ -379,6 +399,7 @@ int sb_plan_add_user_binary(struct sb_plan *pl, const char *path, bool auto_barr
 
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
+			   char *const *regions, size_t nregions,
 			   sb_plan_msg_fn msg, void *ctx)
 {
 	struct outlined_ctx oc = { .pl = pl };
@@ -445,6 +466,11 @@ int sb_plan_build(struct sb_plan *pl, const char *path,
 	if ((r = add_exact(pl, e)) < 0)
 		goto out;
 	added += r;
+	for (size_t i = 0; i < nregions; i++) {
+		if ((r = sb_plan_add_region(pl, e, regions[i], i, msg, ctx)) < 0)
+			goto out;
+		added += r;
+	}
 	if (!sb_elf_has_symtab(e) && msg)
 		msg(ctx, "warning: %s is stripped (no symbol table): locations show as "
 		    "addresses, and OpenMP outlined functions cannot be probed", path);

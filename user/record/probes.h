@@ -28,6 +28,10 @@ enum sb_probe_role {
 	 * their futex waits are seen as before. */
 	SB_ROLE_COND_WAIT,      /* pthread_cond_wait: entry and return */
 	SB_ROLE_COND_BROADCAST, /* entry only */
+	SB_ROLE_USER_REGION,    /* a --region function: entry and return, with
+				 * the thread's CHiP counters (record_region.h) */
+	SB_ROLE_CHIP_THREAD,    /* scalebpf_chip_thread of a --chip program:
+				 * entry only, where a thread's counters are */
 };
 
 struct sb_probe {
@@ -44,6 +48,7 @@ struct sb_probe {
 	 * pthread_barrier_wait, whose departure is its futex return, so it
 	 * gets no uretprobe); 0 for most probes. */
 	uint64_t cookie_flags;
+	uint8_t region;      /* SB_ROLE_USER_REGION: its --region index */
 };
 
 /* A function whose on-CPU time is spin waiting, found by sampling. */
@@ -71,6 +76,7 @@ struct sb_plan {
 	uint32_t barriers_found; /* bit i: --barrier i matched in some image */
 	bool trace_mem;         /* ... and traces its loads and stores */
 	bool chip;              /* ... and profiles its cache hits (--chip) */
+	uint32_t regions_found; /* bit i: --region i matched in some image */
 };
 
 void sb_plan_init(struct sb_plan *pl);
@@ -107,8 +113,14 @@ int sb_plan_add_barrier_func(struct sb_plan *pl, struct sb_elf *e, const char *s
 			     uint64_t vaddr, uint64_t size);
 /* Whether the call site vaddr of binary was named a barrier. */
 bool sb_plan_site_named(const struct sb_plan *pl, const char *binary, uint64_t vaddr);
+/* --region FUNC (probe_regions.c): FUNC of the executable, entry and
+ * return, as region idx.  1 added, 0 (lenient: not in this image), or
+ * -ENOENT (msg said why), -EEXIST (probed for another role), -ENOMEM. */
+int sb_plan_add_region(struct sb_plan *pl, struct sb_elf *e, const char *func, size_t idx,
+		       sb_plan_msg_fn msg, void *ctx);
 int sb_plan_build(struct sb_plan *pl, const char *path,
 			   char *const *barriers, size_t nbarriers, bool auto_barrier,
+			   char *const *regions, size_t nregions,
 			   sb_plan_msg_fn msg, void *ctx);
 
 /* After libraries were added (dlopen): the runtime functions that some

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What probes.c and probe_barriers.c (user barriers) share. */
+/* What probes.c, probe_barriers.c (user barriers) and probe_regions.c
+ * (--region) share. */
 #ifndef SB_PROBES_PRIV_H
 #define SB_PROBES_PRIV_H
 
@@ -16,5 +17,10 @@ int sb_plan_add_named_barrier(struct sb_plan *pl, struct sb_elf *e, const char *
  * and uses no pthread barrier: probes added or -errno. */
 int sb_plan_add_auto_barriers(struct sb_plan *pl, struct sb_elf *e, sb_plan_msg_fn msg,
 			      void *ctx);
+
+/* FUNC at vaddr as --region idx: 1 added, 0 already or not file-backed,
+ * -EEXIST probed for another role, -ENOMEM (probes.c). */
+int sb_plan_add_region_func(struct sb_plan *pl, struct sb_elf *e, const char *sym,
+			    uint64_t vaddr, uint64_t size, size_t idx);
 
 #endif

@@ -87,6 +87,12 @@ static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 						      SB_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.chip_batch,
 						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.chip_thread,
+						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.region_enter,
+						      SB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.region_exit,
+						      SB_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
 						      SB_TRACE_UPROBE_MULTI);
 	}

@@ -45,6 +45,8 @@ enum sb_uprobe_prog {
 	SB_UPROG_PROBE = 0,   /* probe_enter, or probe_exit for a retprobe */
 	SB_UPROG_EXACT,       /* exact_batch: a `scalebpf cc` batch */
 	SB_UPROG_CHIP,        /* chip_batch: a `scalebpf cc --chip` batch */
+	SB_UPROG_CHIP_THREAD, /* chip_thread: where a thread's counters are */
+	SB_UPROG_REGION,      /* region_enter, or region_exit for a retprobe */
 };
 
 /* Entry or return probe at a file offset of a binary, with a cookie, of

@@ -2,7 +2,8 @@
 /*
  * The CHIP chunk of a recording (analysis/profile/profile.h): a row per
  * section whose `scalebpf cc --chip` counters the builder summed
- * (SB_KEY_TOTAL keys, on_chip in record_route.c), and the machine model
+ * (SB_KEY_TOTAL keys, on_chip in record_route.c), per --region function
+ * and for the whole run (record_region.h), and the machine model
  * the report predicts with: this machine's cached `scalebpf calibrate`,
  * stored in the profile so a report elsewhere predicts for the machine
  * that ran the program.
@@ -86,10 +87,60 @@ static void machine_meta(struct sb_profile *p)
 				(uint64_t)(sb_calibrate_llc_latency(&c) * 1000));
 }
 
+/* The --region functions' sums (record_region.h), --chip or not: a
+ * plain build's times are what `report --times` matches by name. */
+static void region_meta(struct sb_rec *r, struct sb_profile *p)
+{
+	static const char *const fields[] = { "calls", "busy_ns", "threads", "open", "unread",
+					      "unmatched" };
+	char key[64];
+
+	for (size_t i = 0; i < r->nregions && i < SB_REGION_MAX; i++) {
+		const struct sb_region_total *t = &r->regions.tot[i];
+		uint64_t v[] = { t->calls, t->busy_ns, t->threads,
+				 r->regions.open ? sb_regions_open(&r->regions, (uint32_t)i) : 0,
+				 t->unread, t->unmatched };
+
+		snprintf(key, sizeof(key), "chip_region_%zu", i);
+		sb_profile_meta_set(p, key, r->region_funcs[i]);
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+			snprintf(key, sizeof(key), "chip_region_%zu_%s", i, fields[f]);
+			sb_profile_meta_set_u64(p, key, v[f]);
+		}
+	}
+	if (r->nregions && (r->regions.bad || r->regions.nomem)) {
+		sb_profile_meta_set_u64(p, "chip_region_bad", r->regions.bad);
+		sb_profile_meta_set_u64(p, "chip_region_nomem", r->regions.nomem);
+	}
+}
+
+/* A row of the recording's shape for counts (depths, then accesses). */
+static int counts_row(struct sb_rec *r, struct sb_profile *p, size_t *cap, uint32_t kind,
+		      uint32_t region, const struct sb_region_total *t)
+{
+	struct sb_chip_row row;
+
+	if (!t->counts[SB_CHIP_NDEPTH])
+		return 0;
+	memset(&row, 0, sizeof(row));
+	row.kind = kind;
+	row.region = region;
+	row.busy_ns = kind == SB_CHIP_KIND_FUNCTION ? t->busy_ns : 0;
+	row.mode = SB_CHIP_MODE_EXACT;
+	row.threads = t->threads;
+	row.line = r->chip.line;
+	row.max_bytes = r->chip.max_bytes;
+	row.rate_t = r->chip.rate_t;
+	row.accesses = t->counts[SB_CHIP_NDEPTH];
+	memcpy(row.depth, t->counts, sizeof(row.depth));
+	return add_row(p, &row, cap);
+}
+
 int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const uint64_t *c)
 {
-	size_t cap = p->nchip;
+	size_t cap = p->nchip, sections;
 
+	region_meta(r, p);
 	if (!r->plan.chip)
 		return 0;
 	sb_profile_meta_set_u64(p, "chip_batches", r->chip.batches);
@@ -118,5 +169,15 @@ int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const 
 		if (add_row(p, &row, &cap))
 			return -1;
 	}
-	return 0;
+	/* (no batch of a valid shape: no shape to give the rows) */
+	if (!r->chip.batches)
+		return 0;
+	sections = p->nchip;
+	for (size_t i = 0; i < r->nregions && i < SB_REGION_MAX; i++)
+		if (counts_row(r, p, &cap, SB_CHIP_KIND_FUNCTION, (uint32_t)i,
+			       &r->regions.tot[i]))
+			return -1;
+	/* the whole run where no section was profiled: a serial program's
+	 * one region (beside sections it would repeat them) */
+	return sections ? 0 : counts_row(r, p, &cap, SB_CHIP_KIND_RUN, 0, &r->regions.run);
 }

@@ -226,6 +226,19 @@ static void on_exact(struct sb_rec *r, const void *data, size_t size)
 	r->exact_batches += n >= 0;
 }
 
+/* The region sums, made at the first record that needs them; false
+ * (counted) when they cannot be. */
+static bool regions_ready(struct sb_rec *r)
+{
+	if (r->regions.open)
+		return true;
+	if (sb_regions_init(&r->regions)) {
+		r->regions.nomem++;
+		return false;
+	}
+	return true;
+}
+
 /* A `scalebpf cc --chip` program's cache hit profile of one segment: its
  * counters are section totals.  Every batch of a recording has one shape
  * (the runtime reads it once); one of another is counted, not mixed in. */
@@ -255,6 +268,25 @@ static void on_chip(struct sb_rec *r, const void *data, size_t size)
 	for (int i = 0; i < n; i++)
 		sb_builder_add(r->builder, &evs[i]);
 	r->chip.batches += n >= 0;
+	if (n >= 0 && regions_ready(r) && sb_regions_batch(&r->regions, c->hdr.tid, &c->b))
+		r->regions.nomem++;
+}
+
+/* A --region function entered or returned (record_region.h): the probe
+ * the cookie names is one of the plan's region probes, or the record is
+ * not ours. */
+static void on_region(struct sb_rec *r, const void *data, size_t size)
+{
+	const struct sb_rec_region *g = data;
+	const struct sb_probe *pr = g->region < r->plan.n ? &r->plan.probes[g->region] : NULL;
+
+	(void)size;
+	if (!pr || pr->role != SB_ROLE_USER_REGION) {
+		r->recs.bad_records++;
+		return;
+	}
+	if (regions_ready(r) && sb_regions_mark(&r->regions, pr->region, g))
+		r->regions.nomem++;
 }
 
 /* LBR and PEBS records: hwagg.c checks them (malformed ones count in
@@ -306,6 +338,7 @@ static const struct route {
 	[SB_REC_PROC] = { sizeof(struct sb_rec_proc), on_proc },
 	[SB_REC_WATCH] = { sizeof(struct sb_rec_watch), on_watch },
 	[SB_REC_CHIP] = { sizeof(struct sb_rec_chip), on_chip },
+	[SB_REC_REGION] = { sizeof(struct sb_rec_region), on_region },
 };
 
 int sb_rec_route_record(void *ctx, const void *data, size_t size)

@@ -438,6 +438,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 	r->fw.stopping = true;
 	sb_bpf_finish(r->bpf);
 	sb_follow_free(r);   /* every image's maps, threads, builder, stacks, records */
+	sb_regions_fini(&r->regions);
 	sb_plan_free(&r->plan);
 	r->hw = NULL;
 	r->bpf = NULL;

@@ -9,11 +9,13 @@
 
 #include "follow.h"
 #include "records.h"
+#include "record_region.h"
 #include "probes.h"
 #include "sections/sections.h"
 #include "target.h"
 
 #define SB_REC_MAX_BARRIERS 32
+#define SB_REC_MAX_REGIONS 32   /* a bit each in plan.regions_found */
 
 struct sb_bpf;
 struct sb_bpf_loader;
@@ -31,6 +33,8 @@ struct sb_rec {
 	double duration_s;
 	char *barriers[SB_REC_MAX_BARRIERS];
 	size_t nbarriers;
+	char *region_funcs[SB_REC_MAX_REGIONS];   /* --region FUNC */
+	size_t nregions;
 	bool auto_barrier, quiet, tty;
 	bool follow, follow_set;     /* --follow/--no-follow (default: on with -- CMD) */
 	bool follow_image;           /* exec and dlopen of followed processes: all
@@ -70,6 +74,9 @@ struct sb_rec {
 		uint64_t max_bytes;
 		uint32_t line, rate_t;
 	} chip;
+	struct sb_regions regions;   /* --region functions, the whole run
+				      * (record_region.h); allocated at the
+				      * first record that needs it */
 	unsigned spin_set;           /* bitmask of spin ranges installed */
 	const char *stop_reason;
 	char notes[2048];            /* user-facing warnings, stored in the profile */

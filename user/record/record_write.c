@@ -306,6 +306,10 @@ static int barriers_missing(struct sb_rec *r)
 					  r->barriers[i], sb_barrier_is_site(r->barriers[i]) ?
 					  "no pthread_cond_wait call and no call of a function "
 					  "of the program there" : "no such function");
+	for (size_t i = 0; r->plan.lenient && i < r->nregions; i++)
+		if (!(r->plan.regions_found & (1u << i)))
+			ret = sb_rec_fail(r, "--region %s: no such function in any process "
+					  "followed", r->region_funcs[i]);
 	return ret;
 }
 

@@ -28,7 +28,10 @@
 
 struct chip_thread {
 	struct sb_chip *c;
-	struct sb_chip_counts k;      /* this segment's */
+	struct sb_chip_counts k;      /* the thread's, from its start: a
+				       * --region probe reads them at the
+				       * function's entry and return */
+	struct sb_chip_counts sent;   /* k at the last batch */
 };
 
 _Static_assert(SB_CHIP_NDEPTH == SB_CHIP_COUNTS, "a batch holds every counter");
@@ -43,6 +46,15 @@ __attribute__((noinline, used, visibility("default")))
 void scalebpf_chip_batch(const struct sb_chip_batch *b)
 {
 	__asm__ volatile("" : : "r"(b) : "memory");
+}
+
+/* Where the calling thread's counters are (NULL: no longer): `scalebpf
+ * record --region FUNC` keeps it, to read them when FUNC is entered and
+ * returns, so a function's share needs no hook in it. */
+__attribute__((noinline, used, visibility("default")))
+void scalebpf_chip_thread(const struct sb_chip_counts *k)
+{
+	__asm__ volatile("" : : "r"(k) : "memory");
 }
 
 static unsigned long long read_size(const char *path)
@@ -155,6 +167,7 @@ static void thread_gone(void *v)
 		sb_chip_sync(0);
 		ct = CLOSED;
 	}
+	scalebpf_chip_thread(NULL);
 	sb_chip_free(t->c);
 	free(t);
 }
@@ -191,6 +204,7 @@ static struct chip_thread *thread_open(void)
 		pthread_setspecific(thread_key, t);
 	ct = t;
 	ct_opening = 0;
+	scalebpf_chip_thread(&t->k);
 	return t;
 }
 
@@ -220,7 +234,7 @@ void sb_chip_sync(uint16_t flags)
 	struct chip_thread *t = ct;
 	struct sb_chip_batch b;
 
-	if (!t || t == CLOSED || !t->k.accesses)
+	if (!t || t == CLOSED || t->k.accesses == t->sent.accesses)
 		return;
 	memset(&b, 0, sizeof(b));
 	b.magic = SB_CHIP_MAGIC;
@@ -232,10 +246,11 @@ void sb_chip_sync(uint16_t flags)
 				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
 	if (!b.rate_t)
 		b.rate_t = 1;
-	b.accesses = t->k.accesses;
-	memcpy(b.depth, t->k.depth, sizeof(b.depth));
+	b.accesses = t->k.accesses - t->sent.accesses;
+	for (int i = 0; i < SB_CHIP_NDEPTH; i++)
+		b.depth[i] = t->k.depth[i] - t->sent.depth[i];
 	scalebpf_chip_batch(&b);
-	memset(&t->k, 0, sizeof(t->k));
+	t->sent = t->k;
 }
 
 void sb_chip_thread_done(void)
@@ -244,6 +259,7 @@ void sb_chip_thread_done(void)
 
 	ct = CLOSED;
 	if (t && t != CLOSED) {
+		scalebpf_chip_thread(NULL);
 		if (key_ok)
 			pthread_setspecific(thread_key, NULL);
 		sb_chip_free(t->c);

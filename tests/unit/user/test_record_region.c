@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * user/record/record_region.c: --region functions' sums from constructed
+ * entry/return records with known counters: a call's share is its
+ * return's counters less its entry's; a recursive call is its outer
+ * one's; threads interleave; a return without its entry, counters read
+ * at one end only, or going backwards are counted apart, never summed;
+ * an unreturned call is open.  And the whole run's batches.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "record/record_region.h"
+
+/* A record of region mark: tid, time, counters v (accesses = 10 v,
+ * depth[i] = v + i) or none (v < 0). */
+static struct sb_rec_region mark(uint32_t tid, uint64_t ts, int enter, long v)
+{
+	struct sb_rec_region r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SB_REC_REGION;
+	r.hdr.size = sizeof(r);
+	r.hdr.tid = tid;
+	r.hdr.ts = ts;
+	r.enter = (uint16_t)enter;
+	if (v >= 0) {
+		r.counters = 1;
+		for (int i = 0; i < SB_CHIP_NDEPTH; i++)
+			r.depth[i] = (uint64_t)v + (uint64_t)i;
+		r.accesses = 10 * (uint64_t)v;
+	}
+	return r;
+}
+
+static void put(struct sb_regions *g, uint32_t idx, struct sb_rec_region r)
+{
+	CHECK(sb_regions_mark(g, idx, &r) == 0, "mark");
+}
+
+static void calls(void)
+{
+	struct sb_regions g;
+	const struct sb_region_total *t = &g.tot[3];
+
+	CHECK(sb_regions_init(&g) == 0, "init");
+	/* thread 7: a call from counters 100 to 150, with a recursive call
+	 * inside (its own marks change nothing) */
+	put(&g, 3, mark(7, 1000, 1, 100));
+	put(&g, 3, mark(7, 1100, 1, 120));
+	put(&g, 3, mark(7, 1200, 0, 130));
+	/* thread 8 interleaved: 40 to 45 */
+	put(&g, 3, mark(8, 1250, 1, 40));
+	put(&g, 3, mark(7, 1500, 0, 150));
+	put(&g, 3, mark(8, 1600, 0, 45));
+	CHECK(t->calls == 2 && t->counted == 2, "calls %llu counted %llu",
+	      (unsigned long long)t->calls, (unsigned long long)t->counted);
+	CHECK(t->busy_ns == 500 + 350, "busy %llu", (unsigned long long)t->busy_ns);
+	CHECK(t->counts[0] == 50 + 5 && t->counts[SB_CHIP_NDEPTH - 1] == 55 &&
+	      t->counts[SB_CHIP_NDEPTH] == 10 * 55, "counts %llu %llu",
+	      (unsigned long long)t->counts[0], (unsigned long long)t->counts[SB_CHIP_NDEPTH]);
+	CHECK(t->threads == 2, "threads %u", t->threads);
+	/* thread 7 again: one more call, not one more thread */
+	put(&g, 3, mark(7, 2000, 1, 150));
+	put(&g, 3, mark(7, 2100, 0, 160));
+	CHECK(t->threads == 2 && t->calls == 3 && t->counts[SB_CHIP_NDEPTH] == 10 * 65,
+	      "third call");
+	/* counters at one end only; going backwards: a call, not summed */
+	put(&g, 3, mark(9, 3000, 1, -1));
+	put(&g, 3, mark(9, 3100, 0, 5));   /* a profile made inside: from 0 */
+	put(&g, 3, mark(9, 3200, 1, 70));
+	put(&g, 3, mark(9, 3300, 0, -1));
+	put(&g, 3, mark(9, 3400, 1, 90));
+	put(&g, 3, mark(9, 3500, 0, 80));
+	CHECK(t->calls == 6 && t->counted == 4 && t->unread == 2, "unread %llu counted %llu",
+	      (unsigned long long)t->unread, (unsigned long long)t->counted);
+	CHECK(t->counts[SB_CHIP_NDEPTH] == 10 * 65 + 50, "from 0: %llu",
+	      (unsigned long long)t->counts[SB_CHIP_NDEPTH]);
+	/* a plain program: times only */
+	put(&g, 1, mark(7, 0, 1, -1));
+	put(&g, 1, mark(7, 90, 0, -1));
+	CHECK(g.tot[1].calls == 1 && g.tot[1].busy_ns == 90 && !g.tot[1].unread &&
+	      !g.tot[1].counted, "times only");
+	/* a return with no entry (attached inside the call); an open call;
+	 * a region index out of range */
+	put(&g, 5, mark(11, 10, 0, 3));
+	put(&g, 5, mark(12, 10, 1, 3));
+	put(&g, SB_REGION_MAX, mark(12, 10, 1, 3));
+	CHECK(g.tot[5].unmatched == 1 && !g.tot[5].calls && sb_regions_open(&g, 5) == 1 &&
+	      sb_regions_open(&g, 3) == 0 && g.bad == 1, "unmatched, open, bad");
+	sb_regions_fini(&g);
+}
+
+static void run(void)
+{
+	struct sb_regions g;
+	struct sb_chip_batch b;
+
+	CHECK(sb_regions_init(&g) == 0, "init");
+	memset(&b, 0, sizeof(b));
+	b.accesses = 100;
+	b.depth[0] = 60;
+	b.depth[SB_CHIP_NDEPTH - 1] = 40;
+	CHECK(!sb_regions_batch(&g, 1, &b) && !sb_regions_batch(&g, 2, &b) &&
+	      !sb_regions_batch(&g, 1, &b), "batches");
+	CHECK(g.run.counts[SB_CHIP_NDEPTH] == 300 && g.run.counts[0] == 180 &&
+	      g.run.counts[SB_CHIP_NDEPTH - 1] == 120 && g.run.threads == 2,
+	      "run: %llu accesses, %u threads", (unsigned long long)g.run.counts[SB_CHIP_NDEPTH],
+	      g.run.threads);
+	sb_regions_fini(&g);
+}
+
+int main(void)
+{
+	calls();
+	run();
+	return CHECK_DONE("test_record_region");
+}
