@@ -185,7 +185,9 @@ struct sb_profile;
 #define SB_CHIP_MAX_THREADS 65536  /* N and the verdict's reach, at most */
 
 struct sb_chip_summary {
-	size_t section;
+	uint32_t kind;                        /* enum sb_chip_kind (profile.h) */
+	size_t section;                       /* kind SECTION */
+	const char *region_name;              /* kind FUNCTION: the profile's */
 	uint32_t mode, threads_profiled, line;
 	double rate;                          /* SHARDS R (1: every line) */
 	uint64_t max_bytes, accesses;
@@ -211,12 +213,18 @@ struct sb_chip_summary {
 };
 
 /* Row i of p->chip as the view shows it; n_threads: the N to predict for
- * (the section's threads, or the machine's CPUs).  times, when not NULL:
- * a recording of the plain (uninstrumented) build, whose matching section
- * (same kind, function, file name and line; the k-th of several that read
- * alike) gives t_ser: an exact profile's own times are its hooks'.  0, or
- * -1 for a row whose section is out of range. */
+ * (the section's threads, or the machine's CPUs).  t_ser: a section's
+ * threads' busy time, a --region function's time inside its calls, the
+ * run's threads' on-CPU time.  times, when not NULL: a recording of the
+ * plain (uninstrumented) build, whose matching region gives t_ser
+ * instead (an exact profile's own times are its hooks'): the section of
+ * the same kind, function, file name and line (the k-th of several that
+ * read alike), the --region of the same name, its whole run.  0, or -1
+ * for a row whose section is out of range. */
 int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		      const struct sb_profile *times, struct sb_chip_summary *out);
+
+/* The function --region index region named in p, or NULL. */
+const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region);
 
 #endif

@@ -3,6 +3,8 @@
 #include "chip.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "profile/profile.h"
@@ -78,23 +80,83 @@ static int64_t matched_busy(const struct sb_profile *p, size_t s, const struct s
 	return -1;
 }
 
+/* Every thread's on-CPU time: the whole run's busy time. */
+static uint64_t run_busy(const struct sb_profile *p)
+{
+	uint64_t busy = 0;
+
+	for (size_t t = 0; t < p->nthreads; t++)
+		busy += p->threads[t].oncpu_ns;
+	return busy;
+}
+
+const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "chip_region_%u", region);
+	return sb_profile_meta_get(p, key);
+}
+
+/* The busy time t recorded for the --region function named name, or -1. */
+static int64_t region_busy(const struct sb_profile *t, const char *name)
+{
+	char key[64];
+	const char *v;
+
+	for (uint32_t k = 0; name && (v = sb_chip_region_name(t, k)); k++)
+		if (!strcmp(v, name)) {
+			snprintf(key, sizeof(key), "chip_region_%u_busy_ns", k);
+			return (int64_t)(sb_profile_meta_get_u64(t, key) & INT64_MAX);
+		}
+	return -1;
+}
+
+/* Row r's busy time in seconds, from times when it has the region. */
+static double busy_seconds(const struct sb_profile *p, const struct sb_chip_row *r,
+			   const struct sb_profile *times, bool *native)
+{
+	int64_t from = -1;
+	uint64_t own;
+
+	switch (r->kind) {
+	case SB_CHIP_KIND_FUNCTION:
+		own = r->busy_ns;
+		if (times)
+			from = region_busy(times, sb_chip_region_name(p, r->region));
+		break;
+	case SB_CHIP_KIND_RUN:
+		own = run_busy(p);
+		if (times)
+			from = (int64_t)(run_busy(times) & INT64_MAX);
+		break;
+	default:
+		own = busy_of(&p->sections[r->section]);
+		if (times)
+			from = matched_busy(p, r->section, times);
+	}
+	*native = from >= 0;
+	return (double)(from >= 0 ? (uint64_t)from : own) / 1e9;
+}
+
 int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		      const struct sb_profile *times, struct sb_chip_summary *s)
 {
 	const struct sb_chip_row *r;
-	const struct sb_section *sec;
 	struct sb_chip_counts k;
-	int64_t native = -1;
 	double lat_one = 0;
 	unsigned want[SB_CHIP_MAX_PREDICT] = { 2, 4, n_threads < SB_CHIP_MAX_THREADS ?
 						     n_threads : SB_CHIP_MAX_THREADS };
 
 	memset(s, 0, sizeof(*s));
-	if (i >= p->nchip || p->chip[i].section >= p->nsections)
+	if (i >= p->nchip || (p->chip[i].kind == SB_CHIP_KIND_SECTION &&
+			      p->chip[i].section >= p->nsections))
 		return -1;
 	r = &p->chip[i];
-	sec = &p->sections[r->section];
+	s->kind = r->kind;
 	s->section = r->section;
+	s->region_name = r->kind == SB_CHIP_KIND_FUNCTION ? sb_chip_region_name(p, r->region)
+							  : NULL;
 	s->mode = r->mode;
 	s->threads_profiled = r->threads;
 	s->line = r->line;
@@ -109,10 +171,7 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->cache_bytes[d] = r->max_bytes / SB_CHIP_DEPTH * (uint64_t)(d + 1);
 		s->hit_ratio[d] = sb_chip_hit_ratio(s->est, d + 1);
 	}
-	if (times)
-		native = matched_busy(p, r->section, times);
-	s->t_native = native >= 0;
-	s->t_ser = (double)(native >= 0 ? (uint64_t)native : busy_of(sec)) / 1e9;
+	s->t_ser = busy_seconds(p, r, times, &s->t_native);
 	machine_of(p, s);
 	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
 	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);

@@ -150,7 +150,7 @@ chip_times_group() {
 			 '[.sections[] | select(.kind == "join")][0].per_thread | map(.busy_ns) | add' \
 			 "$plain"))"
 		check "chip --times: the text says where the times came from" bash -c \
-			"'$SB' report -i '$TMP/chip_random-2.sbp' --times '${plain%.json}.sbp' | grep -q '1 of 1 sections. from'"
+			"'$SB' report -i '$TMP/chip_random-2.sbp' --times '${plain%.json}.sbp' | grep -q '1 of 1 regions. from'"
 	else
 		bad "chip --times: record the plain build"
 	fi
@@ -158,8 +158,63 @@ chip_times_group() {
 		"$SB" report -i "$TMP/chip_random-2.sbp" --times "$TMP/none.sbp"
 }
 
+# --region: a serial program's two phases (tests/workloads/chip_phases.c,
+# each a function of random reads over an array of its own) as regions
+# of their own, each against its analytic curve, and the whole run; in
+# threads; the plain build's times by name; a name that is no function.
+chip_region_group() {
+	local j=$TMP/chip_region.json e=$WL/exact/chip_phases n=2000000
+	local fn='[.chip[] | select(.kind == "function" and .region == $f)][0]'
+	if SCALEBPF_CALIBRATION=$CAL SCALEBPF_CHIP_BYTES=4194304 record_json "$j" -F 0 \
+		--region phase_small --region phase_large -- "$e" 896 2816 "$n"; then
+		# W = 896 KB and 2816 KB, 256 KB steps: C / W, less each line's
+		# first touch (W off the steps: where C = W exactly, the
+		# CacheSets' hashing of an array whose ends are not aligned to
+		# its blocks puts 5 lines in some 4-deep sets, 0.91 for 0.99)
+		for spec in "phase_small 3.5 14336" "phase_large 11 45056"; do
+			set -- $spec
+			jqcheck "chip region $1: hit ratio at each of 16 sizes within 0.02 of C / W" "$j" \
+				"\"$1\" as \$f | $fn | .hit_ratio | to_entries | all(. as \$e |
+				 (\$e.key + 1) as \$i | (([\$i / $2, 1] | min) * (1 - $3 / $n)) as \$w |
+				 (\$e.value - \$w | fabs) <= 0.02)"
+			jqcheck "chip region $1: a function, exact, 1 thread, its own accesses only" "$j" \
+				"\"$1\" as \$f | $fn | .mode == \"exact\" and .threads_profiled == 1 and
+				 .accesses >= $n and .accesses <= $n + 100 and .busy_ns > 0"
+		done
+		jqcheck "chip region: a serial program's whole run is a region, both phases in it" "$j" \
+			"[.chip[] | select(.kind == \"run\")] | length == 1 and .[0].accesses >= 2 * $n"
+		check "chip region: the text lists each function's calls" bash -c \
+			"'$SB' report -i '${j%.json}.sbp' | grep -q '^  phase_large: 1 call, '"
+	else
+		bad "chip region: record"
+	fi
+	j=$TMP/chip_region_mt.json
+	if SCALEBPF_CALIBRATION=$CAL SCALEBPF_CHIP_BYTES=4194304 record_json "$j" -F 0 \
+		--region phase_small -- "$e" 1024 3072 500000 3; then
+		jqcheck "chip region in 3 threads: each thread's calls, summed" "$j" \
+			"\"phase_small\" as \$f | $fn | .threads_profiled == 3 and
+			 .accesses >= 1500000 and .accesses <= 1500300"
+	else
+		bad "chip region in threads: record"
+	fi
+	if record_json "$TMP/chip_region_plain.json" --region phase_small --region phase_large \
+		-- "$WL/clang/chip_phases" 1024 3072 "$n"; then
+		"$SB" report -i "$TMP/chip_region.sbp" --times "$TMP/chip_region_plain.sbp" \
+			--format json >"$TMP/chip_region_times.json"
+		jqcheck "chip region --times: a function's time is the plain build's, by name" \
+			"$TMP/chip_region_times.json" \
+			"\"phase_large\" as \$f | $fn | .time_from == \"plain recording\" and
+			 .busy_ns == ($(jq -r '.meta.chip_region_1_busy_ns' "$TMP/chip_region_plain.json"))"
+	else
+		bad "chip region: record the plain build"
+	fi
+	expect_fail "chip region: a name that is no function is refused" "no such function" \
+		"$SB" record -q -o "$TMP/chip_region_bad.sbp" --region no_such_phase -- "$e" 1 1 1
+}
+
 if [ -x "$CW" ]; then
 	chip_calibrate_group
+	chip_region_group
 	chip_exact_group
 	timed_group "chip shards" chip_shards_group
 	chip_times_group

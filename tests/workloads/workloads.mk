@@ -94,7 +94,7 @@ WL_EXACT_PTHREAD := lime_owner lime_root lime_cache lime_lu lime_owner_hdr lime_
 WL_EXACT_OMP     := $(if $(WL_LIBOMP_SO),lime_omp_tri omp_args)
 WL_EXACT_TRACE   := trace_sum trace_lock share
 WL_EXACT_TRACE_OMP := $(if $(WL_LIBOMP_SO),share_omp)
-WL_EXACT_CHIP    := chip_ws
+WL_EXACT_CHIP    := chip_ws chip_phases
 WL_EXACT_BINS    := $(addprefix $(WL_OUTDIR)/exact/,$(WL_EXACT_PTHREAD) $(WL_EXACT_OMP) \
 	$(WL_EXACT_TRACE) $(WL_EXACT_TRACE_OMP) $(WL_EXACT_CHIP))
 WL_SCALEBPF      ?= $(BUILD)/scalebpf

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * The Cache view: per profiled section, CHiP's hit ratio at 16 cache sizes
+ * The Cache view: per profiled region, CHiP's hit ratio at 16 cache sizes
  * (analysis/chip/chip.h), the DRAM bandwidth it needs serially and at 2,
  * 4 and N threads beside the linear (serial × N) need and the machine's
  * measured bandwidth, and a verdict: scales / cache-bound / bandwidth-
  * bound from T threads.
  *
- * JSON: chip[{region, mode, threads_profiled, cache_sizes[], hit_ratio[],
+ * Regions: sections, --region functions, the whole run (profile.h).
+ * JSON: chip[{region, kind, mode, threads_profiled, cache_sizes[], hit_ratio[],
  * accesses, rate, bandwidth_serial, bandwidth{"2": .., "4": .., "N": ..},
  * bandwidth_linear{..}, slowdown{..} (per reference, latency-bound;
  * 0 without the machine's latencies), machine{llc_bytes, llc_effective_bytes, bandwidth,
- * from}, verdict, verdict_from_threads, confidence, time_from}], sections
+ * from}, verdict, verdict_from_threads, confidence, time_from}], regions
  * ranked by DRAM traffic at the machine's cache size.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,7 @@ static unsigned n_threads(const struct sb_profile *p)
 	unsigned n = (unsigned)sb_profile_meta_get_u64(p, "cpus");
 
 	for (size_t i = 0; i < p->nchip; i++)
-		if (p->chip[i].section < p->nsections &&
+		if (p->chip[i].kind == SB_CHIP_KIND_SECTION && p->chip[i].section < p->nsections &&
 		    p->sections[p->chip[i].section].nthreads > n)
 			n = p->sections[p->chip[i].section].nthreads;
 	return n;
@@ -110,16 +112,34 @@ static uint64_t ns_of(double sec)
 	return ns >= 0 && ns < 1.8e19 ? (uint64_t)ns : ns >= 1.8e19 ? UINT64_MAX : 0;
 }
 
+static const char *const kind_names[SB_CHIP_KIND_MAX] = { "section", "function", "run" };
+
+/* What the row profiles, as the text and the JSON name it. */
+static void region_label(const struct sb_profile *p, const struct sb_chip_summary *s,
+			 char *buf, size_t len)
+{
+	if (s->kind == SB_CHIP_KIND_FUNCTION)
+		snprintf(buf, len, "%s", s->region_name ? s->region_name : "?");
+	else if (s->kind == SB_CHIP_KIND_RUN)
+		snprintf(buf, len, "whole run");
+	else
+		sb_loc_format_section(p, s->section, buf, len);
+}
+
 static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s, size_t rank,
 		     FILE *f)
 {
 	static const char ramp[] = " .:-=+*#%@";
 	char loc[256], a[32], t[32];
 
-	sb_loc_format_section(p, s->section, loc, sizeof(loc));
+	region_label(p, s, loc, sizeof(loc));
 	sb_fmt_ns(ns_of(s->t_ser), t, sizeof(t));
-	fprintf(f, "#%zu ", rank);
+	fprintf(f, "#%zu %s", rank, s->kind == SB_CHIP_KIND_FUNCTION ? "function " : "");
 	sb_text_str(f, loc);
+	if (s->kind == SB_CHIP_KIND_FUNCTION)
+		fputs(" (--region: its outermost calls)", f);
+	else if (s->kind == SB_CHIP_KIND_RUN)
+		fputs(" (every access of every thread, in and out of sections)", f);
 	fprintf(f, ": %llu accesses, %s busy, %u thread%s profiled\n",
 		(unsigned long long)s->accesses, t, s->threads_profiled,
 		s->threads_profiled == 1 ? "" : "s");
@@ -154,6 +174,41 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 	verdict_text(s, f);
 }
 
+/* The --region functions' calls and times (cache hit profile or not),
+ * and what a function without a call most likely is. */
+static void regions_text(const struct sb_profile *p, FILE *f)
+{
+	const char *name;
+	char key[64], t[32];
+
+	for (uint32_t k = 0; (name = sb_chip_region_name(p, k)); k++) {
+		uint64_t v[4];
+		static const char *const fields[4] = { "calls", "busy_ns", "threads", "open" };
+
+		for (int i = 0; i < 4; i++) {
+			snprintf(key, sizeof(key), "chip_region_%u_%s", k, fields[i]);
+			v[i] = sb_profile_meta_get_u64(p, key);
+		}
+		if (!k)
+			fputs("\nRegions (--region): every outermost call of each function\n", f);
+		fputs("  ", f);
+		sb_text_str(f, name);
+		if (!v[0]) {
+			fprintf(f, ": no call recorded%s: the compiler may have inlined it into its "
+				"callers (its symbol stays); name a caller, or check that it runs\n",
+				v[3] ? " that returned" : "");
+			continue;
+		}
+		sb_fmt_ns(v[1], t, sizeof(t));
+		fprintf(f, ": %llu call%s, %s inside them, %llu thread%s", (unsigned long long)v[0],
+			v[0] == 1 ? "" : "s", t, (unsigned long long)v[2], v[2] == 1 ? "" : "s");
+		if (v[3])
+			fprintf(f, "; %llu still open at the end (not counted)",
+				(unsigned long long)v[3]);
+		fputc('\n', f);
+	}
+}
+
 static int cache_text(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
@@ -161,11 +216,12 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 	char a[32], b[32], c[160];
 	size_t n;
 
+	regions_text(p, f);
 	if (!p->nchip)
 		return 0;
 	if (!(s = summaries(p, r->o, &n)))
 		return -1;
-	fputs("\nCache: hit ratio by cache size and the DRAM bandwidth each section needs as "
+	fputs("\nCache: hit ratio by cache size and the DRAM bandwidth each region needs as "
 	      "threads are added (CHiP)\n", f);
 	if (n) {
 		fmt_bytes(s[0].machine.llc_bytes, a, sizeof(a));
@@ -183,7 +239,7 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 
 			for (size_t i = 0; i < n; i++)
 				matched += s[i].t_native;
-			fprintf(f, "  times: %zu of %zu sections' from ", matched, n);
+			fprintf(f, "  times: %zu of %zu regions' from ", matched, n);
 			sb_text_str(f, r->o->times_input);
 			fputs(" (the plain build); the others' from this run\n", f);
 		} else if (s[0].mode == SB_CHIP_MODE_EXACT) {
@@ -223,10 +279,11 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 	for (size_t i = 0; i < n; i++) {
 		char loc[256];
 
-		sb_loc_format_section(p, s[i].section, loc, sizeof(loc));
+		region_label(p, &s[i], loc, sizeof(loc));
 		fprintf(j->f, "%s\n    {\"region\": ", i ? "," : "");
 		sb_json_str(j->f, loc);
-		fprintf(j->f, ", \"mode\": \"%s\", \"threads_profiled\": %u, \"cache_sizes\": [",
+		fprintf(j->f, ", \"kind\": \"%s\", \"mode\": \"%s\", \"threads_profiled\": %u, "
+			"\"cache_sizes\": [", s[i].kind < SB_CHIP_KIND_MAX ? kind_names[s[i].kind] : "?",
 			sb_chip_mode_name(s[i].mode), s[i].threads_profiled);
 		for (int d = 0; d < SB_CHIP_DEPTH; d++)
 			fprintf(j->f, "%s%llu", d ? ", " : "", (unsigned long long)s[i].cache_bytes[d]);
