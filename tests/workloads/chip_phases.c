@@ -28,32 +28,33 @@ struct phase_arg {
 uint64_t phase_small(struct phase_arg *g);
 uint64_t phase_large(struct phase_arg *g);
 
+/* xorshift64: the next random word index */
+static inline size_t next_index(uint64_t *x, size_t words)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x % words;
+}
+
 /* a sum of random words */
 uint64_t phase_small(struct phase_arg *g)
 {
 	uint64_t x = g->seed, s = 0;
 
-	for (unsigned long i = 0; i < g->refs; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		s += g->a[x % g->words];
-	}
+	for (unsigned long i = 0; i < g->refs; i++)
+		s += g->a[next_index(&x, g->words)];
 	return s;
 }
 
 /* their largest */
 uint64_t phase_large(struct phase_arg *g)
 {
-	uint64_t x = g->seed, m = 0;
+	uint64_t x = g->seed, m = 0, v;
 
-	for (unsigned long i = 0; i < g->refs; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		if (g->a[x % g->words] > m)
-			m = g->a[x % g->words];
-	}
+	for (unsigned long i = 0; i < g->refs; i++)
+		if ((v = g->a[next_index(&x, g->words)]) > m)
+			m = v;
 	return m;
 }
 

@@ -79,22 +79,15 @@ static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
 	s->multi = sb_bpf_uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
-		bpf_program__set_expected_attach_type(s->skel->progs.probe_enter,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.probe_exit,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.exact_batch,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.chip_batch,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.chip_thread,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.region_enter,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.region_exit,
-						      SB_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
-						      SB_TRACE_UPROBE_MULTI);
+		struct bpf_program *uprogs[] = {
+			s->skel->progs.probe_enter, s->skel->progs.probe_exit,
+			s->skel->progs.exact_batch, s->skel->progs.chip_batch,
+			s->skel->progs.chip_thread, s->skel->progs.region_enter,
+			s->skel->progs.region_exit, s->skel->progs.on_dl_state,
+		};
+
+		for (size_t i = 0; i < sizeof(uprogs) / sizeof(uprogs[0]); i++)
+			bpf_program__set_expected_attach_type(uprogs[i], SB_TRACE_UPROBE_MULTI);
 	}
 	ret = record_bpf__load(s->skel);
 	if (ret) {
