@@ -227,4 +227,7 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 /* The function --region index region named in p, or NULL. */
 const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region);
 
+/* Sampled profiles: hit ratios from sampled reuses (StatStack, HOTL). */
+#include "chip_reuse.h"
+
 #endif
