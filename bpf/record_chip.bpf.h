@@ -63,13 +63,16 @@ static __always_inline int emit_region(struct pt_regs *ctx, bool enter)
 	r->region = SB_COOKIE_ID(bpf_get_attach_cookie(ctx));
 	r->enter = enter;
 	r->counters = 0;
+	r->sp = PT_REGS_SP(ctx);
 	at = bpf_map_lookup_elem(&chip_counters, &tid);
 	if (at) {
 		if (bpf_probe_read_user(r->depth, sizeof(r->depth) + sizeof(r->accesses),
-					(const void *)*at))
+					(const void *)*at)) {
 			count(SB_CNT_CHIP_FAULT);
-		else
+			r->counters = 2;
+		} else {
 			r->counters = 1;
+		}
 	}
 	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;

@@ -301,14 +301,17 @@ struct sb_rec_chip {
  * --chip` program the thread's CHiP counters from its start come along
  * (counters 1; analysis/chip/chip.h's struct sb_chip_counts, whose
  * address its runtime hands to scalebpf_chip_thread()): a call's share is
- * the return's less the entry's.  counters 0: none registered, or the
- * read failed (SB_CNT_CHIP_FAULT).
+ * the return's less the entry's.  counters 0: none registered; 2: the
+ * read failed (SB_CNT_CHIP_FAULT).  sp: the stack pointer, at entry the
+ * return address's slot, after the return 8 above it: a return matches
+ * its call by it, whatever returns were lost in between.
  */
 struct sb_rec_region {
 	struct sb_rec_hdr hdr;
 	__u32 region;
 	__u16 enter;
 	__u16 counters;
+	__u64 sp;
 	__u64 depth[SB_CHIP_NDEPTH];
 	__u64 accesses;
 };

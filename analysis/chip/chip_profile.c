@@ -104,8 +104,13 @@ static int64_t region_busy(const struct sb_profile *t, const char *name)
 	char key[64];
 	const char *v;
 
-	for (uint32_t k = 0; name && (v = sb_chip_region_name(t, k)); k++)
+	for (uint32_t k = 0; name && k < SB_CHIP_MAX_REGIONS && (v = sb_chip_region_name(t, k));
+	     k++)
 		if (!strcmp(v, name)) {
+			/* none called there (inlined in that build): no time */
+			snprintf(key, sizeof(key), "chip_region_%u_calls", k);
+			if (!sb_profile_meta_get_u64(t, key))
+				return -1;
 			snprintf(key, sizeof(key), "chip_region_%u_busy_ns", k);
 			return (int64_t)(sb_profile_meta_get_u64(t, key) & INT64_MAX);
 		}

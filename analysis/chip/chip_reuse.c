@@ -167,7 +167,7 @@ int sb_chip_statstack(const struct sb_chip_reuse *reuse, const double *lines, si
 			/* beyond what the window shows: every reuse seen within it
 			 * hits at least; with no censored sample, all hit */
 			point(&s, s.limit, &out[k]);
-			out[k].resolved = !reuse->censored;
+			out[k].resolved = survival_at(&s, s.limit) <= 0;
 			if (!out[k].resolved)
 				out[k].stderr_ = 0;
 			continue;
@@ -213,7 +213,9 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
 			 * reuse seen in them hits; one not seen may be a long
 			 * reuse that hits or a last touch that misses */
 			point(&s, limit, &out[k]);
-			out[k].resolved = !reuse->censored;
+			/* (the footprint's window may end before the reuses': a
+			 * reuse seen beyond it is as unknown as a censored one) */
+			out[k].resolved = survival_at(&s, limit) <= 0;
 			if (!out[k].resolved)
 				out[k].stderr_ = 0;
 			continue;
@@ -225,7 +227,7 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
 		p = granules[k] / universe;
 		rel = sqrt((1 - p) / (p * f.first.total));
 		lo = 1 - survival_at(&s, solve(footprint_at, &f, 0, limit, granules[k] * (1 - rel)));
-		hi = granules[k] * (1 + rel) > top ? out[k].hit :
+		hi = granules[k] * (1 + rel) > top ? 1 - survival_at(&s, limit) :
 		     1 - survival_at(&s, solve(footprint_at, &f, 0, limit, granules[k] * (1 + rel)));
 		out[k].stderr_ = hypot(out[k].stderr_, (hi - lo) / 2);
 	}

@@ -285,6 +285,7 @@ const char *sb_sharing_mode_name(uint32_t mode);
  * section was profiled).  A row's shape
  * (max_bytes, line, rate) is the one the counters were made with.
  */
+#define SB_CHIP_MAX_REGIONS 32      /* --region functions: region < 32 */
 enum sb_chip_kind {
 	SB_CHIP_KIND_SECTION = 0,   /* .section */
 	SB_CHIP_KIND_FUNCTION = 1,  /* .region: meta chip_region_<region>_* */

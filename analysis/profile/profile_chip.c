@@ -79,7 +79,7 @@ uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
 			char key[48];
 
 			snprintf(key, sizeof(key), "chip_region_%" PRIu32, r->region);
-			if (!sb_profile_meta_get(p, key)) {
+			if (r->region >= SB_CHIP_MAX_REGIONS || !sb_profile_meta_get(p, key)) {
 				snprintf(why, len, "chip row %zu names region %" PRIu32
 					 ", which has no %s", i, r->region, key);
 				return SB_CHUNK_CHIP;

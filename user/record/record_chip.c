@@ -92,14 +92,14 @@ static void machine_meta(struct sb_profile *p)
 static void region_meta(struct sb_rec *r, struct sb_profile *p)
 {
 	static const char *const fields[] = { "calls", "busy_ns", "threads", "open", "unread",
-					      "unmatched" };
+					      "unmatched", "lost", "uncounted" };
 	char key[64];
 
 	for (size_t i = 0; i < r->nregions && i < SB_REGION_MAX; i++) {
 		const struct sb_region_total *t = &r->regions.tot[i];
 		uint64_t v[] = { t->calls, t->busy_ns, t->threads,
 				 r->regions.open ? sb_regions_open(&r->regions, (uint32_t)i) : 0,
-				 t->unread, t->unmatched };
+				 t->unread, t->unmatched, t->lost, t->uncounted };
 
 		snprintf(key, sizeof(key), "chip_region_%zu", i);
 		sb_profile_meta_set(p, key, r->region_funcs[i]);
@@ -125,6 +125,9 @@ static int counts_row(struct sb_rec *r, struct sb_profile *p, size_t *cap, uint3
 	memset(&row, 0, sizeof(row));
 	row.kind = kind;
 	row.region = region;
+	/* out of every range an older reader knows: it refuses the row
+	 * instead of taking it for section 0's */
+	row.section = UINT32_MAX;
 	row.busy_ns = kind == SB_CHIP_KIND_FUNCTION ? t->busy_ns : 0;
 	row.mode = SB_CHIP_MODE_EXACT;
 	row.threads = t->threads;

@@ -9,9 +9,8 @@
 #include "util/idmap.h"
 
 struct open_call {
-	uint32_t depth;        /* calls of the function nested in this thread */
-	bool counters;
-	uint64_t ts;
+	uint16_t counters;     /* the entry's: sb_rec_region.counters */
+	uint64_t ts, sp;
 	uint64_t snap[SB_REGION_COUNTS];
 };
 
@@ -65,9 +64,11 @@ static void close_call(struct sb_region_total *t, const struct open_call *c,
 
 	t->calls++;
 	t->busy_ns += rec->hdr.ts > c->ts ? rec->hdr.ts - c->ts : 0;
-	if (!c->counters && !rec->counters)
-		return;   /* not a --chip program, or a thread without a profile */
-	if (!rec->counters) {
+	if (!c->counters && !rec->counters) {
+		t->uncounted++;   /* not a --chip program, or an unknown thread */
+		return;
+	}
+	if (rec->counters != 1 || c->counters == 2) {   /* one end unread */
 		t->unread++;
 		return;
 	}
@@ -84,6 +85,24 @@ static void close_call(struct sb_region_total *t, const struct open_call *c,
 	t->counted++;
 }
 
+static int open_call(struct sb_regions *g, struct sb_region_total *t, void **slot,
+		     const struct sb_rec_region *rec, uint32_t idx)
+{
+	struct open_call *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		sb_idmap_remove(g->open, rec->hdr.tid, idx);
+		return -ENOMEM;
+	}
+	c->ts = rec->hdr.ts;
+	c->sp = rec->sp;
+	c->counters = rec->counters;
+	if (rec->counters == 1)
+		counters_of(rec, c->snap);
+	*slot = c;
+	return thread_seen(g, rec->hdr.tid, idx + 1, &t->threads);
+}
+
 int sb_regions_mark(struct sb_regions *g, uint32_t idx, const struct sb_rec_region *rec)
 {
 	uint32_t tid = rec->hdr.tid;
@@ -96,30 +115,28 @@ int sb_regions_mark(struct sb_regions *g, uint32_t idx, const struct sb_rec_regi
 		return 0;
 	}
 	t = &g->tot[idx];
-	if (!(slot = sb_idmap_slot(g->open, tid, idx, rec->enter)))
-		return rec->enter ? -ENOMEM : (t->unmatched++, 0);
+	slot = sb_idmap_slot(g->open, tid, idx, rec->enter);
 	if (rec->enter) {
-		if (*slot) {   /* a recursive call: the outer one's */
-			((struct open_call *)*slot)->depth++;
-			return 0;
-		}
-		if (!(c = calloc(1, sizeof(*c))))
+		if (!slot)
 			return -ENOMEM;
-		c->depth = 1;
-		c->ts = rec->hdr.ts;
-		c->counters = rec->counters;
-		if (rec->counters)
-			counters_of(rec, c->snap);
-		*slot = c;
-		return thread_seen(g, tid, idx + 1, &t->threads);
+		if ((c = *slot) && rec->sp < c->sp)
+			return 0;   /* deeper: a recursive call, the outer one's */
+		if (c) {      /* as deep or shallower: the open call never returned */
+			t->lost++;
+			free(c);
+		}
+		return open_call(g, t, slot, rec, idx);
 	}
-	if (!(c = *slot)) {
+	if (!slot || !(c = *slot)) {
 		t->unmatched++;
 		return 0;
 	}
-	if (--c->depth)
-		return 0;
-	close_call(t, c, rec);
+	if (rec->sp < c->sp + 8)
+		return 0;     /* an inner call's return */
+	if (rec->sp == c->sp + 8)
+		close_call(t, c, rec);
+	else
+		t->lost++;    /* returned past its frame: left by longjmp */
 	free(sb_idmap_remove(g->open, tid, idx));
 	return 0;
 }

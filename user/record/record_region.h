@@ -6,7 +6,11 @@
  *     inside a call of the same function is the outer one's), their time
  *     from entry to return, and in a `scalebpf cc --chip` program the
  *     thread's CHiP counters at the return less those at the entry
- *     (sb_rec_region records);
+ *     (sb_rec_region records).  A return is its call's by the stack
+ *     pointer, so a lost inner return (the kernel keeps 64 uretprobes a
+ *     thread; a full ring buffer) costs nothing, and a lost outer one
+ *     (longjmp, exit) is counted as lost when the thread calls again or
+ *     returns past its frame;
  *   - the whole run: every --chip batch of every thread (a row of its
  *     own where no section was profiled: record_chip.c).
  * A call with no return by the end (the recording stopped inside it, or
@@ -29,6 +33,10 @@ struct sb_region_total {
 	uint64_t counted;    /* calls whose counters were read at both ends */
 	uint64_t unread;     /* ... at one end only, or going backwards */
 	uint64_t unmatched;  /* returns without their entry (attached inside) */
+	uint64_t lost;       /* calls whose return never came (longjmp, drops) */
+	uint64_t uncounted;  /* calls without counters at either end: not a
+			      * --chip program, or a thread that never said
+			      * where its counters are (started before -p) */
 	uint32_t threads;    /* threads with a call */
 };
 

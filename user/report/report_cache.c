@@ -181,11 +181,12 @@ static void regions_text(const struct sb_profile *p, FILE *f)
 	const char *name;
 	char key[64], t[32];
 
-	for (uint32_t k = 0; (name = sb_chip_region_name(p, k)); k++) {
-		uint64_t v[4];
-		static const char *const fields[4] = { "calls", "busy_ns", "threads", "open" };
+	for (uint32_t k = 0; k < SB_CHIP_MAX_REGIONS && (name = sb_chip_region_name(p, k)); k++) {
+		uint64_t v[6];
+		static const char *const fields[6] = { "calls", "busy_ns", "threads", "open", "lost",
+						       "uncounted" };
 
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 6; i++) {
 			snprintf(key, sizeof(key), "chip_region_%u_%s", k, fields[i]);
 			v[i] = sb_profile_meta_get_u64(p, key);
 		}
@@ -205,6 +206,14 @@ static void regions_text(const struct sb_profile *p, FILE *f)
 		if (v[3])
 			fprintf(f, "; %llu still open at the end (not counted)",
 				(unsigned long long)v[3]);
+		if (v[4])
+			fprintf(f, "; %llu left without a return (longjmp, or records lost): not "
+				"counted", (unsigned long long)v[4]);
+		/* a --chip recording: calls of a thread whose counters were not
+		 * known (it started before -p attached) have none */
+		if (v[5] && sb_profile_meta_get(p, "chip_batches"))
+			fprintf(f, "; %llu without cache counters (threads started before the "
+				"recording)", (unsigned long long)v[5]);
 		fputc('\n', f);
 	}
 }

@@ -125,8 +125,8 @@ static uint32_t occ_next(const struct occ *o, uint32_t l, uint32_t s)
 
 /* Reuses of SAMPLES random accesses in [N/4, N - window); footprint
  * probes over a universe of 2 × the trace's lines. */
-static void sample(const struct occ *o, uint32_t window, struct sb_chip_reuse *reuse,
-		   struct sb_chip_reuse *first)
+static void sample(const struct occ *o, uint32_t window, uint32_t fwindow,
+		   struct sb_chip_reuse *reuse, struct sb_chip_reuse *first)
 {
 	memset(reuse, 0, sizeof(*reuse));
 	memset(first, 0, sizeof(*first));
@@ -141,10 +141,10 @@ static void sample(const struct occ *o, uint32_t window, struct sb_chip_reuse *r
 		else
 			sb_chip_reuse_censor(reuse, window);
 		ft = l < o->lines ? occ_next(o, l, s) : N;   /* the idle half: never */
-		if (ft - s <= window)
+		if (ft - s <= fwindow)
 			sb_chip_reuse_add(first, ft - s + 1);
 		else
-			sb_chip_reuse_censor(first, window);
+			sb_chip_reuse_censor(first, fwindow);
 	}
 }
 
@@ -169,7 +169,7 @@ static void compare(const char *what, enum kind k, uint32_t w, int fits)
 		sizes[i] = (double)STEP * (i + 1);
 		truth[i] = lru_ref_hit_ratio(&ref, STEP * (size_t)(i + 1));
 	}
-	sample(&o, 100000, &reuse, &first);
+	sample(&o, 100000, 100000, &reuse, &first);
 	CHECK(sb_chip_statstack(&reuse, sizes, 16, ss) == 0, "%s: statstack", what);
 	CHECK(sb_chip_hotl(&reuse, &first, 2.0 * o.lines, sizes, 16, ho) == 0, "%s: hotl", what);
 	for (int i = 0; i < 16; i++) {
@@ -207,13 +207,20 @@ static void compare(const char *what, enum kind k, uint32_t w, int fits)
 	/* windows of 1,500 accesses: random over 4,096 lines reuses beyond
 	 * them, so the large sizes are only lower bounds, under the truth */
 	if (k == RANDOM) {
-		sample(&o, 1500, &reuse, &first);
+		sample(&o, 1500, 1500, &reuse, &first);
 		sb_chip_statstack(&reuse, sizes, 16, ss);
 		sb_chip_hotl(&reuse, &first, 2.0 * o.lines, sizes, 16, ho);
 		CHECK(!ss[15].resolved && !ho[15].resolved && ss[15].hit <= truth[15] &&
 		      ho[15].hit <= truth[15] && ss[0].resolved,
 		      "short windows: %.3f and %.3f lower bounds of %.3f", ss[15].hit, ho[15].hit,
 		      truth[15]);
+		/* every reuse seen, the footprint only to 1,500: the sizes it
+		 * does not reach are bounds, though no reuse was censored */
+		sample(&o, 100000, 1500, &reuse, &first);
+		sb_chip_hotl(&reuse, &first, 2.0 * o.lines, sizes, 16, ho);
+		CHECK(!reuse.censored && !ho[15].resolved && ho[15].hit <= truth[15] &&
+		      ho[0].resolved, "short footprint windows: %.3f a lower bound of %.3f",
+		      ho[15].hit, truth[15]);
 	}
 	lru_ref_free(&ref);
 	occ_free(&o);

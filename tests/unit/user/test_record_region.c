@@ -3,9 +3,11 @@
  * user/record/record_region.c: --region functions' sums from constructed
  * entry/return records with known counters: a call's share is its
  * return's counters less its entry's; a recursive call is its outer
- * one's; threads interleave; a return without its entry, counters read
- * at one end only, or going backwards are counted apart, never summed;
- * an unreturned call is open.  And the whole run's batches.
+ * one's, its returns matched by the stack pointer (lost inner returns
+ * cost nothing, a lost outer one is counted); threads interleave; a
+ * return without its entry, counters read at one end only (or a failed
+ * read), or going backwards are counted apart, never summed; an
+ * unreturned call is open.  And the whole run's batches.
  */
 #include <string.h>
 
@@ -13,8 +15,9 @@
 #include "record/record_region.h"
 
 /* A record of region mark: tid, time, counters v (accesses = 10 v,
- * depth[i] = v + i) or none (v < 0). */
-static struct sb_rec_region mark(uint32_t tid, uint64_t ts, int enter, long v)
+ * depth[i] = v + i) or none (v < 0), at call depth `level` (the stack
+ * pointer: 0x10000 less 64 a level; a return 8 above its entry). */
+static struct sb_rec_region markd(uint32_t tid, uint64_t ts, int enter, long v, int level)
 {
 	struct sb_rec_region r;
 
@@ -24,6 +27,7 @@ static struct sb_rec_region mark(uint32_t tid, uint64_t ts, int enter, long v)
 	r.hdr.tid = tid;
 	r.hdr.ts = ts;
 	r.enter = (uint16_t)enter;
+	r.sp = 0x10000 - 64 * (uint64_t)level + (enter ? 0 : 8);
 	if (v >= 0) {
 		r.counters = 1;
 		for (int i = 0; i < SB_CHIP_NDEPTH; i++)
@@ -31,6 +35,11 @@ static struct sb_rec_region mark(uint32_t tid, uint64_t ts, int enter, long v)
 		r.accesses = 10 * (uint64_t)v;
 	}
 	return r;
+}
+
+static struct sb_rec_region mark(uint32_t tid, uint64_t ts, int enter, long v)
+{
+	return markd(tid, ts, enter, v, 0);
 }
 
 static void put(struct sb_regions *g, uint32_t idx, struct sb_rec_region r)
@@ -47,8 +56,8 @@ static void calls(void)
 	/* thread 7: a call from counters 100 to 150, with a recursive call
 	 * inside (its own marks change nothing) */
 	put(&g, 3, mark(7, 1000, 1, 100));
-	put(&g, 3, mark(7, 1100, 1, 120));
-	put(&g, 3, mark(7, 1200, 0, 130));
+	put(&g, 3, markd(7, 1100, 1, 120, 1));
+	put(&g, 3, markd(7, 1200, 0, 130, 1));
 	/* thread 8 interleaved: 40 to 45 */
 	put(&g, 3, mark(8, 1250, 1, 40));
 	put(&g, 3, mark(7, 1500, 0, 150));
@@ -65,6 +74,25 @@ static void calls(void)
 	put(&g, 3, mark(7, 2100, 0, 160));
 	CHECK(t->threads == 2 && t->calls == 3 && t->counts[SB_CHIP_NDEPTH] == 10 * 65,
 	      "third call");
+	/* deep recursion whose inner returns were lost (the kernel's 64
+	 * uretprobes a thread): the outer return still closes the call */
+	put(&g, 3, mark(7, 2200, 1, 160));
+	for (int lv = 1; lv < 70; lv++)
+		put(&g, 3, markd(7, 2200 + (uint64_t)lv, 1, 160 + lv, lv));
+	put(&g, 3, markd(7, 2300, 0, 240, 3));
+	put(&g, 3, mark(7, 2400, 0, 250));
+	CHECK(t->calls == 4 && t->counts[SB_CHIP_NDEPTH] == 10 * 155 && !t->lost,
+	      "lost inner returns: %llu calls", (unsigned long long)t->calls);
+	/* an outer return lost (longjmp): the next call says so, as does a
+	 * return past the frame */
+	put(&g, 3, mark(7, 2500, 1, 250));
+	put(&g, 3, mark(7, 2600, 1, 260));
+	put(&g, 3, mark(7, 2700, 0, 270));
+	put(&g, 3, markd(7, 2800, 1, 270, 2));
+	put(&g, 3, markd(7, 2900, 0, 280, 0));
+	CHECK(t->calls == 5 && t->lost == 2 && t->counts[SB_CHIP_NDEPTH] == 10 * 165 &&
+	      sb_regions_open(&g, 3) == 0, "lost outer returns: %llu calls, %llu lost",
+	      (unsigned long long)t->calls, (unsigned long long)t->lost);
 	/* counters at one end only; going backwards: a call, not summed */
 	put(&g, 3, mark(9, 3000, 1, -1));
 	put(&g, 3, mark(9, 3100, 0, 5));   /* a profile made inside: from 0 */
@@ -72,15 +100,23 @@ static void calls(void)
 	put(&g, 3, mark(9, 3300, 0, -1));
 	put(&g, 3, mark(9, 3400, 1, 90));
 	put(&g, 3, mark(9, 3500, 0, 80));
-	CHECK(t->calls == 6 && t->counted == 4 && t->unread == 2, "unread %llu counted %llu",
+	/* and a read that failed at the entry (2): unread, not from 0 */
+	{
+		struct sb_rec_region e = mark(9, 3600, 1, -1);
+
+		e.counters = 2;
+		put(&g, 3, e);
+		put(&g, 3, mark(9, 3700, 0, 95));
+	}
+	CHECK(t->calls == 9 && t->counted == 6 && t->unread == 3, "unread %llu counted %llu",
 	      (unsigned long long)t->unread, (unsigned long long)t->counted);
-	CHECK(t->counts[SB_CHIP_NDEPTH] == 10 * 65 + 50, "from 0: %llu",
+	CHECK(t->counts[SB_CHIP_NDEPTH] == 10 * 165 + 50, "from 0: %llu",
 	      (unsigned long long)t->counts[SB_CHIP_NDEPTH]);
 	/* a plain program: times only */
 	put(&g, 1, mark(7, 0, 1, -1));
 	put(&g, 1, mark(7, 90, 0, -1));
 	CHECK(g.tot[1].calls == 1 && g.tot[1].busy_ns == 90 && !g.tot[1].unread &&
-	      !g.tot[1].counted, "times only");
+	      !g.tot[1].counted && g.tot[1].uncounted == 1, "times only");
 	/* a return with no entry (attached inside the call); an open call;
 	 * a region index out of range */
 	put(&g, 5, mark(11, 10, 0, 3));
