@@ -131,6 +131,13 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		oncpu = oncpu_now(st, now);
 	}
 	bpf_map_delete_elem(&threads, &old);
+	/* where the old image kept its CHiP counters means nothing now */
+	{
+		__u32 tid = BPF_CORE_READ(p, pid);
+
+		bpf_map_delete_elem(&chip_counters, &old);
+		bpf_map_delete_elem(&chip_counters, &tid);
+	}
 	/* The new image's thread is on CPU now: timed from here, as
 	 * state_get times a thread first seen running (else the run up
 	 * to its first switch-out, a whole run if never preempted, is

@@ -551,6 +551,8 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	}
 	emit_thread(SB_REC_THREAD_EXIT, tid, 0, oncpu, task);
 	bpf_map_delete_elem(&threads, &tid);
+	/* (a main thread that returns from main never unregisters) */
+	bpf_map_delete_elem(&chip_counters, &tid);
 	/* A reused tgid must not be followed. */
 	if (group_dead) {
 		bpf_map_delete_elem(&followed, &tgid);

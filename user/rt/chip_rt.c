@@ -28,6 +28,7 @@
 
 struct chip_thread {
 	struct sb_chip *c;
+	uint64_t syncs;
 	struct sb_chip_counts k;      /* the thread's, from its start: a
 				       * --region probe reads them at the
 				       * function's entry and return */
@@ -172,10 +173,19 @@ static void thread_gone(void *v)
 	free(t);
 }
 
+/* A forked child's thread has the parent's counters (copied) and a tid
+ * of its own: it says where they are. */
+static void forked_child(void)
+{
+	if (ct && ct != CLOSED)
+		scalebpf_chip_thread(&ct->k);
+}
+
 static void init_once(void)
 {
 	read_opts();
 	key_ok = !pthread_key_create(&thread_key, thread_gone);
+	pthread_atfork(NULL, NULL, forked_child);
 }
 
 static struct chip_thread *thread_open(void)
@@ -251,6 +261,11 @@ void sb_chip_sync(uint16_t flags)
 		b.depth[i] = t->k.depth[i] - t->sent.depth[i];
 	scalebpf_chip_batch(&b);
 	t->sent = t->k;
+	/* said again now and then: a recorder that attached (-p) after the
+	 * thread began learns where its counters are (a uprobe per 256
+	 * segments costs nothing measurable) */
+	if (!(++t->syncs & 255))
+		scalebpf_chip_thread(&t->k);
 }
 
 void sb_chip_thread_done(void)
