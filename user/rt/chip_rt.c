@@ -6,7 +6,10 @@
  * scalebpf_chip_batch(), which `scalebpf record` probes; the recorder adds
  * them to the section instance the segment belongs to, as it does exact
  * block counts.  The CacheSets carry over from segment to segment, as a
- * cache's content does.
+ * cache's content does.  The counters run from the thread's start (a
+ * batch is their growth since the last), and their address goes to
+ * scalebpf_chip_thread(), where `record --region FUNC` learns it to read
+ * them at FUNC's entry and return.
  *
  * The profile's shape, read once:
  *   SCALEBPF_CHIP_BYTES  the largest cache mapped (default: twice the
