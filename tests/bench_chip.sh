@@ -47,6 +47,32 @@ else
 	echo "CHiP: skipped: $cw_plain or $cw_exact not built"
 fi
 
+# Sampled CHiP (record --chip, experimental): what its footprint probes
+# add to a default recording, by the loop's own CPU time (this host's
+# memory and CPUs vary by 1.5x from run to run in wall time), medians of
+# PAIRS interleaved rounds (goal: <= 1.03).
+if [ -x "$cw_plain" ]; then
+	echo
+	echo "CHiP, sampled (record --chip on chip_ws random 1024 1 400000000; median of $PAIRS interleaved rounds)"
+	rd="" rc=""
+	i=0
+	while [ "$i" -lt "$PAIRS" ]; do
+		for opt in "" --chip; do
+			# shellcheck disable=SC2086
+			CHIP_WS_CPU_FILE=$tmpdir/cpu "$SCALEBPF" record -q $opt -o "$tmpdir/fp.sbp" -- \
+				"$cw_plain" random 1024 1 400000000 >/dev/null 2>&1 ||
+				die "record $opt of chip_ws failed"
+			if [ -z "$opt" ]; then rd="$rd $(cat "$tmpdir/cpu")"; else rc="$rc $(cat "$tmpdir/cpu")"; fi
+		done
+		i=$((i + 1))
+	done
+	probes=$("$SCALEBPF" report -i "$tmpdir/fp.sbp" --format json | jq -r '.meta.chip_fp_probes // 0')
+	# shellcheck disable=SC2086
+	awk -v d="$(median $rd)" -v c="$(median $rc)" -v n="$probes" 'BEGIN {
+		printf "  default recording %.3f s of loop CPU; with --chip %.3f s (%.3fx, %s probes in the last run); goal <= 1.03x\n",
+		       d, c, c / d, n }'
+fi
+
 # Prediction against measurement (the issue's Fig. 5 check): chip_ws
 # shuffle (a pointer chase through W's lines: each load waits) and micro
 # (the paper's Fig. 5 micro-benchmark) alone and

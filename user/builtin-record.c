@@ -23,6 +23,7 @@
 #include "binary/procmaps.h"
 #include "record/record_bpf.h"
 #include "record/record_session.h"
+#include "record/record_footprint.h"
 #include "record/record_watch.h"
 #include "record/rec_timing.h"
 #include "record/link_closer.h"
@@ -71,6 +72,8 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "chip-rate", required_argument, NULL, 'c' },
 		{ "chip-bytes", required_argument, NULL, 'C' },
 		{ "region", required_argument, NULL, 'r' },
+		{ "chip", no_argument, NULL, 'K' },
+		{ "chip-probes", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
@@ -109,6 +112,15 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			break;
 		case 'A':
 			r->auto_barrier = false;
+			break;
+		case 'K':
+			if (!r->chip_probes)
+				r->chip_probes = SB_FPROBE_DEFAULT_RATE;
+			break;
+		case 'P':
+			if ((ret = sb_opt_u64(optarg, 0, 10000, &v)))
+				return opt_fail("--chip-probes", optarg, ret, "probes per second, 0..10000");
+			r->chip_probes = (unsigned)v;
 			break;
 		case 'r':
 			if (r->nregions == SB_REC_MAX_REGIONS) {
@@ -193,6 +205,12 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	}
 	/* A `scalebpf cc --chip` program reads its profile's shape from its
 	 * environment when it starts: only a command record starts gets it. */
+	/* a probe goes to a thread a sample just saw running */
+	if (r->chip_probes && !r->sample_hz) {
+		sb_rec_fail(r, "--chip needs cpu-clock samples to find running threads: -F 0 "
+			    "turns them off");
+		return 2;
+	}
 	if ((chip_rate || chip_bytes) && r->pid > 0) {
 		sb_rec_fail(r, "--chip-rate and --chip-bytes shape the profile of a program record "
 			    "starts (-- CMD); a running one read SCALEBPF_CHIP_RATE and "
@@ -368,8 +386,13 @@ static int record_loop(struct sb_rec *r)
 		int fd = r->child_exited || r->target_gone ? -1 : r->pin.fd;
 		/* the next watchpoint window may be due sooner */
 		int due = sb_watch_tick(r->watch, r->bpf, now);
+		int fdue = sb_fprobe_tick(r->fprobe, now);
 		int wait = age < 300000000ull ? 10 : 100;
-		int n = sb_bpf_poll_fd(r->bpf, due >= 0 && due < wait ? due : wait, fd);
+		int n;
+
+		if (fdue >= 0 && (due < 0 || fdue < due))
+			due = fdue;
+		n = sb_bpf_poll_fd(r->bpf, due >= 0 && due < wait ? due : wait, fd);
 
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));

@@ -41,6 +41,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Sampled profiles: hit ratios from sampled reuses (StatStack, HOTL);
+ * without a PMU, the footprint curve and the DRAM demand it implies. */
+#include "chip_reuse.h"
+#include "chip_footprint.h"
+
 #define SB_CHIP_DEPTH 16                     /* d: entries per CacheSet */
 #define SB_CHIP_COUNTS (SB_CHIP_DEPTH + 1)   /* hits at depth 1..d, misses */
 #define SB_CHIP_RATE_SCALE (1u << 24)        /* SHARDS' P */
@@ -193,6 +198,11 @@ struct sb_chip_summary {
 	uint64_t max_bytes, accesses;
 	double est[SB_CHIP_COUNTS];           /* every reference's depth */
 	uint64_t cache_bytes[SB_CHIP_DEPTH];  /* the 16 sizes */
+	bool sampled;                         /* mode SAMPLED: footprint probes,
+					       * no hit ratios (NaN), demands */
+	struct sb_chip_fp_curve fp;
+	double demand[SB_CHIP_DEPTH];         /* DRAM bytes/s at each size */
+	bool demand_resolved[SB_CHIP_DEPTH];  /* false: an upper bound */
 	double hit_ratio[SB_CHIP_DEPTH];
 	double t_ser;                         /* seconds: the section's busy time */
 	bool t_native;                        /* t_ser from the plain recording */
@@ -226,8 +236,5 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 
 /* The function --region index region named in p, or NULL. */
 const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region);
-
-/* Sampled profiles: hit ratios from sampled reuses (StatStack, HOTL). */
-#include "chip_reuse.h"
 
 #endif

@@ -2,6 +2,7 @@
 /* A profile's CHiP rows through the model (chip.h, sb_chip_summarize). */
 #include "chip.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,6 +145,79 @@ static double busy_seconds(const struct sb_profile *p, const struct sb_chip_row 
 	return (double)(from >= 0 ? (uint64_t)from : own) / 1e9;
 }
 
+/* Thread count t takes the next prediction slot unless it is under 2 or
+ * has one (2, 4 and N may coincide). */
+static bool new_count(struct sb_chip_summary *s, unsigned t)
+{
+	for (unsigned j = 0; j < s->npredict; j++)
+		if (s->threads[j] == t)
+			return false;
+	if (t < 2)
+		return false;
+	s->threads[s->npredict] = t;
+	return true;
+}
+
+/*
+ * A sampled row (no PMU): the footprint probes' curve gives the DRAM
+ * demand at each size (chip_footprint.h) where an exact row's hit ratios
+ * and time give it: bandwidth at T threads = T × the demand at the
+ * cache's share, the verdict as sb_chip_verdict's.  No hit ratio: no
+ * access count.
+ */
+static void summarize_sampled(const struct sb_chip_row *r, const unsigned *want,
+			      struct sb_chip_summary *s)
+{
+	struct sb_chip_fp f;
+	double llc = (double)s->machine.llc_bytes;
+	bool ok;
+
+	memset(&f, 0, sizeof(f));
+	for (int k = 0; k < SB_CHIP_FP_WINDOWS && k < SB_CHIP_ROW_WINDOWS; k++) {
+		f.window_ns[k] = r->fp_window_ns[k];
+		f.probes[k] = r->fp_probes[k];
+		f.touched[k] = r->fp_touched[k];
+	}
+	f.universe = (double)r->fp_universe;
+	s->sampled = true;
+	s->verdict = SB_CHIP_NO_DATA;
+	for (int d = 0; d < SB_CHIP_DEPTH; d++)
+		s->hit_ratio[d] = NAN;
+	if (sb_chip_fp_curve(&f, &s->fp))
+		return;
+	for (int d = 0; d < SB_CHIP_DEPTH; d++)
+		s->demand[d] = sb_chip_fp_demand(&s->fp, (double)s->cache_bytes[d],
+						 &s->demand_resolved[d]);
+	s->bw_serial = sb_chip_fp_demand(&s->fp, llc, &ok);
+	for (unsigned w = 0; w < SB_CHIP_MAX_PREDICT; w++) {
+		unsigned t = want[w];
+
+		if (!new_count(s, t))
+			continue;
+		s->bw_par[s->npredict] = t * sb_chip_fp_demand(&s->fp,
+			llc / sb_chip_sharers(&s->machine, t), &ok);
+		s->bw_linear[s->npredict] = t * s->bw_serial;
+		s->npredict++;
+	}
+	s->verdict = SB_CHIP_SCALES;
+	for (unsigned t = 2; t <= s->max_threads; t++) {
+		double par = t * sb_chip_fp_demand(&s->fp, llc / sb_chip_sharers(&s->machine, t), &ok);
+		double linear = t * s->bw_serial;
+
+		s->verdict_from = t;
+		if (s->machine.bandwidth > 0 && par > s->machine.bandwidth) {
+			s->verdict = SB_CHIP_BANDWIDTH_BOUND;
+			return;
+		}
+		if (par > 1.10 * linear && (!(s->machine.bandwidth > 0) ||
+					    par - linear > 0.01 * s->machine.bandwidth)) {
+			s->verdict = SB_CHIP_CACHE_BOUND;
+			return;
+		}
+	}
+	s->verdict_from = 0;
+}
+
 int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		      const struct sb_profile *times, struct sb_chip_summary *s)
 {
@@ -178,6 +252,12 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 	}
 	s->t_ser = busy_seconds(p, r, times, &s->t_native);
 	machine_of(p, s);
+	s->max_threads = n_threads > 4 ? (n_threads < SB_CHIP_MAX_THREADS ? n_threads :
+					  SB_CHIP_MAX_THREADS) : 4;
+	if (r->mode == SB_CHIP_MODE_SAMPLED) {
+		summarize_sampled(r, want, s);
+		return 0;
+	}
 	s->depth_llc = sb_chip_depth_of(s->machine.llc_bytes, r->max_bytes);
 	s->bw_serial = sb_chip_bandwidth(s->est, s->depth_llc, r->line, s->t_ser);
 	/* a reference's latency with the whole cache: the slowdowns' base */
@@ -186,13 +266,9 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 					  s->machine.lat_miss);
 	for (unsigned w = 0; w < SB_CHIP_MAX_PREDICT; w++) {
 		unsigned t = want[w], share;
-		bool seen = false;
 
-		for (unsigned j = 0; j < s->npredict; j++)
-			seen |= s->threads[j] == t;
-		if (t < 2 || seen)
+		if (!new_count(s, t))
 			continue;
-		s->threads[s->npredict] = t;
 		share = sb_chip_sharers(&s->machine, t);
 
 		s->bw_par[s->npredict] = sb_chip_bandwidth_par(s->est, s->depth_llc, share, t,

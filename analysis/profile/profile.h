@@ -295,11 +295,12 @@ enum sb_chip_kind {
 
 enum sb_chip_mode {
 	SB_CHIP_MODE_EXACT = 1,     /* every load and store (scalebpf cc --chip) */
-	SB_CHIP_MODE_SAMPLED = 2,   /* record: sampled addresses, no PMU */
+	SB_CHIP_MODE_SAMPLED = 2,   /* record: footprint probes, no PMU */
 	SB_CHIP_MODE_SAMPLED_PMU = 3, /* record: PEBS loads and reuse */
 	SB_CHIP_MODE_MAX
 };
 #define SB_CHIP_ROW_DEPTHS 17       /* hits at depth 1..16, misses */
+#define SB_CHIP_ROW_WINDOWS 8       /* footprint probe windows */
 
 struct sb_chip_row {
 	uint32_t section;           /* SECTION: index into sections; else 0 */
@@ -316,6 +317,13 @@ struct sb_chip_row {
 	uint64_t busy_ns;           /* FUNCTION: time inside its outermost
 				     * calls, summed; else 0 (a section's and
 				     * the run's come from their threads) */
+	/* mode SAMPLED (no PMU: accesses and depths 0): footprint probes
+	 * (analysis/chip/chip_footprint.h) by window, ascending; windows
+	 * without probes are 0 */
+	uint64_t fp_window_ns[SB_CHIP_ROW_WINDOWS];
+	uint64_t fp_probes[SB_CHIP_ROW_WINDOWS];
+	uint64_t fp_touched[SB_CHIP_ROW_WINDOWS];
+	uint64_t fp_universe;       /* bytes the probes were drawn from (mean) */
 };
 
 /* "exact", "sampled", "sampled-pmu" (the JSON's mode). */

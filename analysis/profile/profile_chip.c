@@ -6,7 +6,8 @@
  *
  *   CHIP  section u32, mode u32, threads u32, line u32, max_bytes u64,
  *         rate_t u32, accesses u64, n u32, n x u64 depth counts,
- *         [kind u32, region u32, busy_ns u64]
+ *         [kind u32, region u32, busy_ns u64,
+ *          [m u32, m x (window_ns u64, probes u64, touched u64), universe u64]]
  *
  * Depths beyond those this reader knows are skipped, missing ones read 0.
  * The bracketed tail came with function and whole-run regions: a row
@@ -15,6 +16,7 @@
 #include "profile_priv.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)
@@ -34,6 +36,13 @@ void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t
 	sb_bytes_put_u32(b, r->kind);
 	sb_bytes_put_u32(b, r->region);
 	sb_bytes_put_u64(b, r->busy_ns);
+	sb_bytes_put_u32(b, SB_CHIP_ROW_WINDOWS);
+	for (size_t k = 0; k < SB_CHIP_ROW_WINDOWS; k++) {
+		sb_bytes_put_u64(b, r->fp_window_ns[k]);
+		sb_bytes_put_u64(b, r->fp_probes[k]);
+		sb_bytes_put_u64(b, r->fp_touched[k]);
+	}
+	sb_bytes_put_u64(b, r->fp_universe);
 }
 
 void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
@@ -64,6 +73,49 @@ void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
 		r->region = sb_bytes_get_u32(c);
 		r->busy_ns = sb_bytes_get_u64(c);
 	}
+	if (sb_bytes_left(c) >= 4) {
+		n = sb_bytes_get_u32(c);
+		if (n > (sb_bytes_left(c) - 8) / 24 || sb_bytes_left(c) < 8) {
+			c->bad = 1;
+			return;
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t w = sb_bytes_get_u64(c), pr = sb_bytes_get_u64(c);
+			uint64_t t = sb_bytes_get_u64(c);
+
+			if (k < SB_CHIP_ROW_WINDOWS) {
+				r->fp_window_ns[k] = w;
+				r->fp_probes[k] = pr;
+				r->fp_touched[k] = t;
+			}
+		}
+		r->fp_universe = sb_bytes_get_u64(c);
+	}
+}
+
+/* A sampled row's probes: ascending windows, touched <= probes, some
+ * probes, a universe. */
+static bool fp_ok(const struct sb_chip_row *r, size_t i, char *why, size_t len)
+{
+	uint64_t probes = 0, prev = 0;
+
+	for (size_t k = 0; k < SB_CHIP_ROW_WINDOWS; k++) {
+		if (!r->fp_probes[k])
+			continue;
+		if (r->fp_touched[k] > r->fp_probes[k] || r->fp_window_ns[k] <= prev) {
+			snprintf(why, len, "chip row %zu: footprint window %zu has %" PRIu64
+				 " of %" PRIu64 " probes touched at %" PRIu64 " ns", i, k,
+				 r->fp_touched[k], r->fp_probes[k], r->fp_window_ns[k]);
+			return false;
+		}
+		prev = r->fp_window_ns[k];
+		probes += r->fp_probes[k];
+	}
+	if (!probes || !r->fp_universe) {
+		snprintf(why, len, "chip row %zu: sampled, with no footprint probe", i);
+		return false;
+	}
+	return true;
 }
 
 uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
@@ -90,7 +142,10 @@ uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
 				 r->section, p->nsections);
 			return SB_CHUNK_CHIP;
 		}
-		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line || !r->accesses ||
+		if (r->mode == SB_CHIP_MODE_SAMPLED && !fp_ok(r, i, why, len))
+			return SB_CHUNK_CHIP;
+		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line ||
+		    (!r->accesses && r->mode != SB_CHIP_MODE_SAMPLED) ||
 		    (r->line & (r->line - 1)) || r->max_bytes < 16ull * r->line ||
 		    !r->rate_t || r->rate_t > (1u << 24)) {
 			snprintf(why, len, "chip row %zu has mode %" PRIu32 ", line %" PRIu32

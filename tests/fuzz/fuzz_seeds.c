@@ -144,10 +144,11 @@ static struct sb_profile *lime_profile(uint32_t kind_mask, int ninst)
 }
 
 /* Through the reservoir, as the recorder does: records and addr_* meta. */
-/* A CHIP row on section 0 and the machine keys the view reads. */
+/* CHIP rows: section 0's, a --region function's, a sampled whole run's;
+ * and the machine keys the view reads. */
 static void add_chip(struct sb_profile *p)
 {
-	struct sb_chip_row *r = calloc(1, sizeof(*r));
+	struct sb_chip_row *r = calloc(3, sizeof(*r));
 
 	if (!r)
 		exit(1);
@@ -159,8 +160,28 @@ static void add_chip(struct sb_profile *p)
 	r->rate_t = 1u << 24;
 	for (int k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
 		r->accesses += r->depth[k] = 1000u * (uint64_t)(k + 1);
+	r[1] = r[0];
+	r[1].kind = SB_CHIP_KIND_FUNCTION;
+	r[1].section = UINT32_MAX;
+	r[1].region = 0;
+	r[1].busy_ns = 5000000;
+	sb_profile_meta_set(p, "chip_region_0", "solve");
+	sb_profile_meta_set_u64(p, "chip_region_0_calls", 3);
+	sb_profile_meta_set_u64(p, "chip_region_0_busy_ns", 5000000);
+	r[2] = r[0];
+	r[2].kind = SB_CHIP_KIND_RUN;
+	r[2].section = UINT32_MAX;
+	r[2].mode = SB_CHIP_MODE_SAMPLED;
+	r[2].accesses = 0;
+	memset(r[2].depth, 0, sizeof(r[2].depth));
+	for (int k = 0; k < SB_CHIP_ROW_WINDOWS; k++) {
+		r[2].fp_window_ns[k] = 100000ull << k;
+		r[2].fp_probes[k] = 400;
+		r[2].fp_touched[k] = 20u * (uint64_t)(k + 1);
+	}
+	r[2].fp_universe = 16u << 20;
 	p->chip = r;
-	p->nchip = 1;
+	p->nchip = 3;
 	sb_profile_meta_set_u64(p, "chip_machine_llc_effective", 2u << 20);
 	sb_profile_meta_set_u64(p, "chip_machine_bandwidth", 10000000000ull);
 	sb_profile_meta_set_u64(p, "chip_machine_llc_latency_ps", 12000);

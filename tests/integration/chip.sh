@@ -212,8 +212,33 @@ chip_region_group() {
 		"$SB" record -q -o "$TMP/chip_region_bad.sbp" --region no_such_phase -- "$e" 1 1 1
 }
 
+# record --chip (experimental): footprint probes on a plain build,
+# random reads over 2 MB for ~3 s: the footprint the longest window
+# shows is the array (within 30%: the program's other memory adds a
+# little; probes are a sample), shorter windows show less, and there is
+# no hit ratio.
+chip_sampled_group() {
+	local j=$TMP/chip_sampled.json
+	if SCALEBPF_CALIBRATION=$CAL record_json "$j" --chip-probes 300 -- "$WL/clang/chip_ws" \
+		random 2048 1 600000000; then
+		jqcheck "chip sampled: one whole-run row, sampled, no hit ratio, its probes counted" "$j" \
+			"(.chip | length) == 1 and .chip[0].mode == \"sampled\" and .chip[0].kind == \"run\" and
+			 .chip[0].hit_ratio == null and (.meta.chip_fp_probes | tonumber) >= 500"
+		jqcheck "chip sampled: the longest window's footprint is the 2 MB array, within 30%" "$j" \
+			".chip[0].footprint[-1].bytes >= 0.7 * 2097152 and .chip[0].footprint[-1].bytes <= 1.3 * 2097152"
+		jqcheck "chip sampled: the windows ascend, the shortest shows less than the longest" "$j" \
+			"(.chip[0].footprint | map(.window_ns) | . == sort) and
+			 .chip[0].footprint[0].bytes < .chip[0].footprint[-1].bytes"
+	else
+		bad "chip sampled: record"
+	fi
+	expect_fail "chip sampled: --chip without samples (-F 0) is refused" "needs cpu-clock samples" \
+		"$SB" record -q -F 0 --chip -o "$TMP/chip_nosamples.sbp" -- "$WL/clang/chip_ws" random 64 1 1
+}
+
 if [ -x "$CW" ]; then
 	chip_calibrate_group
+	chip_sampled_group
 	chip_region_group
 	chip_exact_group
 	timed_group "chip shards" chip_shards_group

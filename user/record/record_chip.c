@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
+#include "record_footprint.h"
 #include "record_session.h"
 #include "sbpf_keys.h"
 #include "sections/sections.h"
@@ -114,6 +115,30 @@ static void region_meta(struct sb_rec *r, struct sb_profile *p)
 	}
 }
 
+/* A sampled row's sizes: up to twice the cache the model uses (the
+ * calibrated effective one, else the nominal), as an exact profile's. */
+static uint64_t sampled_bytes(const struct sb_profile *p)
+{
+	uint64_t llc = sb_profile_meta_get_u64(p, "chip_machine_llc_effective");
+
+	if (!llc)
+		llc = sb_profile_meta_get_u64(p, "chip_machine_llc_nominal");
+	return llc && llc < (1ull << 37) ? 2 * llc : 64ull << 20;
+}
+
+static uint32_t sampled_line(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size", "re");
+	unsigned v = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v >= 16 && v <= 4096 && !(v & (v - 1)) ? v : 64;
+}
+
 /* A row of the recording's shape for counts (depths, then accesses). */
 static int counts_row(struct sb_rec *r, struct sb_profile *p, size_t *cap, uint32_t kind,
 		      uint32_t region, const struct sb_region_total *t)
@@ -144,13 +169,18 @@ int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const 
 	size_t cap = p->nchip, sections;
 
 	region_meta(r, p);
+	if (!r->plan.chip && !r->fprobe)
+		return 0;
+	machine_meta(p);
+	if (r->fprobe && sb_fprobe_store(r->fprobe, p, sampled_bytes(p), sampled_line()))
+		return -1;
 	if (!r->plan.chip)
 		return 0;
+	cap = p->nchip;
 	sb_profile_meta_set_u64(p, "chip_batches", r->chip.batches);
 	sb_profile_meta_set_u64(p, "chip_batches_reshaped", r->chip.reshaped);
 	sb_profile_meta_set_u64(p, "drops_chip", c[SB_CNT_DROP_CHIP]);
 	sb_profile_meta_set_u64(p, "chip_faults", c[SB_CNT_CHIP_FAULT]);
-	machine_meta(p);
 	for (size_t s = 0;; s++) {
 		uint64_t tot[SB_KEY_TOTALS];
 		struct sb_chip_row row;

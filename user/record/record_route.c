@@ -17,6 +17,7 @@
 #include "hw/hwsession.h"
 #include "hw/lbr_pebs.h"
 #include "profile/profile.h"
+#include "record_footprint.h"
 #include "record_watch.h"
 #include "stacks.h"
 #include "util/idmap.h"
@@ -205,6 +206,9 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 	/* Its data address, from its own registers (issue 3), and the
 	 * cache line it touched for sampled sharing (record_watch.h). */
 	decoded = sb_addr_sampler_add(r->addrs, s, &a, &bin);
+	if (r->fprobe)
+		sb_fprobe_running(r->fprobe, r->fw.cur ? r->fw.cur->pid : r->pid, s->hdr.tid,
+				  s->hdr.ts);
 	if (r->watch)
 		sb_watch_sample(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, s,
 				size >= sizeof(struct sb_rec_sample_stack) ?

@@ -18,6 +18,7 @@
 #include "util/idmap.h"
 #include "binary/procmaps.h"
 #include "record_bpf.h"
+#include "record_footprint.h"
 #include "record_watch.h"
 #include "rec_timing.h"
 
@@ -229,6 +230,8 @@ int sb_rec_setup(struct sb_rec *r)
 	r->pin.fd = -1;
 	if (!(r->watch = sb_watch_alloc(r->watch_rate, err, sizeof(err))))
 		return sb_rec_fail(r, "%s", err);
+	if (r->chip_probes && !(r->fprobe = sb_fprobe_alloc(r->chip_probes)))
+		return sb_rec_fail(r, "out of memory");
 	/* -p: the process runs on; stopping it could show to a job-control
 	 * shell as a stopped job, so probes go in asynchronously there. */
 	bo.stop_mode = r->ncmd > 0 && r->follow;
@@ -386,6 +389,7 @@ void sb_rec_stop(struct sb_rec *r)
 		return;
 	sb_tm_mark("stop: detach and drain");
 	sb_watch_stop(r->watch, r->bpf, r->end_ns);   /* its events, before the drain */
+	sb_fprobe_stop(r->fprobe);
 	nf = r->fw.nnot_followed;
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 	/* Not when the command and every process it started were seen to
@@ -433,6 +437,7 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_pin_close(&r->pin);
 	sb_hwsession_free(r->hw);
 	sb_watch_free(r->watch);
+	sb_fprobe_free(r->fprobe);
 	r->watch = NULL;
 	/* After a setup failure too: the drain attaches nothing more. */
 	r->fw.stopping = true;

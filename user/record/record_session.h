@@ -25,6 +25,7 @@ struct sb_addr_sampler;
 struct sb_stacks;
 struct sb_hwsession;
 struct sb_watch;
+struct sb_fprobe;
 
 struct sb_rec {
 	/* options */
@@ -47,6 +48,7 @@ struct sb_rec {
 	int events_req;              /* --events: enum sb_events_mode (hw/pmu.h) */
 	bool unwind_fp;              /* --unwind fp: no stack copies */
 	unsigned watch_rate;         /* --watch-rate: watchpoint arms/s */
+	unsigned chip_probes;        /* --chip, --chip-probes: footprint probes/s */
 
 	/* state */
 	bool spawned, child_exited;
@@ -74,6 +76,7 @@ struct sb_rec {
 		uint64_t max_bytes;
 		uint32_t line, rate_t;
 	} chip;
+	struct sb_fprobe *fprobe;    /* footprint probes (record_footprint.h) */
 	struct sb_regions regions;   /* --region functions, the whole run
 				      * (record_region.h); allocated at the
 				      * first record that needs it */

@@ -352,8 +352,7 @@ void sb_watch_hit(struct sb_watch *w, struct sb_maps *maps, int pid,
 			runtime_bin(w, bin));
 }
 
-/* One watch: 0, or -errno (ENOSPC: slots taken; ESRCH: thread gone). */
-static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
+int sb_watch_open(uint32_t tid, uint64_t word, bool reads)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -361,7 +360,7 @@ static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
 	memset(&attr, 0, sizeof(attr));
 	attr.type = PERF_TYPE_BREAKPOINT;
 	attr.size = sizeof(attr);
-	attr.bp_type = HW_BREAKPOINT_W;
+	attr.bp_type = reads ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
 	attr.bp_addr = word;
 	attr.bp_len = HW_BREAKPOINT_LEN_8;
 	attr.sample_period = 1;
@@ -369,8 +368,16 @@ static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	fd = (int)syscall(__NR_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* One watch: 0, or -errno (ENOSPC: slots taken; ESRCH: thread gone). */
+static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
+{
+	int fd = sb_watch_open(tid, word, false);
+
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* SET_BPF does not enable the event (libbpf's attach would, with
 	 * no limit); REFRESH 1 enables it for one hit. */
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {

@@ -34,6 +34,11 @@ struct sb_watch;
  * come within microseconds. */
 #define SB_WATCH_WINDOW_NS 2000000ull  /* 2 ms */
 
+/* A disabled watchpoint on the 8 bytes at word in thread tid, for stores
+ * (reads too: footprint probes, record_footprint.h): its fd, or -errno
+ * (ENOSPC: the thread's four debug registers are held; ESRCH: gone). */
+int sb_watch_open(uint32_t tid, uint64_t word, bool reads);
+
 /* rate: arms per second (0: candidates are kept, none is confirmed).
  * NULL with a message on a bad option or no memory. */
 struct sb_watch *sb_watch_alloc(unsigned rate, char *err, size_t len);

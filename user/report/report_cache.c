@@ -44,8 +44,11 @@ static void fmt_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%.3g KB", (double)b / 1024);
 }
 
+/* (a sampled row's: its demand at the machine's cache, per second) */
 static double miss_traffic(const struct sb_chip_summary *s)
 {
+	if (s->sampled)
+		return s->bw_serial / (s->line ? s->line : 64);
 	return sb_chip_total(s->est) - sb_chip_hits(s->est, s->depth_llc);
 }
 
@@ -76,7 +79,12 @@ static struct sb_chip_summary *summaries(const struct sb_profile *p,
 
 static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t len)
 {
-	if (s->rate >= 1)
+	if (s->sampled)
+		snprintf(buf, len, "sampled, experimental: %llu footprint probes (32-byte "
+			 "granules: a line touched in one word shows half; windows under ~1 ms not "
+			 "kept here; short windows' footprint not yet checked against exact ones)",
+			 (unsigned long long)s->fp.probes);
+	else if (s->rate >= 1)
 		snprintf(buf, len, "exact: every load and store");
 	else
 		snprintf(buf, len, "SHARDS at R = %.3g: lines sampled spatially (within 0.03 "
@@ -126,6 +134,48 @@ static void region_label(const struct sb_profile *p, const struct sb_chip_summar
 		sb_loc_format_section(p, s->section, buf, len);
 }
 
+/* Serially, at 2, 4 and N threads, linear, the machine's. */
+static void bandwidth_text(const struct sb_chip_summary *s, FILE *f)
+{
+	fprintf(f, "    DRAM bandwidth: serial %.2f GB/s", s->bw_serial / 1e9);
+	for (unsigned i = 0; i < s->npredict; i++)
+		fprintf(f, "; %u threads %.2f GB/s (linear %.2f)", s->threads[i], s->bw_par[i] / 1e9,
+			s->bw_linear[i] / 1e9);
+	if (s->machine.bandwidth > 0)
+		fprintf(f, "; machine %.1f GB/s", s->machine.bandwidth / 1e9);
+	fputc('\n', f);
+}
+
+/* A sampled row: no hit ratio (no access count), the footprint curve
+ * and the DRAM demand it implies by cache size, then as for exact. */
+static void sampled_text(const struct sb_chip_summary *s, FILE *f)
+{
+	char a[32];
+
+	fprintf(f, "    footprint (distinct bytes a thread touches in a window; %llu probes):",
+		(unsigned long long)s->fp.probes);
+	for (unsigned i = 0; i < s->fp.n; i++) {
+		fmt_bytes((uint64_t)(s->fp.bytes[i] > 0 ? s->fp.bytes[i] : 0), a, sizeof(a));
+		fprintf(f, "%s %.3g ms %s", i % 4 ? "," : i ? "\n     " : "\n     ",
+			s->fp.t[i] * 1e3, a);
+		fmt_bytes((uint64_t)s->fp.err[i], a, sizeof(a));
+		fprintf(f, " (+-%s)", a);
+	}
+	fputs("\n    DRAM demand by cache size (bytes/s it lets through; <: at most, the cache "
+	      "outgrows what the windows show):", f);
+	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
+		fprintf(f, "%s%s %s%.2f GB/s", d % 4 ? ", " : "\n      ", a,
+			s->demand_resolved[d] ? "" : "<", s->demand[d] / 1e9);
+	}
+	fputs("\n    hit ratio: not measured (no PMU: accesses cannot be counted, and a hit "
+	      "ratio would rest on a guess)\n", f);
+	bandwidth_text(s, f);
+	verdict_text(s, f);
+	fputs("    (experimental: the footprint path is not yet validated against exact "
+	      "footprints; use scalebpf cc --chip for numbers to act on)\n", f);
+}
+
 static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s, size_t rank,
 		     FILE *f)
 {
@@ -140,9 +190,17 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 		fputs(" (--region: its outermost calls)", f);
 	else if (s->kind == SB_CHIP_KIND_RUN)
 		fputs(" (every access of every thread, in and out of sections)", f);
-	fprintf(f, ": %llu accesses, %s busy, %u thread%s profiled\n",
-		(unsigned long long)s->accesses, t, s->threads_profiled,
-		s->threads_profiled == 1 ? "" : "s");
+	if (s->sampled)
+		fprintf(f, ": sampled while running, %u thread%s seen\n", s->threads_profiled,
+			s->threads_profiled == 1 ? "" : "s");
+	else
+		fprintf(f, ": %llu accesses, %s busy, %u thread%s profiled\n",
+			(unsigned long long)s->accesses, t, s->threads_profiled,
+			s->threads_profiled == 1 ? "" : "s");
+	if (s->sampled) {
+		sampled_text(s, f);
+		return;
+	}
 	fmt_bytes(s->cache_bytes[0], a, sizeof(a));
 	fprintf(f, "    hit ratio by cache size (%s steps): |", a);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
@@ -156,13 +214,7 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 		fprintf(f, "%s%s %.2f", d % 4 ? ", " : d ? "\n      " : " ", a, s->hit_ratio[d]);
 	}
 	fputc('\n', f);
-	fprintf(f, "    DRAM bandwidth: serial %.2f GB/s", s->bw_serial / 1e9);
-	for (unsigned i = 0; i < s->npredict; i++)
-		fprintf(f, "; %u threads %.2f GB/s (linear %.2f)", s->threads[i], s->bw_par[i] / 1e9,
-			s->bw_linear[i] / 1e9);
-	if (s->machine.bandwidth > 0)
-		fprintf(f, "; machine %.1f GB/s", s->machine.bandwidth / 1e9);
-	fputc('\n', f);
+	bandwidth_text(s, f);
 	if (s->npredict && s->slowdown[0] > 0) {
 		fprintf(f, "    per reference, if each waits for its load (%.0f ns a cache hit, "
 			"%.0f ns DRAM):", s->machine.lat_hit, s->machine.lat_miss);
@@ -222,7 +274,7 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
 	struct sb_chip_summary *s;
-	char a[32], b[32], c[160];
+	char a[32], b[32], c[320];
 	size_t n;
 
 	regions_text(p, f);
@@ -276,7 +328,7 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 {
 	const struct sb_profile *p = r->p;
 	struct sb_chip_summary *s;
-	char c[160];
+	char c[320];
 	size_t n;
 
 	if (!p->nchip)
@@ -296,10 +348,26 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 			sb_chip_mode_name(s[i].mode), s[i].threads_profiled);
 		for (int d = 0; d < SB_CHIP_DEPTH; d++)
 			fprintf(j->f, "%s%llu", d ? ", " : "", (unsigned long long)s[i].cache_bytes[d]);
-		fputs("], \"hit_ratio\": [", j->f);
-		for (int d = 0; d < SB_CHIP_DEPTH; d++)
-			fprintf(j->f, "%s%.6f", d ? ", " : "", s[i].hit_ratio[d]);
-		fprintf(j->f, "], \"accesses\": %llu, \"rate\": %g, \"busy_ns\": %.0f, "
+		fputs("], \"hit_ratio\": ", j->f);
+		if (s[i].sampled) {   /* not measured: no access count */
+			fputs("null, \"footprint\": [", j->f);
+			for (unsigned k = 0; k < s[i].fp.n; k++)
+				fprintf(j->f, "%s{\"window_ns\": %.0f, \"bytes\": %.0f, \"stderr\": %.0f}",
+					k ? ", " : "", s[i].fp.t[k] * 1e9, s[i].fp.bytes[k], s[i].fp.err[k]);
+			fputs("], \"demand\": [", j->f);
+			for (int d = 0; d < SB_CHIP_DEPTH; d++)
+				fprintf(j->f, "%s%.0f", d ? ", " : "", s[i].demand[d]);
+			fputs("], \"demand_resolved\": [", j->f);
+			for (int d = 0; d < SB_CHIP_DEPTH; d++)
+				fprintf(j->f, "%s%s", d ? ", " : "", s[i].demand_resolved[d] ? "true" : "false");
+			fputc(']', j->f);
+		} else {
+			fputc('[', j->f);
+			for (int d = 0; d < SB_CHIP_DEPTH; d++)
+				fprintf(j->f, "%s%.6f", d ? ", " : "", s[i].hit_ratio[d]);
+			fputc(']', j->f);
+		}
+		fprintf(j->f, ", \"accesses\": %llu, \"rate\": %g, \"busy_ns\": %.0f, "
 			"\"bandwidth_serial\": %.0f, \"bandwidth\": ",
 			(unsigned long long)s[i].accesses, s[i].rate, s[i].t_ser * 1e9,
 			s[i].bw_serial);

@@ -23,7 +23,7 @@ static void round_trip(void)
 	struct sb_profile *p = make_full(), *q = NULL;
 	char path[256], err[256] = "";
 
-	p->chip = calloc(4, sizeof(*p->chip));
+	p->chip = calloc(5, sizeof(*p->chip));
 	if (!p->chip)
 		abort();
 	p->chip[0] = row(0, SB_CHIP_MODE_EXACT);
@@ -37,13 +37,23 @@ static void round_trip(void)
 	sb_profile_meta_set(p, "chip_region_7", "phase_two");
 	p->chip[3] = row(0, SB_CHIP_MODE_EXACT);
 	p->chip[3].kind = SB_CHIP_KIND_RUN;
-	p->nchip = 4;
+	/* a sampled row: footprint probes, no access count */
+	p->chip[4] = row(0, SB_CHIP_MODE_SAMPLED);
+	p->chip[4].kind = SB_CHIP_KIND_RUN;
+	p->chip[4].accesses = 0;
+	for (size_t k = 0; k < SB_CHIP_ROW_WINDOWS; k++) {
+		p->chip[4].fp_window_ns[k] = 100000 << k;
+		p->chip[4].fp_probes[k] = UINT64_MAX - k;
+		p->chip[4].fp_touched[k] = k * 3;
+	}
+	p->chip[4].fp_universe = UINT64_MAX;
+	p->nchip = 5;
 	tpath(path, sizeof(path), "chip.sbp");
 	CHECK(sb_profile_write(p, path, err, sizeof(err)) == SB_OK, "write: %s", err);
 	CHECK(sb_profile_read(path, &q, err, sizeof(err)) == SB_OK && q, "read: %s", err);
 	if (q) {
 		check_same(p, q);
-		CHECK(q->nchip == 4 && !memcmp(q->chip, p->chip, 4 * sizeof(*q->chip)),
+		CHECK(q->nchip == 5 && !memcmp(q->chip, p->chip, 5 * sizeof(*q->chip)),
 		      "rows equal (%zu)", q->nchip);
 		sb_profile_free(q);
 	}
@@ -57,6 +67,21 @@ static void round_trip(void)
 	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "kind"),
 	      "unknown kind: %s", err);
 	p->chip[3].kind = SB_CHIP_KIND_RUN;
+	/* refused: a sampled row with more touched than probes, windows out
+	 * of order, no probe at all */
+	p->chip[4].fp_touched[2] = p->chip[4].fp_probes[2] + 1;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "footprint"),
+	      "touched > probes: %s", err);
+	p->chip[4].fp_touched[2] = 0;
+	p->chip[4].fp_window_ns[3] = p->chip[4].fp_window_ns[2];
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "footprint"),
+	      "windows out of order: %s", err);
+	p->chip[4].fp_window_ns[3] = p->chip[4].fp_window_ns[2] * 2;
+	memset(p->chip[4].fp_probes, 0, sizeof(p->chip[4].fp_probes));
+	memset(p->chip[4].fp_touched, 0, sizeof(p->chip[4].fp_touched));
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "no footprint"),
+	      "no probes: %s", err);
+	p->nchip = 4;
 	/* refused: a section beyond the last, an unknown mode, a line that is
 	 * no power of two, a rate of 0 */
 	p->chip[1].section = (uint32_t)p->nsections;

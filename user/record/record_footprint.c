@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/* Footprint probes (record_footprint.h). */
+#include "record_footprint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chip/chip.h"
+#include "clock.h"
+#include "profile/profile.h"
+#include "record_watch.h"
+
+#define WORDS (SB_CHIP_FP_GRANULE / 8)
+#define MAX_RANGES 4096
+#define MAPS_EVERY_NS 500000000ull     /* re-read the mappings */
+#define RUNNING_FRESH_NS 100000000ull  /* a sample older than this: idle */
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct sb_fprobe {
+	uint64_t interval_ns, next_arm;
+	/* the thread last seen running */
+	int pid;
+	uint32_t tid;
+	uint64_t seen_ts;
+	/* the process's writable memory */
+	int maps_pid, pagemap_fd;
+	uint64_t maps_at, total;
+	struct range ranges[MAX_RANGES];
+	size_t nranges;
+	/* the open probe */
+	int fds[WORDS], nfds;
+	unsigned window;
+	uint64_t start, deadline, armed_total;
+	uint64_t arms, rng;
+	/* the results */
+	uint64_t probes[SB_CHIP_FP_WINDOWS], touched[SB_CHIP_FP_WINDOWS];
+	/* the windows as they were: a long one ends at the recorder's next
+	 * look, later than asked; its probes' mean length is its t */
+	uint64_t watched_ns[SB_CHIP_FP_WINDOWS], watched[SB_CHIP_FP_WINDOWS];
+	double universe_sum;
+	uint64_t enospc, gone, failed, no_thread, no_memory, untouched_pages;
+	uint32_t tids[256];
+	unsigned ntids;
+};
+
+struct sb_fprobe *sb_fprobe_alloc(unsigned rate)
+{
+	struct sb_fprobe *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->interval_ns = 1000000000ull / (rate ? rate : 1);
+	f->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	/* a 0.1 ms window must not sleep the default 50 us of slack more */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	f->maps_pid = -1;
+	f->pagemap_fd = -1;
+	return f;
+}
+
+void sb_fprobe_free(struct sb_fprobe *f)
+{
+	if (f) {
+		sb_fprobe_stop(f);
+		if (f->pagemap_fd >= 0)
+			close(f->pagemap_fd);
+	}
+	free(f);
+}
+
+void sb_fprobe_running(struct sb_fprobe *f, int pid, uint32_t tid, uint64_t ts)
+{
+	f->pid = pid;
+	f->tid = tid;
+	f->seen_ts = ts;
+}
+
+static uint64_t next_rand(struct sb_fprobe *f)
+{
+	f->rng ^= f->rng << 13;
+	f->rng ^= f->rng >> 7;
+	f->rng ^= f->rng << 17;
+	return f->rng;
+}
+
+/* The writable private mappings of pid: its heap, data, stacks, anonymous
+ * memory; not the vDSO's. */
+static void read_ranges(struct sb_fprobe *f, int pid, uint64_t now)
+{
+	char path[64], line[512], perm[8];
+	unsigned long long lo, hi;
+	FILE *m;
+
+	if (f->maps_pid != pid && f->pagemap_fd >= 0) {
+		close(f->pagemap_fd);
+		f->pagemap_fd = -1;
+	}
+	if (f->pagemap_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+		f->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	f->maps_pid = pid;
+	f->maps_at = now;
+	f->nranges = 0;
+	f->total = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(m = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), m) && f->nranges < MAX_RANGES) {
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perm) != 3 || strcmp(perm, "rw-p") ||
+		    hi <= lo || strstr(line, "[vvar") || strstr(line, "[vsyscall]"))
+			continue;
+		f->ranges[f->nranges].lo = lo;
+		f->ranges[f->nranges].hi = hi;
+		f->total += hi - lo;
+		f->nranges++;
+	}
+	fclose(m);
+}
+
+/* A granule drawn uniformly from the ranges' bytes. */
+static uint64_t draw(struct sb_fprobe *f)
+{
+	uint64_t off = (next_rand(f) % f->total) & ~(uint64_t)(SB_CHIP_FP_GRANULE - 1);
+
+	for (size_t i = 0; i < f->nranges; i++) {
+		uint64_t len = f->ranges[i].hi - f->ranges[i].lo;
+
+		if (off < len)
+			return f->ranges[i].lo + off;
+		off -= len;
+	}
+	return 0;
+}
+
+static void close_all(struct sb_fprobe *f)
+{
+	for (int i = 0; i < f->nfds; i++)
+		close(f->fds[i]);
+	f->nfds = 0;
+}
+
+static void seen_thread(struct sb_fprobe *f, uint32_t tid)
+{
+	for (unsigned i = 0; i < f->ntids; i++)
+		if (f->tids[i] == tid)
+			return;
+	if (f->ntids < sizeof(f->tids) / sizeof(f->tids[0]))
+		f->tids[f->ntids++] = tid;
+}
+
+/*
+ * Whether the page of addr was never touched (not present, not swapped):
+ * its granule is not touched in the window either, which the probe
+ * records without arming (most of a thread stack's 8 MB, say).  A page
+ * touched for the first time inside the window is missed: rare, and a
+ * slight undercount.  Unknown (no pagemap): false.
+ */
+static bool never_touched(struct sb_fprobe *f, uint64_t addr)
+{
+	uint64_t e;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (f->pagemap_fd < 0 || page <= 0 ||
+	    pread(f->pagemap_fd, &e, sizeof(e), (off_t)(addr / (uint64_t)page * 8)) != sizeof(e))
+		return false;
+	return !(e >> 62 & 3);   /* bit 63 present, 62 swapped */
+}
+
+static void arm(struct sb_fprobe *f, uint64_t now)
+{
+	uint64_t addr;
+
+	if (!f->tid || now - f->seen_ts > RUNNING_FRESH_NS) {
+		f->no_thread++;   /* nothing ran lately */
+		return;
+	}
+	if (f->pid != f->maps_pid || now - f->maps_at > MAPS_EVERY_NS)
+		read_ranges(f, f->pid, now);
+	/* a granule on a page never touched is a probe's answer at no cost:
+	 * drawn again, a few times */
+	for (int tries = 0;; tries++) {
+		if (!f->total || !(addr = draw(f))) {
+			f->no_memory++;
+			return;
+		}
+		if (tries == 16 || !never_touched(f, addr))
+			break;
+		f->probes[f->arms++ % SB_CHIP_FP_WINDOWS]++;
+		f->universe_sum += (double)f->total;
+		f->untouched_pages++;
+	}
+	for (int i = 0; i < WORDS; i++) {
+		int fd = sb_watch_open(f->tid, addr + 8 * (uint64_t)i, true);
+
+		if (fd < 0) {
+			if (fd == -ENOSPC)
+				f->enospc++;
+			else if (fd == -ESRCH)
+				f->gone++;
+			else
+				f->failed++;
+			close_all(f);
+			return;
+		}
+		f->fds[f->nfds++] = fd;
+	}
+	/* all four opened (~25 us each), then enabled together, each for one
+	 * trap: the window starts once they all watch */
+	for (int i = 0; i < WORDS; i++)
+		if (ioctl(f->fds[i], PERF_EVENT_IOC_REFRESH, 1)) {
+			f->failed++;
+			close_all(f);
+			return;
+		}
+	f->start = sb_now_ns();
+	f->window = (unsigned)(f->arms++ % SB_CHIP_FP_WINDOWS);
+	f->deadline = f->start + sb_chip_fp_window_ns[f->window];
+	f->armed_total = f->total;
+	seen_thread(f, f->tid);
+	(void)now;
+}
+
+static void finish(struct sb_fprobe *f, uint64_t now)
+{
+	bool touched = false;
+
+	/* the window as it was (wall time: the thread's CPU time is only
+	 * updated at ticks, too coarse for 0.1 ms), taken before the counts:
+	 * a trap after it is not in the window */
+	f->watched_ns[f->window] += now - f->start;
+	f->watched[f->window]++;
+	for (int i = 0; i < f->nfds; i++) {
+		uint64_t count = 0;
+
+		if (read(f->fds[i], &count, sizeof(count)) == sizeof(count) && count)
+			touched = true;
+	}
+	close_all(f);
+	f->probes[f->window]++;
+	f->touched[f->window] += touched;
+	f->universe_sum += (double)f->armed_total;
+}
+
+/* Short windows end here: the recorder's loop looks every millisecond
+ * or more, so a window of 0.1 ms would be ten times longer; it sleeps
+ * instead (at most 2 ms, within the probe budget).  Not spinning: on
+ * this VM's two vCPUs a spinning recorder took the target's host CPU,
+ * which then touched nothing in 0.5 ms windows. */
+#define WAIT_HERE_NS 2000000ull
+
+int sb_fprobe_tick(struct sb_fprobe *f, uint64_t now)
+{
+	if (!f)
+		return -1;
+	if (f->nfds && now >= f->deadline)
+		finish(f, sb_now_ns());
+	if (!f->nfds && now >= f->next_arm) {
+		f->next_arm = now + f->interval_ns;
+		arm(f, now);
+		if (f->nfds && sb_chip_fp_window_ns[f->window] <= WAIT_HERE_NS) {
+			struct timespec ts = { (time_t)(f->deadline / 1000000000ull),
+					       (long)(f->deadline % 1000000000ull) };
+
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			finish(f, sb_now_ns());
+		}
+		now = sb_now_ns();
+	}
+	if (f->nfds)
+		return (int)((f->deadline - now) / 1000000 + 1);
+	return (int)((f->next_arm - now) / 1000000 + 1);
+}
+
+void sb_fprobe_stop(struct sb_fprobe *f)
+{
+	if (f)
+		close_all(f);
+}
+
+int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
+		    uint32_t line)
+{
+	uint64_t probes = 0;
+	struct sb_chip_row *v, row;
+
+	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++)
+		probes += f->probes[w];
+	sb_profile_meta_set_u64(p, "chip_fp_probes", probes);
+	sb_profile_meta_set_u64(p, "chip_fp_enospc", f->enospc);
+	sb_profile_meta_set_u64(p, "chip_fp_thread_gone", f->gone);
+	sb_profile_meta_set_u64(p, "chip_fp_arm_failed", f->failed);
+	sb_profile_meta_set_u64(p, "chip_fp_no_running_thread", f->no_thread);
+	sb_profile_meta_set_u64(p, "chip_fp_rate", 1000000000ull / f->interval_ns);
+	sb_profile_meta_set_u64(p, "chip_fp_untouched_pages", f->untouched_pages);
+	if (!probes || !(f->universe_sum > 0))
+		return 0;
+	sb_profile_meta_set_u64(p, "chip_fp_universe_bytes",
+				(uint64_t)(f->universe_sum / (double)probes));
+	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "chip_fp_%u_touched_of", w);
+		{
+			char v[48];
+
+			snprintf(v, sizeof(v), "%llu/%llu in %llu ns", (unsigned long long)f->touched[w],
+				 (unsigned long long)f->probes[w],
+				 (unsigned long long)(f->watched[w] ? f->watched_ns[w] / f->watched[w] : 0));
+			sb_profile_meta_set(p, key, v);
+		}
+	}
+	memset(&row, 0, sizeof(row));
+	row.kind = SB_CHIP_KIND_RUN;
+	row.section = UINT32_MAX;
+	row.mode = SB_CHIP_MODE_SAMPLED;
+	row.threads = f->ntids;
+	row.line = line;
+	row.max_bytes = max_bytes;
+	row.rate_t = SB_CHIP_RATE_SCALE;
+	/* each window at its probes' mean length; one that came out no
+	 * longer than the one before (the recorder looked late) is merged
+	 * into it, so the windows ascend as the profile requires */
+	{
+		unsigned n = 0;
+
+		for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS && w < SB_CHIP_ROW_WINDOWS; w++) {
+			uint64_t len = f->watched[w] ? f->watched_ns[w] / f->watched[w]
+						     : sb_chip_fp_window_ns[w];
+
+			if (!f->probes[w])
+				continue;
+			if (n && len <= row.fp_window_ns[n - 1]) {
+				uint64_t a = row.fp_probes[n - 1], b = f->probes[w];
+
+				row.fp_window_ns[n - 1] = (uint64_t)(((double)row.fp_window_ns[n - 1] * (double)a +
+								      (double)len * (double)b) / (double)(a + b));
+				row.fp_probes[n - 1] += b;
+				row.fp_touched[n - 1] += f->touched[w];
+				continue;
+			}
+			row.fp_window_ns[n] = len;
+			row.fp_probes[n] = f->probes[w];
+			row.fp_touched[n++] = f->touched[w];
+		}
+	}
+	row.fp_universe = (uint64_t)(f->universe_sum / (double)probes);
+	if (!(v = realloc(p->chip, (p->nchip + 1) * sizeof(*v))))
+		return -1;
+	p->chip = v;
+	p->chip[p->nchip++] = row;
+	return 0;
+}

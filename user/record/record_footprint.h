@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Footprint probes: the recorder's sampled cache profile without a PMU
+ * (analysis/chip/chip_footprint.h says what they measure and why).  A
+ * probe: in a thread a cpu-clock sample just saw running, four one-shot
+ * read/write watchpoints (PERF_TYPE_BREAKPOINT, 8 bytes each: x86's four
+ * debug registers) on a 32-byte granule drawn uniformly from the bytes of
+ * the process's writable private mappings, for a window of 0.1 to 20 ms
+ * (taken in turn); then whether any fired.  One probe at a time, within a
+ * budget of probes per second; a probe costs the recorder ~0.1 ms of
+ * system calls and the target one trap at most.  Probes that cannot arm
+ * (the thread's debug registers held, by sampled sharing's watchpoints or
+ * a debugger: ENOSPC; the thread gone) are counted, not taken.
+ */
+#ifndef SB_RECORD_FOOTPRINT_H
+#define SB_RECORD_FOOTPRINT_H
+
+#include <stdint.h>
+
+#define SB_FPROBE_DEFAULT_RATE 100   /* probes per second: --chip */
+
+struct sb_fprobe;
+struct sb_profile;
+
+/* rate: probes per second (> 0).  NULL: no memory. */
+struct sb_fprobe *sb_fprobe_alloc(unsigned rate);
+void sb_fprobe_free(struct sb_fprobe *f);
+
+/* A sample saw thread tid of process pid running at ts. */
+void sb_fprobe_running(struct sb_fprobe *f, int pid, uint32_t tid, uint64_t ts);
+
+/* Ends a due probe, arms the next within the budget; ms until the next
+ * thing due (the poll's timeout), -1 when nothing is. */
+int sb_fprobe_tick(struct sb_fprobe *f, uint64_t now);
+/* Closes the open probe (not counted). */
+void sb_fprobe_stop(struct sb_fprobe *f);
+
+/* A whole-run CHIP row of mode sampled (max_bytes, line: the profile's
+ * shape) and chip_fp_* metadata; 0, or -1 without memory. */
+int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
+		    uint32_t line);
+
+#endif
