@@ -230,7 +230,6 @@ static void arm(struct sb_fprobe *f, uint64_t now)
 	f->deadline = f->start + sb_chip_fp_window_ns[f->window];
 	f->armed_total = f->total;
 	seen_thread(f, f->tid);
-	(void)now;
 }
 
 static void finish(struct sb_fprobe *f, uint64_t now)

@@ -81,9 +81,9 @@ static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t
 {
 	if (s->sampled)
 		snprintf(buf, len, "sampled, experimental: %llu footprint probes (32-byte "
-			 "granules: a line touched in one word shows half; windows under ~1 ms not "
-			 "kept here; short windows' footprint not yet checked against exact ones)",
-			 (unsigned long long)s->fp.probes);
+			 "granules: a line touched in one word shows half; on a busy host short "
+			 "windows stretch, kept at their measured length; not yet checked against "
+			 "exact footprints)", (unsigned long long)s->fp.probes);
 	else if (s->rate >= 1)
 		snprintf(buf, len, "exact: every load and store");
 	else
