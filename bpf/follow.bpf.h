@@ -83,6 +83,17 @@ static __always_inline void emit_thread(__u16 type, __u32 tid, __u32 parent,
  * first instruction on.  task_newtask rather than sched_process_fork:
  * it is attached already and says the same (the child's tgid is set).
  */
+/* The state of a thread that has not run yet: all its runtime is ours.
+ * Made at first sight instead, it left out what ran before: a first
+ * switch in that went unseen cost a segment of 2.7 ms of work 0.7 ms. */
+static __always_inline void new_thread_state(__u32 tid)
+{
+	struct sb_thread_state fresh = { 0 };
+
+	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY))
+		count(SB_CNT_STATE_FULL);
+}
+
 SEC("tp_btf/task_newtask")
 int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 {
@@ -105,6 +116,8 @@ int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 	} else if (!follow_of(tgid)) {
 		return 0;
 	}
+	if (follow_of(tgid))   /* not a process left unfollowed */
+		new_thread_state(BPF_CORE_READ(task, pid));
 	emit_thread(SB_REC_THREAD_NEW, BPF_CORE_READ(task, pid), (__u32)cur, 0, task);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_links.h"
@@ -46,6 +47,38 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* The distance from per-CPU variable a to b, from the kernel's BTF (its
+ * .data..percpu section lists each with its offset; every CPU's copy of
+ * the area has the same layout).  -ENOENT when either is not there. */
+static int percpu_distance(const char *a, const char *b, int64_t *d)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	int64_t off[2] = { -1, -1 };
+	int id, ret = -ENOENT;
+
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	sec = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
+	v = sec ? btf_var_secinfos(sec) : NULL;
+	for (unsigned i = 0; v && i < btf_vlen(sec); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+
+		if (name && !strcmp(name, a))
+			off[0] = v->offset;
+		else if (name && !strcmp(name, b))
+			off[1] = v->offset;
+	}
+	if (off[0] >= 0 && off[1] >= 0) {
+		*d = off[1] - off[0];
+		ret = 0;
+	}
+	btf__free(btf);
+	return ret;
+}
+
 /* Open, set the read-only data, load: all but the target's pid, which
  * the load does not need and a spawned command may not have yet
  * (sb_bpf_prepare_wait sets it). */
@@ -53,6 +86,7 @@ static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		       char *err, size_t errlen)
 {
 	struct sb_bpf *s = calloc(1, sizeof(*s));
+	int64_t steal_from_rq = 0;
 	int ret;
 
 	*out = NULL;
@@ -76,6 +110,11 @@ static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		opts->sample_hz ? 1000000000ull / opts->sample_hz : 0;
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	s->skel->rodata->stack_copy = opts->stack_copy;
+	/* KVM's steal clock, next to the runqueue (bpf/oncpu.bpf.h) */
+	if (!percpu_distance("runqueues", "steal_time", &steal_from_rq)) {
+		s->skel->rodata->steal_from_rq = steal_from_rq;
+		s->skel->rodata->steal_known = 1;
+	}
 	bpf_map__set_max_entries(s->skel->maps.events, (__u32)opts->ringbuf_bytes);
 	s->multi = sb_bpf_uprobe_multi_works();
 	if (s->multi) {   /* a program of a uprobe_multi link is loaded as one */
