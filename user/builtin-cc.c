@@ -17,7 +17,7 @@
 #include "builtin.h"
 
 static const char cc_usage[] =
-"usage: scalebpf cc [--trace-mem] [--chip] [compiler arguments...]\n"
+"usage: scalebpf cc [--trace-mem] [--chip] [--no-counts] [compiler arguments...]\n"
 "\n"
 "Builds a program for exact mode: clang with every basic block counted\n"
 "per thread (-fsanitize-coverage=trace-pc-guard), linked with scalebpf's\n"
@@ -46,6 +46,10 @@ static const char cc_usage[] =
 "               size: twice the calibrated effective last-level cache\n"
 "               (scalebpf calibrate), or SCALEBPF_CHIP_BYTES; sample lines\n"
 "               with SCALEBPF_CHIP_RATE=0.01 (SHARDS) to run faster.\n"
+"  --no-counts  with --chip or --trace-mem: leave out the block counts, a\n"
+"               call per basic block that costs as much as SHARDS' every\n"
+"               load (the causes view then works from samples, as for a\n"
+"               plain build).\n"
 "\n"
 "Segments are cut at pthread_barrier_wait, pthread_join, thread exit,\n"
 "condition-variable waits and broadcasts (the recorder decides which\n"
@@ -131,23 +135,31 @@ int cmd_cc(int argc, char **argv)
 	char rt[PATH_MAX], wrap[1024];
 	char **av;
 	int n = 0, ret;
-	bool link, trace = false, chip = false;
+	bool link, trace = false, chip = false, counts = true;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(cc_usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	/* --trace-mem and --chip, in either order, before clang's arguments */
-	while (argc >= 2 && (!strcmp(argv[1], "--trace-mem") || !strcmp(argv[1], "--chip"))) {
+	/* our options, in any order, before clang's arguments */
+	while (argc >= 2 && (!strcmp(argv[1], "--trace-mem") || !strcmp(argv[1], "--chip") ||
+			     !strcmp(argv[1], "--no-counts"))) {
 		if (!strcmp(argv[1], "--trace-mem"))
 			trace = true;
-		else
+		else if (!strcmp(argv[1], "--chip"))
 			chip = true;
+		else
+			counts = false;
 		argv++;
 		argc--;
 	}
 	if (argc < 2) {
 		fputs(cc_usage, stderr);
+		return 2;
+	}
+	if (!counts && !trace && !chip) {
+		fputs("scalebpf cc: --no-counts leaves nothing to instrument without --chip or "
+		      "--trace-mem (for neither, build with your compiler)\n", stderr);
 		return 2;
 	}
 	/* clang compiles OpenMP for libomp only: with -fopenmp=libgomp it
@@ -173,8 +185,9 @@ int cmd_cc(int argc, char **argv)
 		return 1;
 	}
 	av[n++] = (char *)clang;
-	av[n++] = trace || chip ? "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores"
-				: "-fsanitize-coverage=trace-pc-guard";
+	av[n++] = !counts ? "-fsanitize-coverage=func,trace-loads,trace-stores"
+		  : trace || chip ? "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores"
+				  : "-fsanitize-coverage=trace-pc-guard";
 	/* -g gives the lines.  No frame-pointer flag: the program is built
 	 * as its user builds it, and samples' callers come from CFI. */
 	av[n++] = "-g";

@@ -36,6 +36,13 @@ bool sb_chip_sampled(uint64_t line_number, double rate)
 	return rate >= 1 || (chip_mix(line_number) >> 40) < threshold_of(rate);
 }
 
+void sb_chip_gate_of(const struct sb_chip *c, struct sb_chip_gate *g)
+{
+	g->line_shift = c->line_shift;
+	g->shards = !c->sets;
+	g->threshold = c->threshold;
+}
+
 int sb_chip_alloc(struct sb_chip **out, const struct sb_chip_opts *o, char *err, size_t len)
 {
 	struct sb_chip *c;

@@ -84,6 +84,35 @@ void sb_chip_access(struct sb_chip *c, uint64_t addr, struct sb_chip_counts *k);
  * line: every thread and every run samples the same lines). */
 bool sb_chip_sampled(uint64_t line_number, double rate);
 
+/* splitmix64's finalizer: every bit of the line moves every bit. */
+static inline uint64_t sb_chip_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* SHARDS' test for a caller's per-access path (the exact-mode runtime):
+ * at R = 0.01, 99% of accesses go to lines the profile drops, and a call
+ * into sb_chip_access for each cost the runtime as much again as its
+ * callback.  An access the gate stops is only counted (k->accesses++):
+ * the profile's state is as if sb_chip_access had taken it.  Open for
+ * every line when the profile is not sampled. */
+struct sb_chip_gate {
+	uint32_t line_shift;
+	uint32_t shards;       /* 0: every line passes */
+	uint64_t threshold;    /* of SB_CHIP_RATE_SCALE */
+};
+
+void sb_chip_gate_of(const struct sb_chip *c, struct sb_chip_gate *g);
+
+static inline bool sb_chip_gate_passes(const struct sb_chip_gate *g, uint64_t addr)
+{
+	return !g->shards || (sb_chip_mix(addr >> g->line_shift) >> 40) < g->threshold;
+}
+
 /* a += b */
 void sb_chip_counts_add(struct sb_chip_counts *a, const struct sb_chip_counts *b);
 

@@ -32,16 +32,9 @@ struct chip_seglru {
 
 #define CHIP_NIL UINT32_MAX
 
-/* splitmix64's finalizer: every bit of the line moves every bit.  The top
- * 24 bits pick SHARDS' sample, the low ones the hash chain. */
-static inline uint64_t chip_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+/* (sb_chip_mix, chip.h: the top 24 bits pick SHARDS' sample, the low
+ * ones the hash chain) */
+#define chip_mix sb_chip_mix
 
 int chip_seglru_init(struct chip_seglru *l, uint64_t lines);
 void chip_seglru_fini(struct chip_seglru *l);

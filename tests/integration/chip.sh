@@ -96,6 +96,29 @@ chip_exact_group() {
 		"'$SB' report -i '$TMP/chip_random-2.sbp' | grep -A6 '^Cache:' | grep -q 'hit ratio by cache size'"
 }
 
+# --no-counts: the cache profile alone, no block counts (the call per
+# block costs as much as SHARDS): the same accesses and curve as --chip.
+chip_nocounts_group() {
+	local j=$TMP/chip_nocounts.json
+	if ! "$SB" cc --chip --no-counts -O2 -pthread "$TOP/tests/workloads/chip_ws.c" \
+		-o "$TMP/chip_ws_nc" 2>"$TMP/nc.err"; then
+		bad "chip --no-counts: build"
+		cat "$TMP/nc.err"
+		return
+	fi
+	if SCALEBPF_CALIBRATION=$CAL SCALEBPF_CHIP_BYTES=4194304 \
+		record_json "$j" -F 0 -- "$TMP/chip_ws_nc" stream 4 1 2000000; then
+		jqcheck "chip --no-counts: 7 of 8 at every size, every access counted, no block counts" "$j" \
+			"(.chip[0].hit_ratio | all((. - 7 / 8 | fabs) <= 0.001)) and .chip[0].mode == \"exact\" and
+			 .chip[0].accesses >= 2000000 and .chip[0].accesses <= 2000200 and
+			 .meta.exact_blocks == \"0\" and .meta.exact_batches == \"0\""
+	else
+		bad "chip --no-counts: record"
+	fi
+	expect_fail "cc --no-counts alone is refused (nothing to instrument)" "nothing to instrument" \
+		"$SB" cc --no-counts -O2 "$TOP/tests/workloads/chip_ws.c" -o "$TMP/nc_none"
+}
+
 # Verdicts from a calibration with known numbers: the file measured above,
 # its effective cache set to 4 MB, shared by both CPUs, and its bandwidth
 # to 1 byte/s (every region is bandwidth-bound from 2 threads) or to 1
@@ -243,6 +266,7 @@ if [ -x "$CW" ]; then
 	chip_sampled_group
 	chip_region_group
 	chip_exact_group
+	chip_nocounts_group
 	timed_group "chip shards" chip_shards_group
 	chip_times_group
 	chip_verdict_group

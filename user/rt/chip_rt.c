@@ -31,6 +31,7 @@
 
 struct chip_thread {
 	struct sb_chip *c;
+	struct sb_chip_gate gate;     /* SHARDS' test, before the call */
 	uint64_t syncs;
 	struct sb_chip_counts k;      /* the thread's, from its start: a
 				       * --region probe reads them at the
@@ -213,6 +214,7 @@ static struct chip_thread *thread_open(void)
 		fprintf(stderr, "scalebpf chip: %s\n", err);
 		return NULL;
 	}
+	sb_chip_gate_of(t->c, &t->gate);
 	if (key_ok)
 		pthread_setspecific(thread_key, t);
 	ct = t;
@@ -237,6 +239,10 @@ void sb_chip_access_rt(uintptr_t addr)
 	if (__builtin_expect(!t || t == CLOSED, 0)) {
 		if (!t)
 			first_access(addr);
+		return;
+	}
+	if (!sb_chip_gate_passes(&t->gate, addr)) {
+		t->k.accesses++;
 		return;
 	}
 	sb_chip_access(t->c, addr, &t->k);

@@ -348,6 +348,56 @@ static void test_opts(void)
 	      "sampling is a function of the line");
 }
 
+/* The gate (the exact-mode runtime's per-access path): accesses it stops
+ * only counted, the rest through sb_chip_access, give the very counts of
+ * sb_chip_access taking them all, with SHARDS and without; at R = 0.01 it
+ * stops about 99% of a random stream's lines. */
+static void test_gate(void)
+{
+	static const double rates[] = { 0.01, 0.1, 1 };
+
+	for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		struct sb_chip_opts o = { .max_bytes = 4ull << 20, .line = LINE, .rate = rates[r] };
+		struct stream s = { .kind = MICRO, .w = 64ull << 20, .hot = 2ull << 20 };
+		struct sb_chip_counts kg, ka;
+		struct sb_chip *cg, *ca;
+		struct sb_chip_gate g;
+		uint64_t stopped = 0, wrong = 0, n = 2000000;
+		char err[128];
+
+		memset(&kg, 0, sizeof(kg));
+		memset(&ka, 0, sizeof(ka));
+		if (sb_chip_alloc(&cg, &o, err, sizeof(err)) || sb_chip_alloc(&ca, &o, err, sizeof(err))) {
+			CHECK(0, "alloc: %s", err);
+			return;
+		}
+		sb_chip_gate_of(cg, &g);
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t a = next_addr(&s);
+
+			sb_chip_access(ca, a, &ka);
+			if (sb_chip_gate_passes(&g, a)) {
+				sb_chip_access(cg, a, &kg);
+			} else {
+				kg.accesses++;
+				stopped++;
+				wrong += sb_chip_sampled(a / LINE, rates[r]);
+			}
+		}
+		CHECK(!wrong, "R = %.2f: every stopped line is one SHARDS drops (%llu not)", rates[r],
+		      (unsigned long long)wrong);
+		CHECK(!memcmp(&kg, &ka, sizeof(kg)), "R = %.2f: the gated counts are sb_chip_access's",
+		      rates[r]);
+		if (rates[r] == 1)
+			CHECK(stopped == 0, "not sampled: the gate stops nothing (%llu)",
+			      (unsigned long long)stopped);
+		else
+			CHECK_NEAR((double)stopped / (double)n, 1 - rates[r], 0.02);
+		sb_chip_free(cg);
+		sb_chip_free(ca);
+	}
+}
+
 /* The effective capacity: this VM's measured curve (platform.md) gives
  * 2 MB, not hwloc's 32 MB; a bare-metal curve with a 32 MB L3 at 40 ns
  * and DRAM at 90 gives 32 MB. */
@@ -396,6 +446,7 @@ int main(int argc, char **argv)
 		return memory();
 	test_effective();
 	test_opts();
+	test_gate();
 	test_paper_example();
 	test_verdicts();
 	test_analytic();
