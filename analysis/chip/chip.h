@@ -266,4 +266,24 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 /* The function --region index region named in p, or NULL. */
 const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region);
 
+/* What a recording keeps of each --region function k, as metadata
+ * chip_region_<k>_<field> (its name: chip_region_<k>); the recorder
+ * writes them and the report reads them by these names only. */
+enum sb_chip_region_field {
+	SB_CHIP_REGION_CALLS,      /* outermost calls that returned */
+	SB_CHIP_REGION_BUSY_NS,    /* on-CPU time inside them */
+	SB_CHIP_REGION_THREADS,
+	SB_CHIP_REGION_OPEN,       /* still open at the end, not counted */
+	SB_CHIP_REGION_UNREAD,     /* counters that could not be read */
+	SB_CHIP_REGION_UNMATCHED,  /* returns without their call */
+	SB_CHIP_REGION_LOST,       /* calls left without a return */
+	SB_CHIP_REGION_UNCOUNTED,  /* calls of threads without counters */
+	SB_CHIP_REGION_NFIELDS
+};
+
+/* The field's key for region k into buf (64 bytes do). */
+void sb_chip_region_key(char *buf, size_t len, uint32_t region, enum sb_chip_region_field f);
+uint64_t sb_chip_region_get(const struct sb_profile *p, uint32_t region,
+			    enum sb_chip_region_field f);
+
 #endif

@@ -99,21 +99,40 @@ const char *sb_chip_region_name(const struct sb_profile *p, uint32_t region)
 	return sb_profile_meta_get(p, key);
 }
 
+void sb_chip_region_key(char *buf, size_t len, uint32_t region, enum sb_chip_region_field f)
+{
+	static const char *const names[SB_CHIP_REGION_NFIELDS] = {
+		[SB_CHIP_REGION_CALLS] = "calls", [SB_CHIP_REGION_BUSY_NS] = "busy_ns",
+		[SB_CHIP_REGION_THREADS] = "threads", [SB_CHIP_REGION_OPEN] = "open",
+		[SB_CHIP_REGION_UNREAD] = "unread", [SB_CHIP_REGION_UNMATCHED] = "unmatched",
+		[SB_CHIP_REGION_LOST] = "lost", [SB_CHIP_REGION_UNCOUNTED] = "uncounted",
+	};
+
+	snprintf(buf, len, "chip_region_%u_%s", region,
+		 (unsigned)f < SB_CHIP_REGION_NFIELDS ? names[f] : "?");
+}
+
+uint64_t sb_chip_region_get(const struct sb_profile *p, uint32_t region,
+			    enum sb_chip_region_field f)
+{
+	char key[64];
+
+	sb_chip_region_key(key, sizeof(key), region, f);
+	return sb_profile_meta_get_u64(p, key);
+}
+
 /* The busy time t recorded for the --region function named name, or -1. */
 static int64_t region_busy(const struct sb_profile *t, const char *name)
 {
-	char key[64];
 	const char *v;
 
 	for (uint32_t k = 0; name && k < SB_CHIP_MAX_REGIONS && (v = sb_chip_region_name(t, k));
 	     k++)
 		if (!strcmp(v, name)) {
 			/* none called there (inlined in that build): no time */
-			snprintf(key, sizeof(key), "chip_region_%u_calls", k);
-			if (!sb_profile_meta_get_u64(t, key))
+			if (!sb_chip_region_get(t, k, SB_CHIP_REGION_CALLS))
 				return -1;
-			snprintf(key, sizeof(key), "chip_region_%u_busy_ns", k);
-			return (int64_t)(sb_profile_meta_get_u64(t, key) & INT64_MAX);
+			return (int64_t)(sb_chip_region_get(t, k, SB_CHIP_REGION_BUSY_NS) & INT64_MAX);
 		}
 	return -1;
 }

@@ -233,6 +233,8 @@ chip_region_group() {
 	fi
 	expect_fail "chip region: a name that is no function is refused" "no such function" \
 		"$SB" record -q -o "$TMP/chip_region_bad.sbp" --region no_such_phase -- "$e" 1 1 1
+	check "chip region: ... with that message alone (not 'cannot read the executable')" \
+		bash -c "! grep -q 'cannot read' '$TMP/ef.err'"
 }
 
 # record --chip (experimental): footprint probes on a plain build,

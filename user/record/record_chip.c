@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
+#include "chip/chip.h"
 #include "record_footprint.h"
 #include "record_session.h"
 #include "sbpf_keys.h"
@@ -92,20 +93,22 @@ static void machine_meta(struct sb_profile *p)
  * plain build's times are what `report --times` matches by name. */
 static void region_meta(struct sb_rec *r, struct sb_profile *p)
 {
-	static const char *const fields[] = { "calls", "busy_ns", "threads", "open", "unread",
-					      "unmatched", "lost", "uncounted" };
 	char key[64];
 
-	for (size_t i = 0; i < r->nregions && i < SB_REGION_MAX; i++) {
+	for (uint32_t i = 0; i < r->nregions && i < SB_REGION_MAX; i++) {
 		const struct sb_region_total *t = &r->regions.tot[i];
-		uint64_t v[] = { t->calls, t->busy_ns, t->threads,
-				 r->regions.open ? sb_regions_open(&r->regions, (uint32_t)i) : 0,
-				 t->unread, t->unmatched, t->lost, t->uncounted };
+		uint64_t v[SB_CHIP_REGION_NFIELDS] = {
+			[SB_CHIP_REGION_CALLS] = t->calls, [SB_CHIP_REGION_BUSY_NS] = t->busy_ns,
+			[SB_CHIP_REGION_THREADS] = t->threads,
+			[SB_CHIP_REGION_OPEN] = r->regions.open ? sb_regions_open(&r->regions, i) : 0,
+			[SB_CHIP_REGION_UNREAD] = t->unread, [SB_CHIP_REGION_UNMATCHED] = t->unmatched,
+			[SB_CHIP_REGION_LOST] = t->lost, [SB_CHIP_REGION_UNCOUNTED] = t->uncounted,
+		};
 
-		snprintf(key, sizeof(key), "chip_region_%zu", i);
+		snprintf(key, sizeof(key), "chip_region_%u", i);
 		sb_profile_meta_set(p, key, r->region_funcs[i]);
-		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
-			snprintf(key, sizeof(key), "chip_region_%zu_%s", i, fields[f]);
+		for (int f = 0; f < SB_CHIP_REGION_NFIELDS; f++) {
+			sb_chip_region_key(key, sizeof(key), i, (enum sb_chip_region_field)f);
 			sb_profile_meta_set_u64(p, key, v[f]);
 		}
 	}

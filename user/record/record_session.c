@@ -55,8 +55,8 @@ static int plan_probes(struct sb_rec *r)
 {
 	int ret = sb_follow_plan_image(r, r->fw.cur, !r->spawned);
 
-	if (ret == -ENOENT && r->nbarriers)
-		return 1;   /* the message is out */
+	if (ret == -ENOENT && (r->nbarriers || r->nregions))
+		return 1;   /* the message is out (a --barrier or --region not found) */
 	if (ret == -ESRCH || (ret < 0 && !r->spawned && !sb_target_alive(r->pid)))
 		return sb_rec_fail(r, "cannot read the mappings of process %d: %s",
 				   r->pid, strerror(-ret));

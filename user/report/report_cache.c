@@ -231,17 +231,17 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 static void regions_text(const struct sb_profile *p, FILE *f)
 {
 	const char *name;
-	char key[64], t[32];
+	char t[32];
 
 	for (uint32_t k = 0; k < SB_CHIP_MAX_REGIONS && (name = sb_chip_region_name(p, k)); k++) {
+		static const enum sb_chip_region_field fields[6] = {
+			SB_CHIP_REGION_CALLS, SB_CHIP_REGION_BUSY_NS, SB_CHIP_REGION_THREADS,
+			SB_CHIP_REGION_OPEN, SB_CHIP_REGION_LOST, SB_CHIP_REGION_UNCOUNTED,
+		};
 		uint64_t v[6];
-		static const char *const fields[6] = { "calls", "busy_ns", "threads", "open", "lost",
-						       "uncounted" };
 
-		for (int i = 0; i < 6; i++) {
-			snprintf(key, sizeof(key), "chip_region_%u_%s", k, fields[i]);
-			v[i] = sb_profile_meta_get_u64(p, key);
-		}
+		for (int i = 0; i < 6; i++)
+			v[i] = sb_chip_region_get(p, k, fields[i]);
 		if (!k)
 			fputs("\nRegions (--region): every outermost call of each function\n", f);
 		fputs("  ", f);
