@@ -144,9 +144,22 @@ static __always_inline __u64 steal_since(const struct rq *rq, __u64 taken)
 	return kvm > taken ? kvm - taken : 0;
 }
 
+/* The runqueue's lock before 5.14 (__lock since). */
+struct rq___lock_old {
+	raw_spinlock_t lock;
+} __attribute__((preserve_access_index));
+
+/* Held, or unknown (a lock of another shape): then the reading falls
+ * back (running_now). */
 static __always_inline bool rq_locked(const struct rq *rq)
 {
-	return rq->__lock.raw_lock.locked;
+	const struct rq___lock_old *old = (const void *)rq;
+
+	if (bpf_core_field_exists(rq->__lock.raw_lock.locked))
+		return rq->__lock.raw_lock.locked;
+	if (bpf_core_field_exists(old->lock.raw_lock.locked))
+		return old->lock.raw_lock.locked;
+	return true;
 }
 
 /* task's runtime now (sum_exec_runtime as the kernel would make it
