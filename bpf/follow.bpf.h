@@ -77,12 +77,6 @@ static __always_inline void emit_thread(__u16 type, __u32 tid, __u32 parent,
 	bpf_ringbuf_submit(r, wakeup_flags());
 }
 
-/*
- * A new task, before it first runs: a thread of a followed process, or
- * (--follow) a process a followed one forked, which is followed from its
- * first instruction on.  task_newtask rather than sched_process_fork:
- * it is attached already and says the same (the child's tgid is set).
- */
 /* The state of a thread that has not run yet: all its runtime is ours.
  * Made at first sight instead, it left out what ran before: a first
  * switch in that went unseen cost a segment of 2.7 ms of work 0.7 ms. */
@@ -94,6 +88,12 @@ static __always_inline void new_thread_state(__u32 tid)
 		count(SB_CNT_STATE_FULL);
 }
 
+/*
+ * A new task, before it first runs: a thread of a followed process, or
+ * (--follow) a process a followed one forked, which is followed from its
+ * first instruction on.  task_newtask rather than sched_process_fork:
+ * it is attached already and says the same (the child's tgid is set).
+ */
 SEC("tp_btf/task_newtask")
 int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 {

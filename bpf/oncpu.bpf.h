@@ -62,9 +62,9 @@ struct cpu_clock {
 	__u64 sc_valid;
 };
 
-/* &steal_time - &runqueues in the per-CPU area (from the kernel's BTF,
- * sb_percpu_distance; the per-CPU variables have no address for BPF in
- * kernels built without KALLSYMS_ALL), valid when steal_known. */
+/* &steal_time - &runqueues in the per-CPU area (from the kernel's BTF:
+ * percpu_distance, record_bpf.c; per-CPU variables have no address for
+ * BPF in kernels built without KALLSYMS_ALL), valid when steal_known. */
 const volatile __s64 steal_from_rq = 0;
 const volatile __u32 steal_known = 0;
 

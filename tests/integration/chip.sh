@@ -100,7 +100,9 @@ chip_exact_group() {
 # block costs as much as SHARDS): the same accesses and curve as --chip.
 chip_nocounts_group() {
 	local j=$TMP/chip_nocounts.json
-	if ! "$SB" cc --chip --no-counts -O2 -pthread "$TOP/tests/workloads/chip_ws.c" \
+	# (the runtime sits beside build/scalebpf, not the ASan binary)
+	if ! SCALEBPF_RT=$TOP/build/libscalebpf-rt.a "$SB" cc --chip --no-counts -O2 -pthread \
+		"$TOP/tests/workloads/chip_ws.c" \
 		-o "$TMP/chip_ws_nc" 2>"$TMP/nc.err"; then
 		bad "chip --no-counts: build"
 		cat "$TMP/nc.err"
