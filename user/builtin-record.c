@@ -203,14 +203,14 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			sb_record_usage);
 		return 2;
 	}
-	/* A `scalebpf cc --chip` program reads its profile's shape from its
-	 * environment when it starts: only a command record starts gets it. */
 	/* a probe goes to a thread a sample just saw running */
 	if (r->chip_probes && !r->sample_hz) {
 		sb_rec_fail(r, "--chip needs cpu-clock samples to find running threads: -F 0 "
 			    "turns them off");
 		return 2;
 	}
+	/* A `scalebpf cc --chip` program reads its profile's shape from its
+	 * environment when it starts: only a command record starts gets it. */
 	if ((chip_rate || chip_bytes) && r->pid > 0) {
 		sb_rec_fail(r, "--chip-rate and --chip-bytes shape the profile of a program record "
 			    "starts (-- CMD); a running one read SCALEBPF_CHIP_RATE and "

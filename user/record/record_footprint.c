@@ -284,6 +284,40 @@ int sb_fprobe_tick(struct sb_fprobe *f, uint64_t now)
 	return (int)((f->next_arm - now) / 1000000 + 1);
 }
 
+/* Window w as it was: its probes' mean length, or as asked when none
+ * was watched (probes answered by untouched pages alone). */
+static uint64_t window_ns(const struct sb_fprobe *f, unsigned w)
+{
+	return f->watched[w] ? f->watched_ns[w] / f->watched[w] : sb_chip_fp_window_ns[w];
+}
+
+/* The row's windows, each at its mean length; one that came out no
+ * longer than the one before (the recorder looked late) is merged into
+ * it, so the windows ascend as the profile requires. */
+static void row_windows(const struct sb_fprobe *f, struct sb_chip_row *row)
+{
+	unsigned n = 0;
+
+	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS && w < SB_CHIP_ROW_WINDOWS; w++) {
+		uint64_t len = window_ns(f, w), a, b;
+
+		if (!f->probes[w])
+			continue;
+		if (!n || len > row->fp_window_ns[n - 1]) {
+			row->fp_window_ns[n] = len;
+			row->fp_probes[n] = f->probes[w];
+			row->fp_touched[n++] = f->touched[w];
+			continue;
+		}
+		a = row->fp_probes[n - 1];
+		b = f->probes[w];
+		row->fp_window_ns[n - 1] = (uint64_t)(((double)row->fp_window_ns[n - 1] * (double)a +
+						       (double)len * (double)b) / (double)(a + b));
+		row->fp_probes[n - 1] += b;
+		row->fp_touched[n - 1] += f->touched[w];
+	}
+}
+
 void sb_fprobe_stop(struct sb_fprobe *f)
 {
 	if (f)
@@ -310,17 +344,13 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 	sb_profile_meta_set_u64(p, "chip_fp_universe_bytes",
 				(uint64_t)(f->universe_sum / (double)probes));
 	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++) {
-		char key[48];
+		char key[48], v[48];
 
 		snprintf(key, sizeof(key), "chip_fp_%u_touched_of", w);
-		{
-			char v[48];
-
-			snprintf(v, sizeof(v), "%llu/%llu in %llu ns", (unsigned long long)f->touched[w],
-				 (unsigned long long)f->probes[w],
-				 (unsigned long long)(f->watched[w] ? f->watched_ns[w] / f->watched[w] : 0));
-			sb_profile_meta_set(p, key, v);
-		}
+		snprintf(v, sizeof(v), "%llu/%llu in %llu ns", (unsigned long long)f->touched[w],
+			 (unsigned long long)f->probes[w],
+			 (unsigned long long)(f->watched[w] ? window_ns(f, w) : 0));
+		sb_profile_meta_set(p, key, v);
 	}
 	memset(&row, 0, sizeof(row));
 	row.kind = SB_CHIP_KIND_RUN;
@@ -330,32 +360,7 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 	row.line = line;
 	row.max_bytes = max_bytes;
 	row.rate_t = SB_CHIP_RATE_SCALE;
-	/* each window at its probes' mean length; one that came out no
-	 * longer than the one before (the recorder looked late) is merged
-	 * into it, so the windows ascend as the profile requires */
-	{
-		unsigned n = 0;
-
-		for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS && w < SB_CHIP_ROW_WINDOWS; w++) {
-			uint64_t len = f->watched[w] ? f->watched_ns[w] / f->watched[w]
-						     : sb_chip_fp_window_ns[w];
-
-			if (!f->probes[w])
-				continue;
-			if (n && len <= row.fp_window_ns[n - 1]) {
-				uint64_t a = row.fp_probes[n - 1], b = f->probes[w];
-
-				row.fp_window_ns[n - 1] = (uint64_t)(((double)row.fp_window_ns[n - 1] * (double)a +
-								      (double)len * (double)b) / (double)(a + b));
-				row.fp_probes[n - 1] += b;
-				row.fp_touched[n - 1] += f->touched[w];
-				continue;
-			}
-			row.fp_window_ns[n] = len;
-			row.fp_probes[n] = f->probes[w];
-			row.fp_touched[n++] = f->touched[w];
-		}
-	}
+	row_windows(f, &row);
 	row.fp_universe = (uint64_t)(f->universe_sum / (double)probes);
 	if (!(v = realloc(p->chip, (p->nchip + 1) * sizeof(*v))))
 		return -1;
