@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* CHiP's analytical model (chip.h; ../shared/papers/chip.txt §V-C). */
 #include "chip.h"
+#include "chip_priv.h"
 
 void sb_chip_estimate(const struct sb_chip_counts *k, double rate, double est[SB_CHIP_COUNTS])
 {
@@ -107,6 +108,16 @@ const char *sb_chip_verdict_name(int v)
 	}
 }
 
+int chip_verdict_at(double par, double linear, double machine_bandwidth)
+{
+	if (machine_bandwidth > 0 && par > machine_bandwidth)
+		return SB_CHIP_BANDWIDTH_BOUND;
+	if (par > 1.10 * linear && (!(machine_bandwidth > 0) ||
+				    par - linear > 0.01 * machine_bandwidth))
+		return SB_CHIP_CACHE_BOUND;
+	return SB_CHIP_SCALES;
+}
+
 int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 		    const struct sb_chip_machine *m, double t_ser, unsigned max_threads,
 		    unsigned *from)
@@ -122,14 +133,11 @@ int sb_chip_verdict(const double est[SB_CHIP_COUNTS], uint64_t max_bytes,
 	/* below one depth per thread the profile cannot resolve the share */
 	for (unsigned t = 2; t <= max_threads && dd / sb_chip_sharers(m, t) >= 1; t++) {
 		double par = sb_chip_bandwidth_par(est, dd, sb_chip_sharers(m, t), t, m->line, t_ser);
-		double linear = ser * t;
+		int v = chip_verdict_at(par, ser * t, m->bandwidth);
 
 		*from = t;
-		if (m->bandwidth > 0 && par > m->bandwidth)
-			return SB_CHIP_BANDWIDTH_BOUND;
-		if (par > 1.10 * linear && (!(m->bandwidth > 0) ||
-					    par - linear > 0.01 * m->bandwidth))
-			return SB_CHIP_CACHE_BOUND;
+		if (v != SB_CHIP_SCALES)
+			return v;
 	}
 	*from = 0;
 	return SB_CHIP_SCALES;

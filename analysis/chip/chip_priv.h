@@ -36,6 +36,12 @@ struct chip_seglru {
  * ones the hash chain) */
 #define chip_mix sb_chip_mix
 
+/* The verdict's test at one thread count: the predicted bandwidth par
+ * beside the linear one and the machine's (0: unknown).  BANDWIDTH_BOUND
+ * beyond the machine's; CACHE_BOUND at 10% over linear that is also 1%
+ * of the machine's; else SCALES (try the next count). */
+int chip_verdict_at(double par, double linear, double machine_bandwidth);
+
 int chip_seglru_init(struct chip_seglru *l, uint64_t lines);
 void chip_seglru_fini(struct chip_seglru *l);
 /* The 0-based segment the line was found in, or SB_CHIP_DEPTH; it is at

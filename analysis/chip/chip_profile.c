@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chip_priv.h"
 #include "profile/profile.h"
 
 static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
@@ -177,6 +178,16 @@ static bool new_count(struct sb_chip_summary *s, unsigned t)
 	return true;
 }
 
+/* A sampled row's bandwidth at t threads: t × the demand at each one's
+ * share of the machine's cache. */
+static double sampled_bandwidth(const struct sb_chip_summary *s, unsigned t)
+{
+	bool ok;
+
+	return t * sb_chip_fp_demand(&s->fp, (double)s->machine.llc_bytes /
+				     sb_chip_sharers(&s->machine, t), &ok);
+}
+
 /*
  * A sampled row (no PMU): the footprint probes' curve gives the DRAM
  * demand at each size (chip_footprint.h) where an exact row's hit ratios
@@ -213,27 +224,18 @@ static void summarize_sampled(const struct sb_chip_row *r, const unsigned *want,
 
 		if (!new_count(s, t))
 			continue;
-		s->bw_par[s->npredict] = t * sb_chip_fp_demand(&s->fp,
-			llc / sb_chip_sharers(&s->machine, t), &ok);
+		s->bw_par[s->npredict] = sampled_bandwidth(s, t);
 		s->bw_linear[s->npredict] = t * s->bw_serial;
 		s->npredict++;
 	}
-	s->verdict = SB_CHIP_SCALES;
 	for (unsigned t = 2; t <= s->max_threads; t++) {
-		double par = t * sb_chip_fp_demand(&s->fp, llc / sb_chip_sharers(&s->machine, t), &ok);
-		double linear = t * s->bw_serial;
-
+		s->verdict = chip_verdict_at(sampled_bandwidth(s, t), t * s->bw_serial,
+					     s->machine.bandwidth);
 		s->verdict_from = t;
-		if (s->machine.bandwidth > 0 && par > s->machine.bandwidth) {
-			s->verdict = SB_CHIP_BANDWIDTH_BOUND;
+		if (s->verdict != SB_CHIP_SCALES)
 			return;
-		}
-		if (par > 1.10 * linear && (!(s->machine.bandwidth > 0) ||
-					    par - linear > 0.01 * s->machine.bandwidth)) {
-			s->verdict = SB_CHIP_CACHE_BOUND;
-			return;
-		}
 	}
+	s->verdict = SB_CHIP_SCALES;
 	s->verdict_from = 0;
 }
 
