@@ -153,6 +153,16 @@ static __always_inline int emit_probe(struct pt_regs *ctx, bool enter)
 	running_now(st, now, task);
 	if (st->dep_obj)   /* a probe after it: it left its barrier call */
 		depart_later(st, tid, now);
+	if (cookie & SB_COOKIE_RET) {
+		if (enter) {
+			st->open_calls++;
+		} else if (st->open_calls > 0) {
+			st->open_calls--;
+		} else {   /* entered before its entry probe went in */
+			count(SB_CNT_RET_UNPAIRED);
+			return 0;
+		}
+	}
 	if (cookie & SB_COOKIE_SYNC) {
 		if (enter)
 			st->sync_depth++;

@@ -48,6 +48,15 @@ struct sb_rec_hdr {
 #define SB_COOKIE_ARG_MASK 0x7ull    /* 0: none, 1..3: PT_REGS_PARM1..3 */
 #define SB_COOKIE_SYNC 0x8ull        /* a waiting call: nested waits are its own */
 /*
+ * The probe has a return probe too: its calls are paired per thread
+ * (sb_thread_state.open_calls), and a return whose entry was not seen is
+ * dropped and counted (SB_CNT_RET_UNPAIRED).  A return probe goes in
+ * before its entry (follow_plan.c), so a call made in between shows
+ * only its return; an entry without its return, the other order, left a
+ * pthread_join open for good and broke every join instance after it.
+ */
+#define SB_COOKIE_RET 0x20ull
+/*
  * glibc's pthread_barrier_wait, probed at entry only (no uretprobe: its
  * return trap and record cost ~0.8 us per call, a barrier's worth at 20k
  * barriers/s/thread).  Its departure is the return of the futex call it
@@ -239,6 +248,8 @@ enum sb_counter {
 	SB_CNT_DROP_WATCH,       /* ... lost to a full ring buffer */
 	SB_CNT_DROP_CHIP,        /* cache hit profile batches lost */
 	SB_CNT_CHIP_FAULT,       /* ... the BPF side could not read */
+	SB_CNT_RET_UNPAIRED,     /* a probed call's return without its entry
+				  * (made while its probes went in) */
 	SB_CNT_MAX
 };
 
@@ -338,6 +349,7 @@ struct sb_thread_state {
 	__u64 dep_oncpu;     /* on-CPU time at the arrival */
 	__u64 dep_lo, dep_hi;/* the function's runtime range */
 	__u64 last_out;      /* when it last left the CPU, 0 never seen */
+	__u32 open_calls;    /* SB_COOKIE_RET calls entered, not returned */
 };
 
 #define SB_MAX_SPIN_RANGES 8

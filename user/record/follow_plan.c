@@ -278,13 +278,20 @@ static int attach_dl_hook(struct sb_rec *r, struct sb_proc *p, char *err, size_t
 }
 
 /*
- * The probes of p not in yet, each entry followed at once by its return
- * probe, one link each.  Not all entries in one batch and then all
- * returns: a call that began in between (the first attach of a run waits
- * a grace period) had its entry and never its return, and a pthread_join
- * entered there broke every join instance after it (-p on a thread
- * churn: thousands of threads missing from their instances).
+ * The probes of p not in yet, one link each, each return probe just
+ * before its entry.  Not all entries in one batch and then all returns: a
+ * call that began in between (the first attach of a run waits a grace
+ * period) had its entry and never its return, and a pthread_join entered
+ * there broke every join instance after it (-p on a thread churn:
+ * thousands of threads missing from their instances).  Nor an entry
+ * before its own return: the few ms between two attaches still caught a
+ * pthread_join every few runs of that churn.  A call made between a
+ * return and its entry shows its return alone, which the BPF side drops
+ * and counts (SB_COOKIE_RET).
  */
+#define ATTACHED_RETURN ((void *)2)   /* the return probe only: entry failed */
+#define ATTACHED_BOTH ((void *)1)
+
 int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 {
 	char err[512];
@@ -311,11 +318,24 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		if (!(slot = sb_idmap_slot(r->fw.attached, (uint64_t)p->pid, i, true)))
 			return strict ? sb_rec_fail(r, "out of memory") * -1 : -ENOMEM;
 		p->nprobes++;
-		if (*slot)   /* this pid has it (a libc probe survives exec) */
+		if (*slot == ATTACHED_BOTH)   /* this pid has it (a libc probe survives exec) */
 			continue;
 		if (pr->role == SB_ROLE_SYNC || pr->role == SB_ROLE_JOIN)
 			flags |= SB_COOKIE_SYNC;
+		if (ret && which == SB_UPROG_PROBE)
+			flags |= SB_COOKIE_RET;
 		cookie = SB_COOKIE_MAKE(i, flags);
+		if (ret && *slot != ATTACHED_RETURN) {
+			if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true, which,
+						 cookie, p->pid, err, sizeof(err))) {
+				if (strict)
+					return -sb_rec_fail(r, "%s", err);
+				r->fw.attach_errors++;
+				continue;   /* no entry without its return */
+			}
+			/* Marked so: a later attach adds the entry alone. */
+			*slot = ATTACHED_RETURN;
+		}
 		if (sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, false, which, cookie,
 					 p->pid, err, sizeof(err))) {
 			if (strict && !sb_target_alive(p->pid))
@@ -327,15 +347,8 @@ int sb_follow_attach(struct sb_rec *r, struct sb_proc *p, bool strict)
 		}
 		/* The entry is in: marked so, or a later attach (a fork, a
 		 * dlopen) would add it twice and count every call twice. */
-		*slot = (void *)1;
+		*slot = ATTACHED_BOTH;
 		added++;
-		if (ret && sb_bpf_attach_uprobe(r->bpf, pr->binary, pr->offset, true,
-						which == SB_UPROG_REGION ? which : SB_UPROG_PROBE,
-						cookie, p->pid, err, sizeof(err))) {
-			if (strict)
-				return -sb_rec_fail(r, "%s", err);
-			r->fw.attach_errors++;
-		}
 	}
 	if (r->follow_image && attach_dl_hook(r, p, err, sizeof(err)) && !strict)
 		r->fw.attach_errors++;

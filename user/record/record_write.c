@@ -151,6 +151,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "barrier_departs_futex", c[SB_CNT_DEPART_FUTEX]);
 	sb_profile_meta_set_u64(p, "barrier_departs_later", c[SB_CNT_DEPART_LATER]);
 	sb_profile_meta_set_u64(p, "switches_unseen", c[SB_CNT_SWITCH_UNSEEN]);
+	/* calls made while their probes went in: their returns are left out */
+	sb_profile_meta_set_u64(p, "probe_returns_unpaired", c[SB_CNT_RET_UNPAIRED]);
 	sb_profile_meta_set_u64(p, "records", r->records);
 	sb_profile_meta_set_u64(p, "bad_records", r->recs.bad_records);
 	sb_profile_meta_set_u64(p, "waits_unattributed", r->recs.unattributed);
