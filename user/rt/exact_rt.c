@@ -27,6 +27,8 @@ struct sbx_thread {
 	uint32_t ntouched;
 	uint64_t *counts;      /* by guard id, this segment */
 	uint32_t *touched;     /* ids with a non-zero count */
+	uint32_t color;        /* lines into each allocation (see lines()) */
+	void *mem[3];          /* what to free: this record, counts, touched */
 };
 
 static uint32_t nguards;   /* ids handed out so far */
@@ -70,28 +72,48 @@ void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
  * 3x slower per execution, a "hardware" cause of the tool's own making
  * (accuracy seed W, p023: two of 20 threads).  So the arrays and the
  * thread's record are whole lines, line-aligned.
+ *
+ * And each thread's at its own offset in a page ("colour"): a thread
+ * with an arena of its own gets its blocks at the same offset in its
+ * 64 MB heap as every other such thread, so the hot counter of each
+ * thread had the same address bits 0-25.  With 8 threads on this
+ * machine's 2 vCPUs, one thread of a run then ran 2.5-3.5x slower for
+ * its whole life in 5-7 runs of 16 (lime_owner_hdr, no recorder
+ * attached; the uninstrumented build: none), which turned LIME's top
+ * cause to noise.  Colours k * 7 lines mod 64 (k: the thread's rank)
+ * differ for 64 threads in a row: 0 slow runs in 24.
  */
 #define LINE 64
+#define COLORS 64                /* lines in a 4 KB page */
 
-static void *lines(size_t bytes)
+static uint32_t next_color;
+
+/* bytes on whole lines, `color` lines into a line-aligned block whose
+ * start, to be freed, goes to *mem. */
+static void *lines(size_t bytes, uint32_t color, void **mem)
 {
 	void *m = NULL;
 
-	bytes = (bytes + LINE - 1) / LINE * LINE;
-	return posix_memalign(&m, LINE, bytes ? bytes : LINE) ? NULL : m;
+	bytes = (bytes + LINE - 1) / LINE * LINE + (size_t)color * LINE;
+	if (posix_memalign(&m, LINE, bytes ? bytes : LINE))
+		return NULL;
+	*mem = m;
+	return (char *)m + (size_t)color * LINE;
 }
 
-/* p (old entries of size each, zero-filled beyond) grown to cap. */
-static void *grow(void *p, uint32_t old, uint32_t cap, size_t size)
+/* *p (old entries of size each, zero-filled beyond), allocated at *mem,
+ * grown to cap. */
+static void *grow(void *p, void **mem, uint32_t old, uint32_t cap, size_t size, uint32_t color)
 {
-	void *n = lines((size_t)cap * size);
+	void *m, *n = lines((size_t)cap * size, color, &m);
 
 	if (!n)
 		return NULL;
 	if (p)
 		memcpy(n, p, (size_t)old * size);
 	memset((char *)n + (size_t)old * size, 0, (size_t)(cap - old) * size);
-	free(p);
+	free(*mem);
+	*mem = m;
 	return n;
 }
 
@@ -103,17 +125,22 @@ static struct sbx_thread *thread_grow(uint32_t id)
 	uint32_t *tc;
 
 	if (!t) {
-		t = lines(sizeof(*t));
+		uint32_t color = __atomic_fetch_add(&next_color, 1, __ATOMIC_RELAXED) * 7 % COLORS;
+		void *m;
+
+		t = lines(sizeof(*t), color, &m);
 		if (!t)
 			return NULL;
 		memset(t, 0, sizeof(*t));
+		t->color = color;
+		t->mem[0] = m;
 		self = t;
 	}
-	c = grow(t->counts, t->cap, cap, sizeof(*c));
+	c = grow(t->counts, &t->mem[1], t->cap, cap, sizeof(*c), t->color);
 	if (!c)
 		return NULL;
 	t->counts = c;
-	tc = grow(t->touched, t->cap, cap, sizeof(*tc));
+	tc = grow(t->touched, &t->mem[2], t->cap, cap, sizeof(*tc), t->color);
 	if (!tc)
 		return NULL;
 	t->touched = tc;
@@ -185,9 +212,9 @@ void sb_exact_thread_done(void)
 		sb_chip_thread_done();
 	self = NULL;
 	if (t) {
-		free(t->counts);
-		free(t->touched);
-		free(t);
+		free(t->mem[1]);
+		free(t->mem[2]);
+		free(t->mem[0]);
 	}
 }
 
