@@ -33,9 +33,10 @@ struct chip_thread {
 	struct sb_chip *c;
 	struct sb_chip_gate gate;     /* SHARDS' test, before the call */
 	uint64_t syncs;
-	struct sb_chip_counts k;      /* the thread's, from its start: a
-				       * --region probe reads them at the
-				       * function's entry and return */
+	struct sb_chip_counts *k;     /* the thread's, from its start
+				       * (sb_chip_k, TLS): a --region probe
+				       * reads them at the function's entry
+				       * and return */
 	struct sb_chip_counts sent;   /* k at the last batch */
 };
 
@@ -171,6 +172,7 @@ static void thread_gone(void *v)
 	if (ct == t) {
 		sb_chip_sync(0);
 		ct = CLOSED;
+		sb_chip_open = 0;
 	}
 	scalebpf_chip_thread(NULL);
 	sb_chip_free(t->c);
@@ -182,7 +184,7 @@ static void thread_gone(void *v)
 static void forked_child(void)
 {
 	if (ct && ct != CLOSED)
-		scalebpf_chip_thread(&ct->k);
+		scalebpf_chip_thread(ct->k);
 }
 
 static void init_once(void)
@@ -215,11 +217,19 @@ static struct chip_thread *thread_open(void)
 		return NULL;
 	}
 	sb_chip_gate_of(t->c, &t->gate);
+	/* the callbacks' own gate: the same for every thread */
+	if (!__atomic_load_n(&sb_chip_fast.gate, __ATOMIC_ACQUIRE) && t->gate.shards) {
+		sb_chip_fast.line_shift = t->gate.line_shift;
+		sb_chip_fast.threshold = t->gate.threshold;
+		__atomic_store_n(&sb_chip_fast.gate, 1, __ATOMIC_RELEASE);
+	}
+	t->k = &sb_chip_k;
 	if (key_ok)
 		pthread_setspecific(thread_key, t);
 	ct = t;
+	sb_chip_open = 1;
 	ct_opening = 0;
-	scalebpf_chip_thread(&t->k);
+	scalebpf_chip_thread(t->k);
 	return t;
 }
 
@@ -229,7 +239,7 @@ static __attribute__((noinline)) void first_access(uintptr_t addr)
 	struct chip_thread *t = thread_open();
 
 	if (t)
-		sb_chip_access(t->c, addr, &t->k);
+		sb_chip_access(t->c, addr, t->k);
 }
 
 void sb_chip_access_rt(uintptr_t addr)
@@ -242,10 +252,10 @@ void sb_chip_access_rt(uintptr_t addr)
 		return;
 	}
 	if (!sb_chip_gate_passes(&t->gate, addr)) {
-		t->k.accesses++;
+		t->k->accesses++;
 		return;
 	}
-	sb_chip_access(t->c, addr, &t->k);
+	sb_chip_access(t->c, addr, t->k);
 }
 
 void sb_chip_sync(uint16_t flags)
@@ -253,7 +263,7 @@ void sb_chip_sync(uint16_t flags)
 	struct chip_thread *t = ct;
 	struct sb_chip_batch b;
 
-	if (!t || t == CLOSED || t->k.accesses == t->sent.accesses)
+	if (!t || t == CLOSED || t->k->accesses == t->sent.accesses)
 		return;
 	memset(&b, 0, sizeof(b));
 	b.magic = SB_CHIP_MAGIC;
@@ -265,16 +275,16 @@ void sb_chip_sync(uint16_t flags)
 				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
 	if (!b.rate_t)
 		b.rate_t = 1;
-	b.accesses = t->k.accesses - t->sent.accesses;
+	b.accesses = t->k->accesses - t->sent.accesses;
 	for (int i = 0; i < SB_CHIP_NDEPTH; i++)
-		b.depth[i] = t->k.depth[i] - t->sent.depth[i];
+		b.depth[i] = t->k->depth[i] - t->sent.depth[i];
 	scalebpf_chip_batch(&b);
-	t->sent = t->k;
+	t->sent = *t->k;
 	/* said again now and then: a recorder that attached (-p) after the
 	 * thread began learns where its counters are (a uprobe per 256
 	 * segments costs nothing measurable) */
 	if (!(++t->syncs & 255))
-		scalebpf_chip_thread(&t->k);
+		scalebpf_chip_thread(t->k);
 }
 
 void sb_chip_thread_done(void)
@@ -282,6 +292,7 @@ void sb_chip_thread_done(void)
 	struct chip_thread *t = ct;
 
 	ct = CLOSED;
+	sb_chip_open = 0;
 	if (t && t != CLOSED) {
 		scalebpf_chip_thread(NULL);
 		if (key_ok)

@@ -11,18 +11,44 @@
 
 int sb_mem_hooks;   /* the -u anchor */
 
+/* CHiP's fast path (exact_rt.h), here: linked whenever the callbacks are */
+struct sb_chip_fast sb_chip_fast;
+__thread int sb_chip_open;
+__thread struct sb_chip_counts sb_chip_k;
+
 #define RET ((uintptr_t)__builtin_return_address(0))
 
 /* (A unit that defines one of them too, as the trace test does by
  * including both files, knows it exists: no warning for the test.) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waddress"
+/* Whether SHARDS' gate stops addr, counted if so (sb_chip_gate_passes) */
+static inline int chip_stopped(uintptr_t addr)
+{
+	if (!sb_chip_open || !__atomic_load_n(&sb_chip_fast.gate, __ATOMIC_ACQUIRE) ||
+	    (sb_chip_mix(addr >> sb_chip_fast.line_shift) >> 40) < sb_chip_fast.threshold)
+		return 0;
+	sb_chip_k.accesses++;
+	return 1;
+}
+
+/* A trace, and maybe a cache profile too: out of the callbacks, whose
+ * CHiP-only path then needs no saved register (fewer instructions per
+ * access: more of a loop's loads in the core's window). */
+static __attribute__((noinline)) void access_traced(uintptr_t addr, uintptr_t pc, uint32_t kind,
+						    uint32_t size)
+{
+	if (sb_chip_access_rt && !chip_stopped(addr))
+		sb_chip_access_rt(addr);
+	sb_trace_access(addr, pc, kind, size);
+}
+
 static inline void access_one(uintptr_t addr, uintptr_t pc, uint32_t kind, uint32_t size)
 {
-	if (sb_chip_access_rt)
-		sb_chip_access_rt(addr);
 	if (sb_trace_access)
-		sb_trace_access(addr, pc, kind, size);
+		access_traced(addr, pc, kind, size);
+	else if (sb_chip_access_rt && !chip_stopped(addr))
+		sb_chip_access_rt(addr);
 }
 #pragma GCC diagnostic pop
 
