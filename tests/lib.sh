@@ -125,7 +125,10 @@ ratio_check() {
 	jqcheck "$desc" "$json" "($sel | [.per_thread[].busy_ns] | sort) as \$b |
 		(\$b | length) == $n and
 		all(range(0; $n); . as \$i |
-		    ((\$b[\$i] / \$b[0]) / (\$i + 1) - 1 | fabs) <= $tol)"
+		    ((\$b[\$i] / \$b[0]) / (\$i + 1) - 1 | fabs) <= $tol)" && return 0
+	echo "     busy ms, sorted: $(jq -c "[$sel | .per_thread[].busy_ns / 1e6 |
+		. * 100 | round / 100] | sort" "$json" 2>/dev/null)"
+	return 1
 }
 
 # timed_group DESC FN ARGS...: runs FN (a recording and its timing checks)
