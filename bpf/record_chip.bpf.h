@@ -42,12 +42,43 @@ int chip_thread(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * tgid -> where its threads' counters lie from their thread pointer: the
+ * runtime keeps them in TLS (sb_chip_k), at one offset in every thread
+ * of the executable (user/binary/elfdata.c).  For threads that began
+ * before a `record -p` and have not said where theirs are yet (they do
+ * at their first access, then every 256 segments: a serial program
+ * never would again).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __s64);
+} chip_tls SEC(".maps");
+
+/* The counters of the calling thread, 0 if unknown. */
+static __always_inline __u64 chip_counters_of(__u32 tid, __u32 tgid)
+{
+	__u64 *at = bpf_map_lookup_elem(&chip_counters, &tid);
+	struct task_struct *task;
+	__s64 *off;
+
+	if (at)
+		return *at;
+	off = bpf_map_lookup_elem(&chip_tls, &tgid);
+	task = bpf_get_current_task_btf();
+	if (!off || !bpf_core_field_exists(task->thread.fsbase))   /* x86-64 */
+		return 0;
+	return BPF_CORE_READ(task, thread.fsbase) + *off;
+}
+
 /* A --region function entered or returned (struct sb_rec_region). */
 static __always_inline int emit_region(struct pt_regs *ctx, bool enter)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), at;
+	__u32 tid = (__u32)id;
 	struct sb_rec_region *r;
-	__u64 *at;
 
 	if (!is_target())
 		return 0;
@@ -64,10 +95,10 @@ static __always_inline int emit_region(struct pt_regs *ctx, bool enter)
 	r->enter = enter;
 	r->counters = 0;
 	r->sp = PT_REGS_SP(ctx);
-	at = bpf_map_lookup_elem(&chip_counters, &tid);
+	at = chip_counters_of(tid, (__u32)(id >> 32));
 	if (at) {
 		if (bpf_probe_read_user(r->depth, sizeof(r->depth) + sizeof(r->accesses),
-					(const void *)*at)) {
+					(const void *)at)) {
 			count(SB_CNT_CHIP_FAULT);
 			r->counters = 2;
 		} else {

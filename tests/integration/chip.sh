@@ -233,6 +233,25 @@ chip_region_group() {
 	else
 		bad "chip region: record the plain build"
 	fi
+	# -p: the serial program began before the attach, and says where its
+	# counters are only now and then (every 256 segments: it never would
+	# again); phase_large, entered after the attach, is read through the
+	# thread's TLS.  (n: phase_small outlasts a slow attach, ~2 s.)
+	j=$TMP/chip_region_p.json
+	SCALEBPF_CALIBRATION=$CAL SCALEBPF_CHIP_BYTES=4194304 "$e" 896 2816 50000000 &
+	local w=$!
+	sleep 0.3
+	if record_json "$j" -F 0 --region phase_large -p "$w"; then
+		wait "$w"
+		jqcheck "chip region -p: a function entered after the attach, read through TLS" "$j" \
+			"\"phase_large\" as \$f | $fn | .mode == \"exact\" and .threads_profiled == 1 and
+			 .accesses >= 50000000 and .accesses <= 50000100 and
+			 (.hit_ratio | to_entries | all(. as \$e | (\$e.key + 1) as \$i |
+			  (([\$i / 11, 1] | min) - \$e.value | fabs) <= 0.02))"
+	else
+		wait "$w"
+		bad "chip region -p: record"
+	fi
 	expect_fail "chip region: a name that is no function is refused" "no such function" \
 		"$SB" record -q -o "$TMP/chip_region_bad.sbp" --region no_such_phase -- "$e" 1 1 1
 	check "chip region: ... with that message alone (not 'cannot read the executable')" \

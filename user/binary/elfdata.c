@@ -7,6 +7,7 @@
  * tables each time rather than keeping another sorted copy.
  */
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -67,6 +68,93 @@ bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t l
 		return false;
 	return scan(elf, SHT_SYMTAB, vaddr, name, len, start, size) ||
 	       scan(elf, SHT_DYNSYM, vaddr, name, len, start, size);
+}
+
+/* ---- thread-local variables of an executable ---- */
+
+static bool tls_symbol(Elf *elf, GElf_Word type, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_TLS ||
+			    s.st_shndx == SHN_UNDEF)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				*value = s.st_value;   /* its offset in the TLS segment */
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* A position-independent executable (DF_1_PIE), not a shared object
+ * (libc.so.6 has an interpreter too: it runs) */
+static bool is_pie(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
+				return dyn.d_un.d_val & DF_1_PIE;
+		}
+	}
+	return false;
+}
+
+int sb_elf_tls_offset(const struct sb_elf *e, const char *name, int64_t *off)
+{
+	Elf *elf = sb_elf_libelf(e);
+	uint64_t value, size = 0, align = 1;
+	bool exe, tls = false;
+	size_t nph = 0;
+
+	if (!elf || elf_getphdrnum(elf, &nph))
+		return -ENOENT;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_TLS) {
+			tls = true;
+			size = ph.p_memsz;
+			align = ph.p_align ? ph.p_align : 1;
+			/* a segment that does not start aligned moves its
+			 * block (glibc's firstbyte): not a layout we know */
+			if (ph.p_vaddr & (align - 1))
+				return -ENOENT;
+		}
+	}
+	exe = !sb_elf_is_dyn(e) || is_pie(elf);
+	if (!tls || !(tls_symbol(elf, SHT_SYMTAB, name, &value) ||
+		      tls_symbol(elf, SHT_DYNSYM, name, &value)))
+		return -ENOENT;
+	if (!exe)
+		return -EINVAL;
+	*off = (int64_t)value - (int64_t)((size + align - 1) / align * align);
+	return 0;
 }
 
 /* ---- the part of a variable some bytes are: DWARF types ---- */

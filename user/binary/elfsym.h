@@ -80,6 +80,15 @@ int sb_elf_funcs_matching(const struct sb_elf *e, const char *substr,
 bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t len,
 		    uint64_t *start, uint64_t *size);
 
+/* elfdata.c: where the thread-local variable `name` of an executable
+ * lies from a thread's thread pointer (x86-64's fs base), in every
+ * thread: the executable's TLS block is the first of the static ones,
+ * right below the thread pointer (TLS variant II), at a distance of its
+ * size rounded up to its alignment.  -ENOENT without such a variable or
+ * TLS segment, -EINVAL for a shared object (its block is placed at load
+ * time). */
+int sb_elf_tls_offset(const struct sb_elf *e, const char *name, int64_t *off);
+
 /* elfdata.c: which part of the variable at start bytes [off, off + len)
  * of it are, from its DWARF type: "[3]", "[0..3]", ".count", "[2].x";
  * false (buf "") when the debug info does not say. */

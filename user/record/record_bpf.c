@@ -265,6 +265,15 @@ int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop)
 				    sizeof(one), BPF_ANY);
 }
 
+int sb_bpf_chip_tls(struct sb_bpf *s, int pid, int64_t tp_offset)
+{
+	__u32 k = (__u32)pid;
+	__s64 v = tp_offset;
+
+	return bpf_map__update_elem(s->skel->maps.chip_tls, &k, sizeof(k), &v, sizeof(v),
+				    BPF_ANY);
+}
+
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
 {
 	__u32 k = idx;

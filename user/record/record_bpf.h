@@ -62,6 +62,10 @@ int sb_bpf_attach_dl_state(struct sb_bpf *s, const char *ldso, uint64_t offset,
 /* Whether children pid forks wait (stopped) for their probes: when its
  * image has some (launch mode). */
 int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop);
+/* A `scalebpf cc --chip` executable run by pid keeps each thread's CHiP
+ * counters at tp_offset from its thread pointer: where --region reads
+ * those of threads that have not said yet (bpf/record_chip.bpf.h). */
+int sb_bpf_chip_tls(struct sb_bpf *s, int pid, int64_t tp_offset);
 /* Adds a process to (or removes it from) the followed set. */
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add);
 /* The uprobes of pid, attached from now on, are not filtered by the

@@ -70,6 +70,25 @@ static int plan_probes(struct sb_rec *r)
 	return 0;
 }
 
+/* -p with --region on a `scalebpf cc --chip` program: its threads that
+ * began before the attach say where their counters are only now and then
+ * (every 256 segments: a serial program never would); the runtime keeps
+ * them in TLS, found from each thread's pointer.  Not such a program, or
+ * not an executable whose TLS layout is known: nothing. */
+static void chip_tls_known(struct sb_rec *r)
+{
+	char err[256];
+	struct sb_elf *e;
+	int64_t off;
+
+	if (r->spawned || !r->nregions || !(e = sb_elf_open(r->exe, err, sizeof(err))))
+		return;
+	if (!sb_elf_tls_offset(e, "sb_chip_k", &off) && sb_bpf_chip_tls(r->bpf, r->pid, off))
+		note(r, "warning: the CHiP counters of threads begun before the attach cannot "
+		     "be read (a BPF map update failed)");
+	sb_elf_close(e);
+}
+
 /* Threads that exist before recording: timed from now on. */
 static int seed_threads(struct sb_rec *r)
 {
@@ -319,6 +338,7 @@ int sb_rec_setup(struct sb_rec *r)
 		     "threads are recorded; its probes are not filtered by the kernel (other "
 		     "processes calling the probed functions pay a trap each)", r->pid);
 	}
+	chip_tls_known(r);
 	sb_tm_mark("setup: uprobes attach");
 	ret = sb_follow_attach(r, r->fw.cur, true);
 	if (ret < 0)

@@ -10,6 +10,8 @@
 #include "binary/elfsym.h"
 #include "elfsym_test.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -398,9 +400,51 @@ static void check_libs(void)
 	}
 }
 
+/* A thread-local variable of this executable, found from a thread's
+ * thread pointer where sb_elf_tls_offset says, in two threads. */
+__thread uint64_t tls_probe_var[3];
+
+static void *tls_distance(void *out)
+{
+	uintptr_t tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));   /* the TCB holds its own address */
+	*(int64_t *)out = (int64_t)((uintptr_t)&tls_probe_var[0] - tp);
+	return NULL;
+}
+
+static void check_tls(void)
+{
+	char err[256];
+	struct sb_elf *e = sb_elf_open("/proc/self/exe", err, sizeof(err));
+	int64_t off = 0, main_off = 0, thread_off = 0;
+	pthread_t th;
+
+	CHECK(e != NULL, "open self: %s", err);
+	if (!e)
+		return;
+	tls_distance(&main_off);
+	if (!pthread_create(&th, NULL, tls_distance, &thread_off))
+		pthread_join(th, NULL);
+	CHECK(sb_elf_tls_offset(e, "tls_probe_var", &off) == 0 && off == main_off &&
+	      off == thread_off, "tls offset %" PRId64 ", main thread %" PRId64
+	      ", another %" PRId64, off, main_off, thread_off);
+	CHECK(sb_elf_tls_offset(e, "no_such_tls_var", &off) == -ENOENT, "missing: ENOENT");
+	CHECK(sb_elf_tls_offset(e, "main", &off) == -ENOENT, "a function: ENOENT");
+	sb_elf_close(e);
+	if ((e = open_lib(LIBC))) {
+		int ret = sb_elf_tls_offset(e, "errno", &off);
+
+		CHECK(ret == -EINVAL, "a shared object's TLS: EINVAL (placed at load), got %d", ret);
+		sb_elf_close(e);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/sb_elfsym_XXXXXX", err[256];
+
+	check_tls();
 
 	CHECK(!sb_elf_open("/nonexistent/x", err, sizeof(err)) &&
 	      strstr(err, "cannot open"), "open missing: %s", err);
