@@ -42,7 +42,7 @@ struct chip_thread {
 
 _Static_assert(SB_CHIP_NDEPTH == SB_CHIP_COUNTS, "a batch holds every counter");
 
-static __thread struct chip_thread *ct;
+static __thread struct chip_thread *ct __attribute__((tls_model("initial-exec")));
 static __thread int ct_failed, ct_opening;
 static struct sb_chip_opts opts;
 static pthread_once_t opts_once = PTHREAD_ONCE_INIT;

@@ -36,7 +36,10 @@ static uint32_t nguards;   /* ids handed out so far */
  * Reserved once (untouched pages cost nothing), so it never moves under
  * threads reading it. */
 static uintptr_t *guard_pc;
-static __thread struct sbx_thread *self;
+/* initial-exec: this runtime goes into executables only; the general
+ * model's __tls_get_addr call (relaxed away by the linker) made the
+ * compiler save five registers around it on every block */
+static __thread struct sbx_thread *self __attribute__((tls_model("initial-exec")));
 
 /*
  * The uprobe of `scalebpf record` sits here and copies *b.  The empty asm
@@ -148,21 +151,38 @@ static struct sbx_thread *thread_grow(uint32_t id)
 	return t;
 }
 
+/* A block's first count in the segment: noted, and its place learnt. */
+static __attribute__((noinline)) void first_touch(struct sbx_thread *t, uint32_t id,
+						  uintptr_t pc)
+{
+	t->touched[t->ntouched++] = id;
+	if (!__atomic_load_n(&guard_pc[id], __ATOMIC_RELAXED))
+		__atomic_store_n(&guard_pc[id], pc, __ATOMIC_RELAXED);
+}
+
+/* A thread's first block, or a guard beyond its arrays (a module loaded
+ * later) */
+static __attribute__((noinline)) void count_grown(uint32_t id, uintptr_t pc)
+{
+	struct sbx_thread *t;
+
+	if (!id || !(t = thread_grow(id)))
+		return;
+	if (t->counts[id]++ == 0)
+		first_touch(t, id, pc);
+}
+
+/* Both the rare paths out of line: the common one (a load, a compare,
+ * an increment) then saves no register. */
 void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
 {
 	struct sbx_thread *t = self;
 	uint32_t id = *guard;
 
-	if (__builtin_expect(!t || id >= t->cap, 0)) {
-		if (!id || !(t = thread_grow(id)))
-			return;
-	}
-	if (__builtin_expect(t->counts[id]++ == 0, 0)) {
-		t->touched[t->ntouched++] = id;
-		if (!__atomic_load_n(&guard_pc[id], __ATOMIC_RELAXED))
-			__atomic_store_n(&guard_pc[id], (uintptr_t)__builtin_return_address(0),
-					 __ATOMIC_RELAXED);
-	}
+	if (__builtin_expect(!t || id >= t->cap, 0))
+		count_grown(id, (uintptr_t)__builtin_return_address(0));
+	else if (__builtin_expect(t->counts[id]++ == 0, 0))
+		first_touch(t, id, (uintptr_t)__builtin_return_address(0));
 }
 
 void sb_exact_sync(uint16_t flags, uint32_t kind, uintptr_t obj)

@@ -85,7 +85,10 @@ struct sb_chip_fast {
 	uint64_t threshold;    /* sb_chip_gate's */
 };
 extern struct sb_chip_fast sb_chip_fast;
-extern __thread int sb_chip_open;
-extern __thread struct sb_chip_counts sb_chip_k;
+/* initial-exec: the runtime is linked into executables only, and the
+ * general model's __tls_get_addr call, which the linker relaxes away,
+ * still made the compiler save registers around it in every callback */
+extern __thread int sb_chip_open __attribute__((tls_model("initial-exec")));
+extern __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec")));
 
 #endif

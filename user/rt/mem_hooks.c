@@ -13,8 +13,8 @@ int sb_mem_hooks;   /* the -u anchor */
 
 /* CHiP's fast path (exact_rt.h), here: linked whenever the callbacks are */
 struct sb_chip_fast sb_chip_fast;
-__thread int sb_chip_open;
-__thread struct sb_chip_counts sb_chip_k;
+__thread int sb_chip_open __attribute__((tls_model("initial-exec")));
+__thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec")));
 
 #define RET ((uintptr_t)__builtin_return_address(0))
 
