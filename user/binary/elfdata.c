@@ -72,31 +72,44 @@ bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t l
 
 /* ---- thread-local variables of an executable ---- */
 
+/* The sections of one type with entries, one after the other */
+struct table_iter {
+	Elf *elf;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;     /* its entries */
+};
+
+static bool next_table(struct table_iter *t, GElf_Word type)
+{
+	while ((t->scn = elf_nextscn(t->elf, t->scn)))
+		if (gelf_getshdr(t->scn, &t->sh) && t->sh.sh_type == type && t->sh.sh_entsize &&
+		    (t->d = elf_getdata(t->scn, NULL))) {
+			t->n = t->sh.sh_size / t->sh.sh_entsize;
+			return true;
+		}
+	return false;
+}
+
 static bool tls_symbol(Elf *elf, GElf_Word type, const char *name, uint64_t *value)
 {
-	Elf_Scn *scn = NULL;
+	struct table_iter t = { .elf = elf };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+	while (next_table(&t, type))
+		for (size_t i = 0; i < t.n; i++) {
 			GElf_Sym s;
 			const char *nm;
 
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_TLS ||
+			if (!gelf_getsym(t.d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_TLS ||
 			    s.st_shndx == SHN_UNDEF)
 				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			nm = elf_strptr(elf, t.sh.sh_link, s.st_name);
 			if (nm && !strcmp(nm, name)) {
 				*value = s.st_value;   /* its offset in the TLS segment */
 				return true;
 			}
 		}
-	}
 	return false;
 }
 
@@ -104,22 +117,13 @@ static bool tls_symbol(Elf *elf, GElf_Word type, const char *name, uint64_t *val
  * (libc.so.6 has an interpreter too: it runs) */
 static bool is_pie(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
+	struct table_iter t = { .elf = elf };
+	GElf_Dyn dyn;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-
-			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
+	while (next_table(&t, SHT_DYNAMIC))
+		for (size_t i = 0; i < t.n; i++)
+			if (gelf_getdyn(t.d, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
 				return dyn.d_un.d_val & DF_1_PIE;
-		}
-	}
 	return false;
 }
 
