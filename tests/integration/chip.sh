@@ -273,7 +273,9 @@ chip_sampled_group() {
 			 .chip[0].hit_ratio == null and (.meta.chip_fp_probes | tonumber) >= 500"
 		jqcheck "chip sampled: windows of 5 ms and more show the 2 MB array, within 30%" "$j" \
 			"[.chip[0].footprint[] | select(.window_ns >= 4000000) | .bytes] | length >= 2 and
-			 (add / length) >= 0.7 * 2097152 and (add / length) <= 1.3 * 2097152"
+			 (add / length) >= 0.7 * 2097152 and (add / length) <= 1.3 * 2097152" ||
+			echo "     footprint (window ns, bytes): $(jq -c '[.chip[0].footprint[] |
+				[.window_ns, .bytes]]' "$j")"
 		jqcheck "chip sampled: the windows ascend, the shortest shows less than the longest" "$j" \
 			"(.chip[0].footprint | map(.window_ns) | . == sort) and
 			 .chip[0].footprint[0].bytes < .chip[0].footprint[-1].bytes"
@@ -286,7 +288,9 @@ chip_sampled_group() {
 
 if [ -x "$CW" ]; then
 	chip_calibrate_group
-	chip_sampled_group
+	# its windows are timed: a busy host stretches the short ones, and
+	# the ASan recorder wakes later (2 failures in 12 local CI runs)
+	timed_group "chip sampled" chip_sampled_group
 	chip_region_group
 	chip_exact_group
 	chip_nocounts_group
