@@ -84,7 +84,7 @@ void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
  * its whole life in 5-7 runs of 16 (lime_owner_hdr, no recorder
  * attached; the uninstrumented build: none), which turned LIME's top
  * cause to noise.  Colours k * 7 lines mod 64 (k: the thread's rank)
- * differ for 64 threads in a row: 0 slow runs in 24.
+ * differ for 64 threads in a row: a slow thread in 1 run of 40.
  */
 #define LINE 64
 #define COLORS 64                /* lines in a 4 KB page */
