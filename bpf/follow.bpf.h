@@ -150,6 +150,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 		bpf_map_delete_elem(&chip_counters, &old);
 		bpf_map_delete_elem(&chip_counters, &tid);
+		/* nor where the old executable kept them in TLS */
+		bpf_map_delete_elem(&chip_tls, &tgid);
 	}
 	/* The new image's thread is on CPU now: timed from here, as
 	 * state_get times a thread first seen running (else the run up
