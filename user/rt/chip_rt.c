@@ -33,11 +33,7 @@ struct chip_thread {
 	struct sb_chip *c;
 	struct sb_chip_gate gate;     /* SHARDS' test, before the call */
 	uint64_t syncs;
-	struct sb_chip_counts *k;     /* the thread's, from its start
-				       * (sb_chip_k, TLS): a --region probe
-				       * reads them at the function's entry
-				       * and return */
-	struct sb_chip_counts sent;   /* k at the last batch */
+	struct sb_chip_counts sent;   /* sb_chip_k at the last batch */
 };
 
 _Static_assert(SB_CHIP_NDEPTH == SB_CHIP_COUNTS, "a batch holds every counter");
@@ -184,7 +180,7 @@ static void thread_gone(void *v)
 static void forked_child(void)
 {
 	if (ct && ct != CLOSED)
-		scalebpf_chip_thread(ct->k);
+		scalebpf_chip_thread(&sb_chip_k);
 }
 
 static void init_once(void)
@@ -217,19 +213,23 @@ static struct chip_thread *thread_open(void)
 		return NULL;
 	}
 	sb_chip_gate_of(t->c, &t->gate);
-	/* the callbacks' own gate: the same for every thread */
-	if (!__atomic_load_n(&sb_chip_fast.gate, __ATOMIC_ACQUIRE) && t->gate.shards) {
-		sb_chip_fast.line_shift = t->gate.line_shift;
-		sb_chip_fast.threshold = t->gate.threshold;
-		__atomic_store_n(&sb_chip_fast.gate, 1, __ATOMIC_RELEASE);
+	/* the callbacks' own gate, the same for every thread: filled once,
+	 * by whichever thread claims it */
+	{
+		uint32_t unset = 0;
+
+		if (__atomic_compare_exchange_n(&sb_chip_fast.set, &unset, 2, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			sb_chip_fast.gate = t->gate;
+			__atomic_store_n(&sb_chip_fast.set, 1, __ATOMIC_RELEASE);
+		}
 	}
-	t->k = &sb_chip_k;
 	if (key_ok)
 		pthread_setspecific(thread_key, t);
 	ct = t;
 	sb_chip_open = 1;
 	ct_opening = 0;
-	scalebpf_chip_thread(t->k);
+	scalebpf_chip_thread(&sb_chip_k);
 	return t;
 }
 
@@ -239,7 +239,7 @@ static __attribute__((noinline)) void first_access(uintptr_t addr)
 	struct chip_thread *t = thread_open();
 
 	if (t)
-		sb_chip_access(t->c, addr, t->k);
+		sb_chip_access(t->c, addr, &sb_chip_k);
 }
 
 void sb_chip_access_rt(uintptr_t addr)
@@ -252,10 +252,10 @@ void sb_chip_access_rt(uintptr_t addr)
 		return;
 	}
 	if (!sb_chip_gate_passes(&t->gate, addr)) {
-		t->k->accesses++;
+		sb_chip_k.accesses++;
 		return;
 	}
-	sb_chip_access(t->c, addr, t->k);
+	sb_chip_access(t->c, addr, &sb_chip_k);
 }
 
 void sb_chip_sync(uint16_t flags)
@@ -263,7 +263,7 @@ void sb_chip_sync(uint16_t flags)
 	struct chip_thread *t = ct;
 	struct sb_chip_batch b;
 
-	if (!t || t == CLOSED || t->k->accesses == t->sent.accesses)
+	if (!t || t == CLOSED || sb_chip_k.accesses == t->sent.accesses)
 		return;
 	memset(&b, 0, sizeof(b));
 	b.magic = SB_CHIP_MAGIC;
@@ -275,16 +275,16 @@ void sb_chip_sync(uint16_t flags)
 				  : (uint32_t)(opts.rate * SB_CHIP_RATE_SCALE + 0.5);
 	if (!b.rate_t)
 		b.rate_t = 1;
-	b.accesses = t->k->accesses - t->sent.accesses;
+	b.accesses = sb_chip_k.accesses - t->sent.accesses;
 	for (int i = 0; i < SB_CHIP_NDEPTH; i++)
-		b.depth[i] = t->k->depth[i] - t->sent.depth[i];
+		b.depth[i] = sb_chip_k.depth[i] - t->sent.depth[i];
 	scalebpf_chip_batch(&b);
-	t->sent = *t->k;
+	t->sent = sb_chip_k;
 	/* said again now and then: a recorder that attached (-p) after the
 	 * thread began learns where its counters are (a uprobe per 256
 	 * segments costs nothing measurable) */
 	if (!(++t->syncs & 255))
-		scalebpf_chip_thread(t->k);
+		scalebpf_chip_thread(&sb_chip_k);
 }
 
 void sb_chip_thread_done(void)

@@ -80,9 +80,8 @@ void sb_chip_thread_done(void) __attribute__((weak));
  * counters are TLS for that: sb_chip_k, which `record --region` reads.
  */
 struct sb_chip_fast {
-	uint32_t gate;         /* 1 once set and sampling (R < 1) */
-	uint32_t line_shift;
-	uint64_t threshold;    /* sb_chip_gate's */
+	uint32_t set;                /* 1 once gate is filled (2 while it is) */
+	struct sb_chip_gate gate;    /* sb_chip_gate_of's: every thread's is one */
 };
 extern struct sb_chip_fast sb_chip_fast;
 /* initial-exec: the runtime is linked into executables only, and the

@@ -25,8 +25,8 @@ __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec"
 /* Whether SHARDS' gate stops addr, counted if so (sb_chip_gate_passes) */
 static inline int chip_stopped(uintptr_t addr)
 {
-	if (!sb_chip_open || !__atomic_load_n(&sb_chip_fast.gate, __ATOMIC_ACQUIRE) ||
-	    (sb_chip_mix(addr >> sb_chip_fast.line_shift) >> 40) < sb_chip_fast.threshold)
+	if (!sb_chip_open || __atomic_load_n(&sb_chip_fast.set, __ATOMIC_ACQUIRE) != 1 ||
+	    sb_chip_gate_passes(&sb_chip_fast.gate, addr))
 		return 0;
 	sb_chip_k.accesses++;
 	return 1;
