@@ -16,32 +16,42 @@
 
 #include "elfsym_priv.h"
 
+/* The sections of one type with entries, one after the other */
+struct table_iter {
+	Elf *elf;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;     /* its entries */
+};
+
+static bool next_table(struct table_iter *t, GElf_Word type)
+{
+	while ((t->scn = elf_nextscn(t->elf, t->scn)))
+		if (gelf_getshdr(t->scn, &t->sh) && t->sh.sh_type == type && t->sh.sh_entsize &&
+		    (t->d = elf_getdata(t->scn, NULL))) {
+			t->n = t->sh.sh_size / t->sh.sh_entsize;
+			return true;
+		}
+	return false;
+}
+
 static bool scan(Elf *elf, GElf_Word type, uint64_t vaddr, char *name, size_t len,
 		 uint64_t *start, uint64_t *size)
 {
-	Elf_Scn *scn = NULL;
+	struct table_iter t = { .elf = elf };
 	bool found = false;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
+	while (next_table(&t, type)) {
+		for (size_t i = 0; i < t.n; i++) {
 			GElf_Sym s;
 			const char *nm;
 
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+			if (!gelf_getsym(t.d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
 			    s.st_shndx == SHN_UNDEF || !s.st_size ||
 			    vaddr < s.st_value || vaddr - s.st_value >= s.st_size)
 				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			nm = elf_strptr(elf, t.sh.sh_link, s.st_name);
 			if (!nm || !*nm)
 				continue;
 			/* The smallest covering object: a member array inside a
@@ -71,26 +81,6 @@ bool sb_elf_data_at(const struct sb_elf *e, uint64_t vaddr, char *name, size_t l
 }
 
 /* ---- thread-local variables of an executable ---- */
-
-/* The sections of one type with entries, one after the other */
-struct table_iter {
-	Elf *elf;
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-	Elf_Data *d;
-	size_t n;     /* its entries */
-};
-
-static bool next_table(struct table_iter *t, GElf_Word type)
-{
-	while ((t->scn = elf_nextscn(t->elf, t->scn)))
-		if (gelf_getshdr(t->scn, &t->sh) && t->sh.sh_type == type && t->sh.sh_entsize &&
-		    (t->d = elf_getdata(t->scn, NULL))) {
-			t->n = t->sh.sh_size / t->sh.sh_entsize;
-			return true;
-		}
-	return false;
-}
 
 static bool tls_symbol(Elf *elf, GElf_Word type, const char *name, uint64_t *value)
 {
