@@ -233,3 +233,68 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
 	}
 	return 0;
 }
+
+void sb_chip_rdx_arm(struct sb_chip_rdx_probe *p, uint64_t count, bool near)
+{
+	p->armed = count;
+	p->first = 0;
+	p->traps = 0;
+	p->near = near;
+}
+
+bool sb_chip_rdx_trap(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count)
+{
+	if (!p->traps++) {
+		p->first = count;
+		return false;
+	}
+	/* a counter that went back (it cannot: a stale trap) is no reuse */
+	if (count > p->first)
+		sb_chip_reuse_add(&s->reuse, count - p->first);
+	return true;
+}
+
+void sb_chip_rdx_close(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count)
+{
+	uint64_t from = p->traps ? p->first : p->armed;
+
+	if (p->traps > 1)
+		return;
+	if (!p->traps && p->near) {
+		sb_chip_reuse_add(&s->reuse, 1);
+		s->dead_near++;
+		return;
+	}
+	sb_chip_reuse_censor(&s->reuse, count > from ? count - from : 1);
+}
+
+int sb_chip_rdx_depths(const struct sb_chip_rdx_sum *s, uint64_t accesses, uint64_t max_bytes,
+		       uint32_t line, uint64_t depth[17], uint32_t *resolved)
+{
+	struct sb_chip_reuse_point pt[16];
+	double lines[16], prev = 0, given = 0;
+	int ret;
+
+	*resolved = 0;
+	for (int k = 0; k < 17; k++)
+		depth[k] = 0;
+	if (!line)
+		return -EINVAL;
+	for (int k = 0; k < 16; k++)
+		lines[k] = (double)(max_bytes / 16 * (uint64_t)(k + 1)) / line;
+	if ((ret = sb_chip_statstack(&s->reuse, lines, 16, pt)))
+		return ret;
+	for (int k = 0; k < 16; k++) {
+		/* a lower bound past the windows: no higher than a resolved
+		 * size before it */
+		double h = fmax(prev, fmin(pt[k].hit, 1));
+		bool below_l2 = s->dead_near && lines[k] * line < (double)s->near_bytes;
+
+		*resolved |= (uint32_t)(pt[k].resolved && !below_l2) << k;
+		depth[k] = (uint64_t)llround((double)accesses * (h - prev));
+		given += (double)depth[k];
+		prev = h;
+	}
+	depth[16] = (double)accesses > given ? accesses - (uint64_t)given : 0;
+	return 0;
+}

@@ -76,4 +76,67 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
 		 double universe, const double *granules, size_t n,
 		 struct sb_chip_reuse_point *out);
 
+/*
+ * The recorder's reuse probes with a PMU (user/record/record_reuse.c), as
+ * pure steps so the unit tests drive them with generated traces.
+ *
+ * A sampled load (PEBS) names a line; the recorder can arm a watchpoint
+ * there only tens of microseconds later, 10^4-10^5 memory operations on
+ * (RDX arms in the sampled thread's own signal handler; a recorder
+ * outside the process cannot).  A reuse counted from the sample would be
+ * wrong whenever the line came back inside that gap, with nothing to
+ * tell those apart.  So a probe takes its reuse between the first two
+ * traps after arming, both counted by one per-thread counter of retired
+ * memory operations: the first access after arming stands for the
+ * sampled one (the line still drawn in proportion to its accesses).
+ * Where a line's accesses recur alike (loops, sweeps, random access: a
+ * renewal process) that is the line's reuse, as StatStack wants.
+ *
+ * A line that is not touched again after arming has died inside the gap
+ * (a stream's: its next words were read within it) or recurs beyond the
+ * window.  PEBS' data source tells which for the sampled load: one the
+ * private caches served (L1, fill buffer, L2: near) came back within the
+ * L2's capacity, and its line's end inside the gap makes it a short
+ * reuse, counted as length 1; any other is censored at the window.  (A
+ * burst of k accesses to a line that then dies has k - 1 short reuses and
+ * one that never ends: its near loads and its first, far one.)  A short
+ * reuse counted as 1 is true for every cache from the L2's size on;
+ * below it, sizes are not resolved.  A probe touched once and not again
+ * within a window after that is censored there.  Without a data source
+ * every untouched probe is censored: a stream's spatial hits are not
+ * seen, and its curve is a lower bound.
+ */
+struct sb_chip_rdx_probe {
+	uint64_t armed;      /* the thread's count of memory operations, armed */
+	uint64_t first;      /* ... at the first trap */
+	unsigned traps;
+	bool near;           /* the sampled load was a near one */
+};
+
+struct sb_chip_rdx_sum {
+	struct sb_chip_reuse reuse; /* the probes' reuses */
+	uint64_t dead_near;         /* near probes untouched: short reuses */
+	uint64_t near_bytes;        /* the private cache near loads hit in (0:
+				     * no data source) */
+};
+
+void sb_chip_rdx_arm(struct sb_chip_rdx_probe *p, uint64_t count, bool near);
+/* A trap at count.  true: the probe is done, its reuse added to s. */
+bool sb_chip_rdx_trap(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count);
+/* Its window closed at count with the probe not done: censored there,
+ * or a short reuse (near and untouched). */
+void sb_chip_rdx_close(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count);
+
+/*
+ * A CHIP row's depth counts (StatStack over the probes' reuses): depth[k]
+ * for k < 16 the accesses that hit first in a cache of (k + 1) x
+ * max_bytes / 16 (of line-byte lines), depth[16] the rest, summing to
+ * accesses.  *resolved: bit k set when size k is measured: within the
+ * windows' reach, and no smaller than near_bytes where short reuses were
+ * counted; elsewhere the counts give a lower bound.  -EINVAL without
+ * samples.
+ */
+int sb_chip_rdx_depths(const struct sb_chip_rdx_sum *s, uint64_t accesses, uint64_t max_bytes,
+		       uint32_t line, uint64_t depth[17], uint32_t *resolved);
+
 #endif

@@ -61,14 +61,15 @@ static inline uint64_t lru_bit_sum(const struct lru_ref *r, size_t i)
 	return s;
 }
 
-/* One reference to line (a line number); at most n of them. */
-static inline void lru_ref_access(struct lru_ref *r, uint64_t line)
+/* One reference to line (a line number); at most n of them.  Its
+ * distance, UINT64_MAX for a first touch. */
+static inline uint64_t lru_ref_access(struct lru_ref *r, uint64_t line)
 {
 	size_t i = (size_t)((line * 0x9e3779b97f4a7c15ull) >> 20) & (r->cap - 1);
-	uint64_t d;
+	uint64_t d = UINT64_MAX;
 
 	if (r->t >= r->n)
-		return;
+		return d;
 	r->t++;
 	while (r->keys[i] && r->keys[i] != line + 1)
 		i = (i + 1) & (r->cap - 1);
@@ -84,6 +85,7 @@ static inline void lru_ref_access(struct lru_ref *r, uint64_t line)
 	}
 	r->last[i] = (uint32_t)r->t;
 	lru_bit_add(r, r->t, 1);
+	return d;
 }
 
 /* Hit ratio of a cache of c lines (c <= maxd). */
