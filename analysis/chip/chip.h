@@ -233,6 +233,14 @@ struct sb_chip_summary {
 	double demand[SB_CHIP_DEPTH];         /* DRAM bytes/s at each size */
 	bool demand_resolved[SB_CHIP_DEPTH];  /* false: an upper bound */
 	double hit_ratio[SB_CHIP_DEPTH];
+	uint32_t resolved;                    /* bit d: size d's hit ratio is
+					       * measured (all but in mode
+					       * SAMPLED_PMU); else a lower bound */
+	uint64_t reuse_samples;               /* SAMPLED_PMU: the reuse probes
+					       * and near loads */
+	const char *reuse_counter;            /* ... what counted their lengths
+					       * (the profile's), or NULL */
+	double hit_stderr[SB_CHIP_DEPTH];     /* SAMPLED_PMU: binomial; else 0 */
 	double t_ser;                         /* seconds: the section's busy time */
 	bool t_native;                        /* t_ser from the plain recording */
 	struct sb_chip_machine machine;

@@ -271,6 +271,20 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->cache_bytes[d] = r->max_bytes / SB_CHIP_DEPTH * (uint64_t)(d + 1);
 		s->hit_ratio[d] = sb_chip_hit_ratio(s->est, d + 1);
 	}
+	s->resolved = (1u << SB_CHIP_DEPTH) - 1;
+	if (r->mode == SB_CHIP_MODE_SAMPLED_PMU) {
+		/* the depths are StatStack's from reuse probes; where a size
+		 * is not resolved the misses hold its unseen hits too */
+		s->resolved = r->resolved & ((1u << SB_CHIP_DEPTH) - 1);
+		s->reuse_samples = r->reuse_samples;
+		s->reuse_counter = sb_profile_meta_get(p, "chip_rdx_counter");
+		for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+			double h = s->hit_ratio[d];
+
+			s->hit_stderr[d] = ((s->resolved >> d) & 1) && r->reuse_samples ?
+					   sqrt(h * (1 - h) / (double)r->reuse_samples) : 0;
+		}
+	}
 	s->t_ser = busy_seconds(p, r, times, &s->t_native);
 	machine_of(p, s);
 	s->max_threads = n_threads > 4 ? (n_threads < SB_CHIP_MAX_THREADS ? n_threads :

@@ -324,6 +324,10 @@ struct sb_chip_row {
 	uint64_t fp_probes[SB_CHIP_ROW_WINDOWS];
 	uint64_t fp_touched[SB_CHIP_ROW_WINDOWS];
 	uint64_t fp_universe;       /* bytes the probes were drawn from (mean) */
+	/* mode SAMPLED_PMU (depths from reuses: analysis/chip/chip_reuse.h) */
+	uint64_t reuse_samples;     /* the reuse probes behind depth[] */
+	uint32_t resolved;          /* bit k: size k measured; the others'
+				     * hit ratios are lower bounds */
 };
 
 /* "exact", "sampled", "sampled-pmu" (the JSON's mode). */

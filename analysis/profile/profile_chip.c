@@ -7,11 +7,13 @@
  *   CHIP  section u32, mode u32, threads u32, line u32, max_bytes u64,
  *         rate_t u32, accesses u64, n u32, n x u64 depth counts,
  *         [kind u32, region u32, busy_ns u64,
- *          [m u32, m x (window_ns u64, probes u64, touched u64), universe u64]]
+ *          [m u32, m x (window_ns u64, probes u64, touched u64), universe u64,
+ *           [reuse_samples u64, resolved u32]]]
  *
  * Depths beyond those this reader knows are skipped, missing ones read 0.
  * The bracketed tail came with function and whole-run regions: a row
- * without it is a section's (the first profiles had sections only).
+ * without it is a section's (the first profiles had sections only); the
+ * innermost came with mode sampled-pmu (0 in rows of other modes).
  */
 #include "profile_priv.h"
 
@@ -43,6 +45,8 @@ void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t
 		sb_bytes_put_u64(b, r->fp_touched[k]);
 	}
 	sb_bytes_put_u64(b, r->fp_universe);
+	sb_bytes_put_u64(b, r->reuse_samples);
+	sb_bytes_put_u32(b, r->resolved);
 }
 
 void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
@@ -90,6 +94,10 @@ void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
 			}
 		}
 		r->fp_universe = sb_bytes_get_u64(c);
+	}
+	if (sb_bytes_left(c) >= 12) {
+		r->reuse_samples = sb_bytes_get_u64(c);
+		r->resolved = sb_bytes_get_u32(c);
 	}
 }
 
@@ -144,6 +152,12 @@ uint32_t sb_pfmt_check_chip(const struct sb_profile *p, char *why, size_t len)
 		}
 		if (r->mode == SB_CHIP_MODE_SAMPLED && !fp_ok(r, i, why, len))
 			return SB_CHUNK_CHIP;
+		if (r->mode == SB_CHIP_MODE_SAMPLED_PMU &&
+		    (!r->reuse_samples || r->resolved >> (SB_CHIP_ROW_DEPTHS - 1))) {
+			snprintf(why, len, "chip row %zu: sampled-pmu, from %" PRIu64 " reuses with "
+				 "sizes 0x%" PRIx32 " resolved", i, r->reuse_samples, r->resolved);
+			return SB_CHUNK_CHIP;
+		}
 		if (!r->mode || r->mode >= SB_CHIP_MODE_MAX || !r->line ||
 		    (!r->accesses && r->mode != SB_CHIP_MODE_SAMPLED) ||
 		    (r->line & (r->line - 1)) || r->max_bytes < 16ull * r->line ||

@@ -77,6 +77,15 @@ static struct sb_chip_summary *summaries(const struct sb_profile *p,
 	return s;
 }
 
+static double max_stderr(const struct sb_chip_summary *s)
+{
+	double m = 0;
+
+	for (int d = 0; d < SB_CHIP_DEPTH; d++)
+		m = s->hit_stderr[d] > m ? s->hit_stderr[d] : m;
+	return m;
+}
+
 static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t len)
 {
 	if (s->sampled)
@@ -84,6 +93,13 @@ static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t
 			 "granules: a line touched in one word shows half; on a busy host short "
 			 "windows stretch, kept at their measured length; not yet checked against "
 			 "exact footprints)", (unsigned long long)s->fp.probes);
+	else if (s->mode == SB_CHIP_MODE_SAMPLED_PMU)
+		snprintf(buf, len, "sampled: %llu sampled loads' reuses between two "
+			 "watchpoint traps, counted by %s (StatStack), hit ratios +-%.2f at "
+			 "most; %d of 16 sizes measured, the others lower bounds (>=)",
+			 (unsigned long long)s->reuse_samples,
+			 s->reuse_counter ? s->reuse_counter : "?", max_stderr(s),
+			 __builtin_popcount(s->resolved));
 	else if (s->rate >= 1)
 		snprintf(buf, len, "exact: every load and store");
 	else
@@ -211,7 +227,8 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 	fputs("|\n     ", f);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
 		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
-		fprintf(f, "%s%s %.2f", d % 4 ? ", " : d ? "\n      " : " ", a, s->hit_ratio[d]);
+		fprintf(f, "%s%s %s%.2f", d % 4 ? ", " : d ? "\n      " : " ", a,
+			(s->resolved >> d) & 1 ? "" : ">=", s->hit_ratio[d]);
 	}
 	fputc('\n', f);
 	bandwidth_text(s, f);
@@ -365,7 +382,19 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 			fputc('[', j->f);
 			for (int d = 0; d < SB_CHIP_DEPTH; d++)
 				fprintf(j->f, "%s%.6f", d ? ", " : "", s[i].hit_ratio[d]);
+			/* which are measured; the others are lower bounds */
+			fputs("], \"hit_ratio_resolved\": [", j->f);
+			for (int d = 0; d < SB_CHIP_DEPTH; d++)
+				fprintf(j->f, "%s%s", d ? ", " : "",
+					(s[i].resolved >> d) & 1 ? "true" : "false");
 			fputc(']', j->f);
+			if (s[i].mode == SB_CHIP_MODE_SAMPLED_PMU) {
+				fprintf(j->f, ", \"reuse_samples\": %llu, \"hit_ratio_stderr\": [",
+					(unsigned long long)s[i].reuse_samples);
+				for (int d = 0; d < SB_CHIP_DEPTH; d++)
+					fprintf(j->f, "%s%.6f", d ? ", " : "", s[i].hit_stderr[d]);
+				fputc(']', j->f);
+			}
 		}
 		fprintf(j->f, ", \"accesses\": %llu, \"rate\": %g, \"busy_ns\": %.0f, "
 			"\"bandwidth_serial\": %.0f, \"bandwidth\": ",

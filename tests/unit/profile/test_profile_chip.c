@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_profile_chip: the CHIP chunk (profile_chip.c) round trip with every
- * field at an edge value, a row of each region kind; rows with a section,
- * region, kind, mode or shape out of range refused on write; a profile
- * without the chunk reads as no rows.
+ * field at an edge value, a row of each region kind and mode; rows with a
+ * section, region, kind, mode or shape out of range, or a sampled-pmu row
+ * without probes, refused on write; a profile without the chunk reads as
+ * no rows.
  */
 #include "profile_builder.h"
 
@@ -29,6 +30,8 @@ static void round_trip(void)
 	p->chip[0] = row(0, SB_CHIP_MODE_EXACT);
 	p->chip[1] = row((uint32_t)p->nsections - 1, SB_CHIP_MODE_SAMPLED_PMU);
 	p->chip[1].rate_t = 1;
+	p->chip[1].reuse_samples = UINT64_MAX;   /* the PMU's reuse probes */
+	p->chip[1].resolved = 0xffff;
 	/* a function region (its name in the meta) and the whole run */
 	p->chip[2] = row(0, SB_CHIP_MODE_EXACT);
 	p->chip[2].kind = SB_CHIP_KIND_FUNCTION;
@@ -82,6 +85,15 @@ static void round_trip(void)
 	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "no footprint"),
 	      "no probes: %s", err);
 	p->nchip = 4;
+	/* refused: a sampled-pmu row without probes, or resolving a 17th size */
+	p->chip[1].reuse_samples = 0;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "sampled-pmu"),
+	      "sampled-pmu without probes: %s", err);
+	p->chip[1].reuse_samples = 9;
+	p->chip[1].resolved = 0x1ffff;
+	CHECK(sb_profile_write(p, path, err, sizeof(err)) != SB_OK && strstr(err, "sampled-pmu"),
+	      "a 17th size resolved: %s", err);
+	p->chip[1].resolved = 0x7;
 	/* refused: a section beyond the last, an unknown mode, a line that is
 	 * no power of two, a rate of 0 */
 	p->chip[1].section = (uint32_t)p->nsections;
