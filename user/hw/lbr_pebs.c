@@ -233,6 +233,16 @@ int sb_hw_perf_sample_to_rec(const void *rec, size_t size, uint64_t st, uint64_t
 	return SB_REC_LOAD;
 }
 
+int sb_hw_load_private(const struct sb_hw_load *l)
+{
+	uint8_t lvl = l->src.level;
+
+	if (l->store || !(l->flags & SB_LOAD_HAVE_SRC) || lvl == SB_MEM_UNKNOWN)
+		return -1;
+	/* a level alone (AMD, newer Intel: LVLNUM) says who served it */
+	return (lvl == SB_MEM_L1 || lvl == SB_MEM_LFB || lvl == SB_MEM_L2) && !l->src.miss;
+}
+
 bool sb_hw_load_access(const struct sb_hw_load *l, struct sb_cosample_access *a)
 {
 	memset(a, 0, sizeof(*a));

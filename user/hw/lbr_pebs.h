@@ -81,6 +81,12 @@ struct sb_hw_load {
 /* 0, or -1 when the record is not a well-formed SB_REC_LOAD. */
 int sb_hw_load_decode(const void *data, size_t size, struct sb_hw_load *out);
 
+/* Where a load came from, for reuse probes (analysis/chip/chip_reuse.h):
+ * 1 the core's private caches served it (L1, a fill buffer, L2: its line
+ * came back within the L2's capacity), 0 a level beyond them, -1 not
+ * known (no data source, or a store). */
+int sb_hw_load_private(const struct sb_hw_load *l);
+
 /* A PEBS load or store as a sampled access for sharing
  * (analysis/coherence/).  A load whose data source says HITM (the line
  * was modified in another core) or another socket's cache makes its line

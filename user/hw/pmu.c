@@ -178,6 +178,36 @@ int sb_pmu_store_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_eve
 	return -1;
 }
 
+int sb_pmu_memops_attr(const struct sb_pmu *pmu, struct perf_event_attr *a, char *ev_name,
+		       size_t namelen, char *err, size_t errlen)
+{
+	/* Ice Lake and later count loads and stores in one umask (ANY);
+	 * Skylake's two umasks combine to the same 0x83; Haswell/Broadwell
+	 * have the uops event.  AMD has no retired load+store count that
+	 * fits (its dispatch counts include speculation). */
+	static const char *const events[] = {
+		"MEM_INST_RETIRED:ANY",
+		"MEM_INST_RETIRED:ALL_LOADS:ALL_STORES",
+		"MEM_UOPS_RETIRED:ALL_LOADS:ALL_STORES",
+	};
+
+	if (!encode_first(pmu, events, sizeof(events) / sizeof(events[0]), 0, 0, a, ev_name,
+			  namelen, err, errlen)) {
+		/* a counter read at traps, never sampled */
+		a->sample_period = 0;
+		a->sample_type = 0;
+		a->precise_ip = 0;
+		a->disabled = 0;
+		a->inherit = 0;
+		return 0;
+	}
+	if (errlen && !err[0])
+		snprintf(err, errlen, "libpfm4 knows no retired load+store count for this CPU "
+			 "(tried MEM_INST_RETIRED:ANY, MEM_INST_RETIRED:ALL_LOADS:ALL_STORES, "
+			 "MEM_UOPS_RETIRED:ALL_LOADS:ALL_STORES; AMD has none that fits)");
+	return -1;
+}
+
 int sb_events_choose(int requested, const struct sb_pmu *pmu, char *sampling, size_t slen,
 		     char *msg, size_t msglen)
 {

@@ -51,6 +51,11 @@ int sb_pmu_load_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_even
  * candidates only: record runs on without it. */
 int sb_pmu_store_attr(const struct sb_pmu *pmu, uint64_t period, struct perf_event_attr *attr,
 		      char *ev_name, size_t namelen, char *err, size_t errlen);
+/* The reuse probes' counter (record_reuse.c): every retired load and
+ * store at user level, counted, not sampled, read by BPF at a
+ * watchpoint's trap.  0, or -1 with err (no such event: e.g. AMD). */
+int sb_pmu_memops_attr(const struct sb_pmu *pmu, struct perf_event_attr *attr, char *ev_name,
+		       size_t namelen, char *err, size_t errlen);
 
 /*
  * --events: the path record takes.  auto without a PMU returns

@@ -228,6 +228,44 @@ static struct sb_rec_load mem_rec(uint64_t addr, uint64_t src, uint32_t flags)
 	return r;
 }
 
+/* Which PEBS loads the private caches served (reuse probes' near ones). */
+static void test_load_private(void)
+{
+	const uint32_t src = SB_LOAD_HAVE_ADDR | SB_LOAD_HAVE_SRC;
+	static const struct {
+		const char *what;
+		uint64_t src;
+		uint32_t flags;
+		int want;
+	} cases[] = {
+		{ "L1 hit", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, L1) | PERF_MEM_S(LVL, HIT), 0, 1 },
+		{ "fill buffer", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, LFB) | PERF_MEM_S(LVL, HIT), 0,
+		  1 },
+		{ "L2 hit", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, L2) | PERF_MEM_S(LVL, HIT), 0, 1 },
+		{ "L2 by level number (AMD)", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVLNUM, L2), 0, 1 },
+		{ "L3 hit", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, L3) | PERF_MEM_S(LVL, HIT), 0, 0 },
+		{ "DRAM", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, LOC_RAM) | PERF_MEM_S(LVL, HIT), 0,
+		  0 },
+		{ "L2 miss", PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, L2) | PERF_MEM_S(LVL, MISS), 0,
+		  0 },
+		{ "no data source", 0, SB_LOAD_HAVE_ADDR, -1 },
+		{ "a store", PERF_MEM_S(OP, STORE) | PERF_MEM_S(LVL, L1) | PERF_MEM_S(LVL, HIT),
+		  SB_LOAD_STORE, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sb_rec_load r = mem_rec(0x7f0000005000, cases[i].src,
+					       cases[i].flags ? cases[i].flags : src);
+		struct sb_hw_load l;
+
+		if (cases[i].flags == SB_LOAD_STORE)
+			r.flags = src | SB_LOAD_STORE;
+		CHECK(sb_hw_load_decode(&r, sizeof(r), &l) == 0 &&
+		      sb_hw_load_private(&l) == cases[i].want, "%s: %d", cases[i].what,
+		      sb_hw_load_private(&l));
+	}
+}
+
 static void test_mem_access(struct sb_hwagg *a)
 {
 	const uint32_t src = SB_LOAD_HAVE_ADDR | SB_LOAD_HAVE_SRC;
@@ -566,6 +604,7 @@ int main(void)
 	test_data_src();
 	test_loads(a);
 	test_mem_access(a);
+	test_load_private();
 	test_lbr_aggregate(a);
 	test_keys(a);
 	test_perf_samples(a);

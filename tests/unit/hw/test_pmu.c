@@ -122,6 +122,19 @@ static void test_attrs(void)
 		      strstr(ev, "ALL_STORES"), "store attr: %s", ev);
 	else
 		CHECK(strstr(err, "MEM_INST_RETIRED:ALL_STORES"), "store error: %s", err);
+
+	/* the reuse probes' counter: counted, never sampled, not inherited
+	 * (BPF reads it in the thread's own context) */
+	CHECK(sb_pmu_memops_attr(&none, &a, ev, sizeof(ev), err, sizeof(err)) == -1 &&
+	      strstr(err, "no hardware PMU"), "memops counter without a PMU: %s", err);
+	ret = sb_pmu_memops_attr(&cpu, &a, ev, sizeof(ev), err, sizeof(err));
+	if (ret == 0)
+		CHECK(!a.sample_period && !a.sample_type && !a.precise_ip && !a.inherit &&
+		      !a.disabled && a.exclude_kernel && a.size == sizeof(a) &&
+		      strstr(ev, "RETIRED"), "memops attr: %s", ev);
+	else
+		CHECK(strstr(err, "MEM_INST_RETIRED:ANY") && strstr(err, "AMD"),
+		      "memops error: %s", err);
 }
 
 int main(void)
