@@ -217,7 +217,22 @@ struct sb_rec_watch {
 	__u64 ip;
 	__u64 addr;              /* the watched word */
 	__u64 regs[SB_NREGS];
+	/* Reuse probes (user/record/record_reuse.c): the thread's retired
+	 * memory operations at the trap, from its counter in the memops map
+	 * (read in its own context), when flags has SB_WATCH_HAVE_MEMOPS. */
+	__u64 memops;
+	__u32 flags;             /* enum sb_watch_flags */
+	__u32 pad;
 };
+
+enum sb_watch_flags {
+	SB_WATCH_HAVE_MEMOPS = 1,
+	SB_WATCH_MEMOPS_SCALED = 2,  /* the counter was multiplexed: not exact */
+	SB_WATCH_MEMOPS_FAILED = 4,  /* a counter is there, its read failed */
+};
+
+/* Threads whose memory operations can be counted at once (memops map). */
+#define SB_MEMOPS_SLOTS 1024
 
 /* Per-CPU counters: drops are never silent. */
 enum sb_counter {

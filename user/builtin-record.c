@@ -24,6 +24,7 @@
 #include "record/record_bpf.h"
 #include "record/record_session.h"
 #include "record/record_footprint.h"
+#include "record/record_reuse.h"
 #include "record/record_watch.h"
 #include "record/rec_timing.h"
 #include "record/link_closer.h"
@@ -387,11 +388,14 @@ static int record_loop(struct sb_rec *r)
 		/* the next watchpoint window may be due sooner */
 		int due = sb_watch_tick(r->watch, r->bpf, now);
 		int fdue = sb_fprobe_tick(r->fprobe, now);
+		int rdue = sb_rprobe_tick(r->rprobe, r->bpf, now);
 		int wait = age < 300000000ull ? 10 : 100;
 		int n;
 
 		if (fdue >= 0 && (due < 0 || fdue < due))
 			due = fdue;
+		if (rdue >= 0 && (due < 0 || rdue < due))
+			due = rdue;
 		n = sb_bpf_poll_fd(r->bpf, due >= 0 && due < wait ? due : wait, fd);
 
 		if (n < 0 && n != -EINTR)

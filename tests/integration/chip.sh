@@ -286,11 +286,42 @@ chip_sampled_group() {
 		"$SB" record -q -F 0 --chip -o "$TMP/chip_nosamples.sbp" -- "$WL/clang/chip_ws" random 64 1 1
 }
 
+# record --chip's reuse probes (record_reuse.h, the PMU path) end to end
+# on a machine without a PMU: SCALEBPF_REUSE_COUNTER=task-clock counts
+# each thread's CPU nanoseconds instead of its memory operations, and the
+# candidates come from software samples.  A chase round and round 2 MB
+# reads each word once a pass, so a probe's reuse between its two traps
+# is one pass of CPU time (the loop's own, CHIP_WS_CPU_FILE) and a trap's
+# cost (~6 us).  Every trap's count is read by BPF in the trapping
+# thread's context (none unread), and the report says what counted.
+chip_reuse_group() {
+	local j=$TMP/chip_reuse.json cpu=$TMP/chip_reuse.cpu pass
+	rm -f "$cpu"
+	if CHIP_WS_CPU_FILE=$cpu SCALEBPF_REUSE_COUNTER=task-clock SCALEBPF_CALIBRATION=$CAL \
+		record_json "$j" --chip-probes 300 -- "$WL/clang/chip_ws" chase 2048 1 400000000 &&
+		[ -s "$cpu" ]; then
+		pass=$(( $(cat "$cpu") * 32768 / 400000000 ))
+		jqcheck "chip reuse: a whole-run row of mode sampled-pmu from 100+ reuses, none unread" \
+			"$j" '(.chip | length) == 1 and .chip[0].mode == "sampled-pmu" and
+			 .chip[0].reuse_samples >= 100 and (.meta.chip_rdx_reuses | tonumber) >= 100 and
+			 (.meta.chip_rdx_unread | tonumber) == 0'
+		jqcheck "chip reuse: the median reuse is a pass over 2 MB ($pass ns of CPU) and a trap" \
+			"$j" "(.meta.chip_rdx_reuse_median | tonumber) as \$m |
+			 \$m >= 0.8 * $pass and \$m <= 1.2 * $pass + 10000" ||
+			echo "     median: $(jq -r .meta.chip_rdx_reuse_median "$j") ns"
+		jqcheck "chip reuse: the report names the counter" "$j" \
+			'.chip[0].confidence | test("task-clock")'
+	else
+		bad "chip reuse: record"
+	fi
+}
+
 if [ -x "$CW" ]; then
 	chip_calibrate_group
 	# its windows are timed: a busy host stretches the short ones, and
 	# the ASan recorder wakes later (2 failures in 12 local CI runs)
 	timed_group "chip sampled" chip_sampled_group
+	chip_reuse_group
 	chip_region_group
 	chip_exact_group
 	chip_nocounts_group

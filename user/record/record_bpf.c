@@ -274,6 +274,26 @@ int sb_bpf_chip_tls(struct sb_bpf *s, int pid, int64_t tp_offset)
 				    BPF_ANY);
 }
 
+int sb_bpf_memops_set(struct sb_bpf *s, uint32_t tid, uint32_t slot, int fd)
+{
+	__u32 k = tid, v = slot, f = (__u32)fd;
+	int ret;
+
+	if (!s || !s->skel || slot >= SB_MEMOPS_SLOTS)
+		return -EINVAL;
+	if (fd < 0) {
+		bpf_map__delete_elem(s->skel->maps.memop_slot, &k, sizeof(k), 0);
+		bpf_map__delete_elem(s->skel->maps.memops, &v, sizeof(v), 0);
+		return 0;
+	}
+	/* the counter first: a trap that finds the slot finds it there */
+	if ((ret = bpf_map__update_elem(s->skel->maps.memops, &v, sizeof(v), &f, sizeof(f),
+					BPF_ANY)))
+		return ret;
+	return bpf_map__update_elem(s->skel->maps.memop_slot, &k, sizeof(k), &v, sizeof(v),
+				    BPF_ANY);
+}
+
 int sb_bpf_set_spin_range(struct sb_bpf *s, unsigned idx, const struct sb_ip_range *r)
 {
 	__u32 k = idx;

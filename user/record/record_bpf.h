@@ -66,6 +66,10 @@ int sb_bpf_fork_stop(struct sb_bpf *s, int pid, bool stop);
  * counters at tp_offset from its thread pointer: where --region reads
  * those of threads that have not said yet (bpf/record_chip.bpf.h). */
 int sb_bpf_chip_tls(struct sb_bpf *s, int pid, int64_t tp_offset);
+/* Reuse probes (record_reuse.c): thread tid's counter of retired memory
+ * operations, perf event fd, goes in slot (< SB_MEMOPS_SLOTS), read at
+ * its watchpoint traps; fd < 0 takes the thread's out.  0 or -errno. */
+int sb_bpf_memops_set(struct sb_bpf *s, uint32_t tid, uint32_t slot, int fd);
 /* Adds a process to (or removes it from) the followed set. */
 int sb_bpf_follow(struct sb_bpf *s, int pid, bool add);
 /* The uprobes of pid, attached from now on, are not filtered by the

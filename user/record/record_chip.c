@@ -17,6 +17,7 @@
 #include "calibrate/calibrate.h"
 #include "chip/chip.h"
 #include "record_footprint.h"
+#include "record_reuse.h"
 #include "record_session.h"
 #include "sbpf_keys.h"
 #include "sections/sections.h"
@@ -36,26 +37,42 @@ static int add_row(struct sb_profile *p, const struct sb_chip_row *row, size_t *
 	return 0;
 }
 
-/* The largest cache sysfs lists for CPU 0 (the last level), 0 if none. */
-static uint64_t sysfs_llc(void)
+/* A file of CPU 0's cache index i in sysfs: its first line, or "". */
+static void cache_attr(int i, const char *name, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/%s", i, name);
+	if (!(f = fopen(path, "re")))
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	fclose(f);
+}
+
+/* The largest data cache sysfs lists for CPU 0 at level (0: any, so the
+ * last level), 0 if none. */
+static uint64_t sysfs_cache(int level)
 {
 	uint64_t best = 0;
 
 	for (int i = 0; i < 8; i++) {
-		char path[96], buf[32], *end;
+		char buf[32], *end;
 		unsigned long long v;
-		FILE *f;
 
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-		if (!(f = fopen(path, "r")))
+		cache_attr(i, "type", buf, sizeof(buf));
+		if (!strncmp(buf, "Instruction", 11))
 			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			v = strtoull(buf, &end, 10);
-			v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
-			if (v > best)
-				best = v;
-		}
-		fclose(f);
+		cache_attr(i, "level", buf, sizeof(buf));
+		if (level && atoi(buf) != level)
+			continue;
+		cache_attr(i, "size", buf, sizeof(buf));
+		v = strtoull(buf, &end, 10);
+		v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+		if (v > best)
+			best = v;
 	}
 	return best;
 }
@@ -68,7 +85,7 @@ static void machine_meta(struct sb_profile *p)
 
 	if (sb_calibrate_cached(&c, why, sizeof(why))) {
 		sb_profile_meta_set(p, "chip_machine", why);
-		sb_profile_meta_set_u64(p, "chip_machine_llc_nominal", sysfs_llc());
+		sb_profile_meta_set_u64(p, "chip_machine_llc_nominal", sysfs_cache(0));
 		return;
 	}
 	sb_profile_meta_set(p, "chip_machine", c.identity);
@@ -172,10 +189,14 @@ int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const 
 	size_t cap = p->nchip, sections;
 
 	region_meta(r, p);
-	if (!r->plan.chip && !r->fprobe)
+	if (!r->plan.chip && !r->fprobe && !r->rprobe)
 		return 0;
 	machine_meta(p);
 	if (r->fprobe && sb_fprobe_store(r->fprobe, p, sampled_bytes(p), sampled_line()))
+		return -1;
+	/* a load the L2 served came back within its capacity */
+	if (r->rprobe &&
+	    sb_rprobe_store(r->rprobe, p, sampled_bytes(p), sampled_line(), sysfs_cache(2)))
 		return -1;
 	if (!r->plan.chip)
 		return 0;

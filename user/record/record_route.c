@@ -18,6 +18,7 @@
 #include "hw/lbr_pebs.h"
 #include "profile/profile.h"
 #include "record_footprint.h"
+#include "record_reuse.h"
 #include "record_watch.h"
 #include "stacks.h"
 #include "util/idmap.h"
@@ -209,6 +210,8 @@ static void on_sample(struct sb_rec *r, const void *data, size_t size)
 	if (r->fprobe)
 		sb_fprobe_running(r->fprobe, r->fw.cur ? r->fw.cur->pid : r->pid, s->hdr.tid,
 				  s->hdr.ts);
+	if (r->rprobe && decoded)   /* the test counter's candidates only */
+		sb_rprobe_sample(r->rprobe, a.tid, a.ts, a.addr);
 	if (r->watch)
 		sb_watch_sample(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, s,
 				size >= sizeof(struct sb_rec_sample_stack) ?
@@ -304,15 +307,22 @@ static void on_hw(struct sb_rec *r, const void *data, size_t size)
 		r->recs.bad_records++;
 		return;
 	}
-	/* PEBS loads also pick sharing candidates by their data source */
-	if (h->type == SB_REC_LOAD && r->watch && !sb_hw_load_decode(data, size, &l))
+	if (h->type != SB_REC_LOAD || sb_hw_load_decode(data, size, &l))
+		return;
+	/* PEBS loads also pick sharing candidates by their data source, and
+	 * reuse probes' lines */
+	if (r->watch)
 		sb_watch_load(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, &l);
+	sb_rprobe_load(r->rprobe, &l);
 }
 
-/* A watchpoint of sampled sharing fired (record_watch.h). */
+/* A watchpoint of a reuse probe (record_reuse.h) or of sampled sharing
+ * (record_watch.h) fired. */
 static void on_watch(struct sb_rec *r, const void *data, size_t size)
 {
 	(void)size;
+	if (sb_rprobe_hit(r->rprobe, data))
+		return;
 	if (r->watch)
 		sb_watch_hit(r->watch, r->maps, r->fw.cur ? r->fw.cur->pid : r->pid, data);
 }

@@ -15,10 +15,12 @@
 #include "clock.h"
 #include "binary/elfsym.h"
 #include "hw/hwsession.h"
+#include "hw/pmu.h"
 #include "util/idmap.h"
 #include "binary/procmaps.h"
 #include "record_bpf.h"
 #include "record_footprint.h"
+#include "record_reuse.h"
 #include "record_watch.h"
 #include "rec_timing.h"
 
@@ -238,6 +240,37 @@ static int start_hw(struct sb_rec *r)
 	return 0;
 }
 
+/* --chip on the hardware path: reuse probes instead of footprint probes
+ * where the CPU counts its retired memory operations (record_reuse.h). */
+static int start_reuse(struct sb_rec *r)
+{
+	struct sb_rprobe_opts o = {
+		.rate = r->chip_probes, .load_period = SB_HW_LOAD_PERIOD,
+		.store_period = SB_HW_STORE_PERIOD,
+	};
+	char err[256];
+	struct sb_pmu pmu;
+
+	if (!r->fprobe)
+		return 0;
+	if (!sb_rprobe_test_counter(&o)) {
+		if (!sb_hwsession_agg(r->hw))
+			return 0;   /* the software path: footprint probes */
+		sb_pmu_detect("/sys/bus/event_source/devices", &pmu);
+		if (sb_pmu_memops_attr(&pmu, &o.counter, o.counter_name, sizeof(o.counter_name),
+				       err, sizeof(err))) {
+			note(r, "--chip: no counter of memory operations (%s): footprint probes "
+			     "instead of reuse probes", err);
+			return 0;
+		}
+	}
+	if (!(r->rprobe = sb_rprobe_alloc(&o)))
+		return sb_rec_fail(r, "out of memory");
+	sb_fprobe_free(r->fprobe);
+	r->fprobe = NULL;
+	return 0;
+}
+
 int sb_rec_setup(struct sb_rec *r)
 {
 	struct sb_bpf_opts bo = { 0 };
@@ -332,6 +365,8 @@ int sb_rec_setup(struct sb_rec *r)
 	sb_tm_mark("setup: hardware samplers");
 	if ((ret = start_hw(r)))
 		return ret;
+	if ((ret = start_reuse(r)))
+		return ret;
 	if (!r->spawned && sb_target_leader_exited(r->pid)) {
 		sb_bpf_probe_wide(r->bpf, r->pid);
 		note(r, "the main thread of process %d has exited (pthread_exit): its other "
@@ -410,6 +445,7 @@ void sb_rec_stop(struct sb_rec *r)
 	sb_tm_mark("stop: detach and drain");
 	sb_watch_stop(r->watch, r->bpf, r->end_ns);   /* its events, before the drain */
 	sb_fprobe_stop(r->fprobe);
+	sb_rprobe_stop(r->rprobe, r->bpf);
 	nf = r->fw.nnot_followed;
 	sb_bpf_stop(r->bpf);   /* detaches, then drains the ring buffer */
 	/* Not when the command and every process it started were seen to
@@ -458,6 +494,9 @@ void sb_rec_cleanup(struct sb_rec *r)
 	sb_hwsession_free(r->hw);
 	sb_watch_free(r->watch);
 	sb_fprobe_free(r->fprobe);
+	sb_rprobe_free(r->rprobe);
+	r->fprobe = NULL;
+	r->rprobe = NULL;
 	r->watch = NULL;
 	/* After a setup failure too: the drain attaches nothing more. */
 	r->fw.stopping = true;

@@ -77,6 +77,8 @@ struct sb_rec {
 		uint32_t line, rate_t;
 	} chip;
 	struct sb_fprobe *fprobe;    /* footprint probes (record_footprint.h) */
+	struct sb_rprobe *rprobe;    /* reuse probes instead, with a PMU
+				      * (record_reuse.h) */
 	struct sb_regions regions;   /* --region functions, the whole run
 				      * (record_region.h); allocated at the
 				      * first record that needs it */

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/* Reuse probes (record_reuse.h). */
+#include "record_reuse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "chip/chip.h"
+#include "chip/chip_reuse.h"
+#include "clock.h"
+#include "hw/lbr_pebs.h"
+#include "profile/profile.h"
+#include "record_bpf.h"
+#include "record_watch.h"
+
+#define FRESH_NS 100000000ull     /* a candidate older than this: stale */
+/* A window whose thread ran fewer counts than this (it slept, or was
+ * descheduled) is dropped, not censored: one short censoring window
+ * would cap what every other probe resolves (chip_reuse.h's window is
+ * the shortest).  2^20 memory operations: about a millisecond of work. */
+#define MIN_WINDOW (1ull << 20)
+#define MAX_TIDS 256
+
+struct counter {
+	uint32_t tid;
+	int fd;                  /* -1: a free slot */
+};
+
+struct sb_rprobe {
+	struct sb_rprobe_opts o;
+	uint64_t interval_ns, next_arm;
+	/* the candidate: the latest sampled load */
+	uint32_t cand_tid;
+	uint64_t cand_ts, cand_addr;
+	bool cand_near;
+	/* the threads' counters, slot = index */
+	struct counter counters[SB_MEMOPS_SLOTS];
+	uint32_t next_slot;
+	/* the open probe */
+	bool open;
+	int fd;                  /* its watchpoint */
+	uint32_t tid, slot;
+	uint64_t word, deadline;
+	bool bad;                /* a trap without an exact count */
+	struct sb_chip_rdx_probe probe;
+	/* the results: the probes' reuses; sampled loads by data source */
+	struct sb_chip_rdx_sum sum;
+	uint64_t near, far, unknown;
+	uint64_t probes, done, censored, idle, unread, scaled, late;
+	uint64_t enospc, gone, failed, counter_failed, stale;
+	uint64_t loads, stores, traps;
+	uint32_t tids[MAX_TIDS];
+	unsigned ntids;
+};
+
+struct sb_rprobe *sb_rprobe_alloc(const struct sb_rprobe_opts *o)
+{
+	struct sb_rprobe *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->o = *o;
+	p->interval_ns = 1000000000ull / (o->rate ? o->rate : 1);
+	p->fd = -1;
+	for (size_t i = 0; i < SB_MEMOPS_SLOTS; i++)
+		p->counters[i].fd = -1;
+	return p;
+}
+
+void sb_rprobe_free(struct sb_rprobe *p)
+{
+	if (p)
+		sb_rprobe_stop(p, NULL);
+	free(p);
+}
+
+bool sb_rprobe_test_counter(struct sb_rprobe_opts *o)
+{
+	const char *v = getenv("SCALEBPF_REUSE_COUNTER");
+
+	if (!v || strcmp(v, "task-clock"))
+		return false;
+	memset(&o->counter, 0, sizeof(o->counter));
+	o->counter.type = PERF_TYPE_SOFTWARE;
+	o->counter.size = sizeof(o->counter);
+	o->counter.config = PERF_COUNT_SW_TASK_CLOCK;
+	snprintf(o->counter_name, sizeof(o->counter_name), "%s",
+		 "task-clock (test counter: lengths in CPU nanoseconds, not accesses)");
+	o->software = true;
+	return true;
+}
+
+bool sb_rprobe_software(const struct sb_rprobe *p)
+{
+	return p && p->o.software;
+}
+
+static void seen(struct sb_rprobe *p, uint32_t tid)
+{
+	for (unsigned i = 0; i < p->ntids; i++)
+		if (p->tids[i] == tid)
+			return;
+	if (p->ntids < MAX_TIDS)
+		p->tids[p->ntids++] = tid;
+}
+
+static void candidate(struct sb_rprobe *p, uint32_t tid, uint64_t ts, uint64_t addr, bool near)
+{
+	seen(p, tid);
+	if (addr < 4096)
+		return;
+	p->cand_tid = tid;
+	p->cand_ts = ts;
+	p->cand_addr = addr;
+	p->cand_near = near;
+}
+
+void sb_rprobe_load(struct sb_rprobe *p, const struct sb_hw_load *l)
+{
+	int private;
+
+	if (!p)
+		return;
+	if (l->store) {   /* stores' data source has no level: counted only */
+		p->stores++;
+		return;
+	}
+	p->loads++;
+	if (!(l->flags & SB_LOAD_HAVE_ADDR))
+		return;
+	/* near: it came back within the L2's capacity (chip_reuse.h: what
+	 * that tells of a line not touched after arming) */
+	private = sb_hw_load_private(l);
+	p->unknown += private < 0;
+	p->near += private > 0;
+	p->far += !private;
+	candidate(p, l->tid, l->ts, l->addr, private > 0);
+}
+
+void sb_rprobe_sample(struct sb_rprobe *p, uint32_t tid, uint64_t ts, uint64_t addr)
+{
+	if (!p || !p->o.software)
+		return;
+	p->unknown++;
+	candidate(p, tid, ts, addr, false);
+}
+
+/* The thread's counter slot, opened at its first probe; -errno. */
+static int counter_of(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid)
+{
+	struct counter *c;
+	int fd, ret;
+
+	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++)
+		if (p->counters[i].fd >= 0 && p->counters[i].tid == tid)
+			return (int)i;
+	fd = (int)syscall(__NR_perf_event_open, &p->o.counter, (pid_t)tid, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the slots go round: the oldest thread's gives way (threads come
+	 * and go; one that comes back opens again) */
+	c = &p->counters[p->next_slot];
+	if (c->fd >= 0) {
+		sb_bpf_memops_set(bpf, c->tid, p->next_slot, -1);
+		close(c->fd);
+	}
+	if ((ret = sb_bpf_memops_set(bpf, tid, p->next_slot, fd))) {
+		close(fd);
+		c->fd = -1;
+		return ret < 0 ? ret : -EINVAL;
+	}
+	c->tid = tid;
+	c->fd = fd;
+	ret = (int)p->next_slot;
+	p->next_slot = (p->next_slot + 1) % SB_MEMOPS_SLOTS;
+	return ret;
+}
+
+static bool read_count(const struct sb_rprobe *p, uint32_t slot, uint64_t *v)
+{
+	int fd = p->counters[slot].fd;
+
+	return fd >= 0 && read(fd, v, sizeof(*v)) == (ssize_t)sizeof(*v);
+}
+
+static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
+{
+	int prog = sb_bpf_watch_prog_fd(bpf), slot, fd;
+	uint64_t count;
+	bool near;
+
+	if (!p->cand_addr || now - p->cand_ts > FRESH_NS) {
+		p->stale++;
+		return;
+	}
+	p->word = p->cand_addr & ~7ull;
+	p->tid = p->cand_tid;
+	near = p->cand_near;
+	p->cand_addr = 0;            /* each sample is probed once */
+	if ((slot = counter_of(p, bpf, p->tid)) < 0) {
+		p->counter_failed++;
+		return;
+	}
+	fd = sb_watch_open(p->tid, p->word, true);
+	if (fd < 0) {
+		p->enospc += fd == -ENOSPC;
+		p->gone += fd == -ESRCH;
+		p->failed += fd != -ENOSPC && fd != -ESRCH;
+		return;
+	}
+	/* the count before the watch is on: the never-touched window's start */
+	if (!read_count(p, (uint32_t)slot, &count)) {
+		close(fd);
+		p->counter_failed++;
+		return;
+	}
+	/* SET_BPF does not enable; REFRESH 2: the first two traps, then off */
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 2)) {
+		p->failed++;
+		close(fd);
+		return;
+	}
+	sb_chip_rdx_arm(&p->probe, count, near);
+	p->fd = fd;
+	p->slot = (uint32_t)slot;
+	p->open = true;
+	p->bad = false;
+	p->deadline = now + SB_RPROBE_WINDOW_NS;
+	p->probes++;
+}
+
+bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h)
+{
+	if (!p || !p->open || h->hdr.tid != p->tid || (h->addr & ~7ull) != p->word)
+		return false;
+	p->traps++;
+	if (p->probe.traps >= 2)
+		return true;
+	if (!(h->flags & SB_WATCH_HAVE_MEMOPS) || (h->flags & SB_WATCH_MEMOPS_SCALED)) {
+		/* multiplexed or unread: not an exact count of the accesses */
+		p->scaled += !!(h->flags & SB_WATCH_MEMOPS_SCALED);
+		p->unread += !(h->flags & SB_WATCH_HAVE_MEMOPS);
+		p->bad = true;
+		return true;
+	}
+	if (sb_chip_rdx_trap(&p->probe, &p->sum, h->memops))
+		p->done++;
+	else   /* the reuse after the first trap gets a window of its own */
+		p->deadline = h->hdr.ts + SB_RPROBE_WINDOW_NS;
+	return true;
+}
+
+/* Closes the open probe: its watch first, so that every trap's count is
+ * at most the one read next; then its traps still in the ring. */
+static void finish(struct sb_rprobe *p, struct sb_bpf *bpf, bool judge)
+{
+	uint64_t count = 0, from;
+	bool have;
+
+	close(p->fd);
+	p->fd = -1;
+	have = read_count(p, p->slot, &count);
+	if (bpf)
+		sb_bpf_poll(bpf, 0);
+	p->open = false;
+	if (!judge || p->bad || p->probe.traps >= 2)
+		return;
+	if (!have) {
+		p->unread++;
+		return;
+	}
+	from = p->probe.traps ? p->probe.first : p->probe.armed;
+	if (count < from + MIN_WINDOW) {
+		/* a first trap in the last moments shows here too */
+		if (p->probe.traps)
+			p->late++;
+		else
+			p->idle++;
+		return;
+	}
+	p->censored += p->probe.traps || !p->probe.near;
+	sb_chip_rdx_close(&p->probe, &p->sum, count);
+}
+
+int sb_rprobe_tick(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
+{
+	if (!p)
+		return -1;
+	if (p->open && (p->probe.traps >= 2 || p->bad)) {
+		finish(p, bpf, false);
+	} else if (p->open && now >= p->deadline) {
+		/* a first trap still in the ring moves the deadline */
+		if (bpf)
+			sb_bpf_poll(bpf, 0);
+		if (p->open && (now >= p->deadline || p->probe.traps >= 2 || p->bad))
+			finish(p, bpf, true);
+	}
+	if (!p->open && now >= p->next_arm) {
+		p->next_arm = now + p->interval_ns;
+		arm(p, bpf, now);
+	}
+	now = sb_now_ns();
+	if (p->open)
+		return p->deadline > now ? (int)((p->deadline - now) / 1000000 + 1) : 0;
+	return p->next_arm > now ? (int)((p->next_arm - now) / 1000000 + 1) : 0;
+}
+
+void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf)
+{
+	if (!p)
+		return;
+	if (p->open)
+		finish(p, bpf, false);
+	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++) {
+		if (p->counters[i].fd < 0)
+			continue;
+		if (bpf)
+			sb_bpf_memops_set(bpf, p->counters[i].tid, i, -1);
+		close(p->counters[i].fd);
+		p->counters[i].fd = -1;
+	}
+}
+
+/* Every memory operation of the run, from the PEBS samplers' periods;
+ * the test counter has none: the probes' own count stands in. */
+static uint64_t accesses_of(const struct sb_rprobe *p)
+{
+	if (p->o.software)
+		return sb_chip_reuse_samples(&p->sum.reuse);
+	return p->loads * p->o.load_period + p->stores * p->o.store_period;
+}
+
+/* The median length of the probes' reuses, censored ones the longest
+ * (their bucket's lowest length; 0 with most censored). */
+static uint64_t median_of(const struct sb_chip_reuse *r)
+{
+	uint64_t n = sb_chip_reuse_samples(r), seen = 0;
+
+	for (unsigned b = 0; b < SB_CHIP_REUSE_BUCKETS; b++)
+		if ((seen += r->n[b]) * 2 >= n && n)
+			return sb_chip_reuse_bucket_lo(b);
+	return 0;
+}
+
+int sb_rprobe_store(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t max_bytes,
+		    uint32_t line, uint64_t near_bytes)
+{
+	struct sb_chip_rdx_sum sum = p->sum;
+	struct sb_chip_row row, *v;
+	uint64_t samples = sb_chip_reuse_samples(&p->sum.reuse);
+
+	sb_profile_meta_set(pr, "chip_rdx_counter", p->o.counter_name);
+	sb_profile_meta_set_u64(pr, "chip_rdx_rate", 1000000000ull / p->interval_ns);
+	sb_profile_meta_set_u64(pr, "chip_rdx_window_ns", SB_RPROBE_WINDOW_NS);
+	sb_profile_meta_set_u64(pr, "chip_rdx_probes", p->probes);
+	sb_profile_meta_set_u64(pr, "chip_rdx_reuses", p->done);
+	sb_profile_meta_set_u64(pr, "chip_rdx_short", p->sum.dead_near);
+	sb_profile_meta_set_u64(pr, "chip_rdx_censored", p->censored);
+	sb_profile_meta_set_u64(pr, "chip_rdx_traps", p->traps);
+	sb_profile_meta_set_u64(pr, "chip_rdx_idle", p->idle);
+	sb_profile_meta_set_u64(pr, "chip_rdx_late", p->late);
+	sb_profile_meta_set_u64(pr, "chip_rdx_unread", p->unread);
+	sb_profile_meta_set_u64(pr, "chip_rdx_multiplexed", p->scaled);
+	sb_profile_meta_set_u64(pr, "chip_rdx_enospc", p->enospc);
+	sb_profile_meta_set_u64(pr, "chip_rdx_thread_gone", p->gone);
+	sb_profile_meta_set_u64(pr, "chip_rdx_arm_failed", p->failed);
+	sb_profile_meta_set_u64(pr, "chip_rdx_counter_failed", p->counter_failed);
+	sb_profile_meta_set_u64(pr, "chip_rdx_no_candidate", p->stale);
+	sb_profile_meta_set_u64(pr, "chip_rdx_window", p->sum.reuse.window);
+	sb_profile_meta_set_u64(pr, "chip_rdx_reuse_median", median_of(&p->sum.reuse));
+	sb_profile_meta_set_u64(pr, "chip_rdx_loads_near", p->near);
+	sb_profile_meta_set_u64(pr, "chip_rdx_loads_far", p->far);
+	sb_profile_meta_set_u64(pr, "chip_rdx_loads_unknown", p->unknown);
+	sb_profile_meta_set_u64(pr, "chip_rdx_near_bytes", near_bytes);
+	sb_profile_meta_set_u64(pr, "chip_rdx_loads", p->loads);
+	sb_profile_meta_set_u64(pr, "chip_rdx_stores", p->stores);
+	if (!samples)
+		return 0;
+	sum.near_bytes = near_bytes;
+	memset(&row, 0, sizeof(row));
+	row.kind = SB_CHIP_KIND_RUN;
+	row.section = UINT32_MAX;
+	row.mode = SB_CHIP_MODE_SAMPLED_PMU;
+	row.threads = p->ntids;
+	row.line = line;
+	row.max_bytes = max_bytes;
+	row.rate_t = SB_CHIP_RATE_SCALE;
+	row.accesses = accesses_of(p);
+	row.reuse_samples = samples;
+	if (!row.accesses ||
+	    sb_chip_rdx_depths(&sum, row.accesses, max_bytes, line, row.depth, &row.resolved))
+		return 0;
+	if (!(v = realloc(pr->chip, (pr->nchip + 1) * sizeof(*v))))
+		return -1;
+	pr->chip = v;
+	pr->chip[pr->nchip++] = row;
+	return 0;
+}
