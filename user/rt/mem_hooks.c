@@ -22,12 +22,25 @@ __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec"
  * including both files, knows it exists: no warning for the test.) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waddress"
+/* The last line the gate stopped in this thread: the next access to the
+ * same line (a stream's next words, a struct's next field) is stopped
+ * without the hash. */
+static __thread uintptr_t stopped_line __attribute__((tls_model("initial-exec")));
+
 /* Whether SHARDS' gate stops addr, counted if so (sb_chip_gate_passes) */
 static inline int chip_stopped(uintptr_t addr)
 {
+	uintptr_t line;
+
 	if (!sb_chip_open || __atomic_load_n(&sb_chip_fast.set, __ATOMIC_ACQUIRE) != 1 ||
-	    sb_chip_gate_passes(&sb_chip_fast.gate, addr))
+	    !sb_chip_fast.gate.shards)
 		return 0;
+	line = (addr >> sb_chip_fast.gate.line_shift) + 1;   /* 0: none yet */
+	if (line != stopped_line) {
+		if (sb_chip_gate_passes(&sb_chip_fast.gate, addr))
+			return 0;
+		stopped_line = line;
+	}
 	sb_chip_k.accesses++;
 	return 1;
 }
