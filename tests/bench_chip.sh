@@ -1,48 +1,66 @@
 # tests/bench_chip.sh - sourced by tests/bench.sh (its tmpdir, die,
 # run_timed, median, PAIRS, SCALEBPF and WORKLOADS).
-# CHiP (issue 14), side by side in one run, by the workload's own timer:
+# CHiP (issue 14), side by side in one run, by the loop's own CPU time
+# (CHIP_WS_CPU_FILE: this host's memory latency drifts by 2-5x between
+# minutes, and two vCPUs often share 1.2 host CPUs, which wall time shows):
 # chip_ws (one thread) built plain (clang), with
 # `scalebpf cc` (exact block counts), with `cc --chip` (every load through
 # the cache hit profile), with --chip at SHARDS R = 0.01, and with that and
 # --no-counts (the cache profile alone, no call per block); unrecorded
-# (what the instrumentation costs), medians of PAIRS interleaved rounds,
+# (what the instrumentation costs).  Each round runs all five back to
+# back; a variant's ratio is the median over PAIRS rounds of its time over
+# that round's plain run (drift between rounds cancels), with the range;
 # on random reads (a plain build overlaps them) and an 8-byte stream.
 # Goals: --chip <= 10x the plain run (the paper's Pin tool: ~10x),
 # SHARDS <= 3x.  And the profile's memory per thread (§IV-D: ~2 MB for
 # 16 MB mapped) at this machine's default size.
 echo
 cw_plain=$WORKLOADS/clang/chip_ws cw_exact=$WORKLOADS/exact/chip_ws
+# chip_cpu VAR BIN ARGS...: the loop's CPU time (ns) of one run into VAR
+chip_cpu() {
+	local var=$1
+	shift
+	rm -f "$tmpdir/cpu"
+	CHIP_WS_CPU_FILE=$tmpdir/cpu "$@" >"$tmpdir/run.log" 2>&1 || die "failed: $*"
+	[ -s "$tmpdir/cpu" ] || die "no loop time from: $*"
+	eval "$var=\$(cat \"\$tmpdir/cpu\")"
+}
+# chip_ratio LIST: "median (min-max)" of a list of ratios x 1000
+chip_ratio() {
+	# shellcheck disable=SC2086
+	printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END {
+		printf "%.2fx (%.2f-%.2f)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) / 1000,
+		       v[1] / 1000, v[NR] / 1000 }'
+}
 if [ -x "$cw_plain" ] && [ -x "$cw_exact" ]; then
 	"$SCALEBPF" cc -O2 -pthread tests/workloads/chip_ws.c -o "$tmpdir/chip_counts" 2>/dev/null ||
 		die "scalebpf cc of chip_ws failed"
 	"$SCALEBPF" cc --chip --no-counts -O2 -pthread tests/workloads/chip_ws.c -o "$tmpdir/chip_only" 2>/dev/null ||
 		die "scalebpf cc --chip --no-counts of chip_ws failed"
 	# random: independent loads a plain build overlaps (its worst case:
-	# a call before each load limits how many are in flight); stream:
-	# 8-byte strides, mostly hits
-	for spec in "random 6144 1 20000000" "stream 4 1 50000000"; do
+	# a call before each load limits how many are in flight) over 6 MB
+	# (DRAM here) and 256 KB (in cache); stream: 8-byte strides, mostly hits
+	for spec in "random 6144 1 20000000" "random 256 1 20000000" "stream 4 1 50000000"; do
 		echo
-		echo "CHiP, exact (chip_ws $spec; median of $PAIRS interleaved rounds, unrecorded)"
-		cp_="" cc_="" ch_="" cs_="" co_=""
+		echo "CHiP, exact (chip_ws $spec; median of $PAIRS rounds of the loop's CPU time, unrecorded)"
+		cp_="" rc_="" rh_="" rs_="" ro_=""
 		i=0
 		# shellcheck disable=SC2086
 		while [ "$i" -lt "$PAIRS" ]; do
-			run_timed "$cw_plain" $spec
-			cp_="$cp_ $elapsed"
-			run_timed "$tmpdir/chip_counts" $spec
-			cc_="$cc_ $elapsed"
-			SCALEBPF_CHIP_BYTES=16777216 run_timed "$cw_exact" $spec
-			ch_="$ch_ $elapsed"
-			SCALEBPF_CHIP_BYTES=16777216 SCALEBPF_CHIP_RATE=0.01 run_timed "$cw_exact" $spec
-			cs_="$cs_ $elapsed"
-			SCALEBPF_CHIP_BYTES=16777216 SCALEBPF_CHIP_RATE=0.01 run_timed "$tmpdir/chip_only" $spec
-			co_="$co_ $elapsed"
+			chip_cpu p "$cw_plain" $spec
+			chip_cpu c "$tmpdir/chip_counts" $spec
+			SCALEBPF_CHIP_BYTES=16777216 chip_cpu h "$cw_exact" $spec
+			SCALEBPF_CHIP_BYTES=16777216 SCALEBPF_CHIP_RATE=0.01 chip_cpu s "$cw_exact" $spec
+			SCALEBPF_CHIP_BYTES=16777216 SCALEBPF_CHIP_RATE=0.01 chip_cpu o "$tmpdir/chip_only" $spec
+			cp_="$cp_ $p"
+			rc_="$rc_ $((c * 1000 / p))" rh_="$rh_ $((h * 1000 / p))"
+			rs_="$rs_ $((s * 1000 / p))" ro_="$ro_ $((o * 1000 / p))"
 			i=$((i + 1))
 		done
 		# shellcheck disable=SC2086
-		awk -v p="$(median $cp_)" -v c="$(median $cc_)" -v h="$(median $ch_)" -v s="$(median $cs_)" -v o="$(median $co_)" 'BEGIN {
-			printf "  plain %.3f s; scalebpf cc (block counts) %.3f s (%.2fx); --chip %.3f s (%.2fx); --chip at R = 0.01 %.3f s (%.2fx); that with --no-counts %.3f s (%.2fx)\n",
-			       p, c, c / p, h, h / p, s, s / p, o, o / p }'
+		printf '  plain %s s of loop CPU (median); scalebpf cc (block counts) %s; --chip %s; --chip at R = 0.01 %s; that with --no-counts %s\n' \
+			"$(median $cp_)" "$(chip_ratio "$rc_")" "$(chip_ratio "$rh_")" \
+			"$(chip_ratio "$rs_")" "$(chip_ratio "$ro_")"
 	done
 	echo "  goals: --chip <= 10x, SHARDS <= 3x the plain run (the cache profile alone: --no-counts)"
 	build/tests/test_chip --memory 2>/dev/null | grep '^chip memory:' ||
