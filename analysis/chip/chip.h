@@ -108,9 +108,15 @@ struct sb_chip_gate {
 
 void sb_chip_gate_of(const struct sb_chip *c, struct sb_chip_gate *g);
 
+/* The test itself, for a sampled gate (shards set), on a line number. */
+static inline bool sb_chip_line_passes(const struct sb_chip_gate *g, uint64_t line)
+{
+	return (sb_chip_mix(line) >> 40) < g->threshold;
+}
+
 static inline bool sb_chip_gate_passes(const struct sb_chip_gate *g, uint64_t addr)
 {
-	return !g->shards || (sb_chip_mix(addr >> g->line_shift) >> 40) < g->threshold;
+	return !g->shards || sb_chip_line_passes(g, addr >> g->line_shift);
 }
 
 /* a += b */

@@ -168,7 +168,7 @@ static void thread_gone(void *v)
 	if (ct == t) {
 		sb_chip_sync(0);
 		ct = CLOSED;
-		sb_chip_open = 0;
+		sb_chip_tl.state = SB_CHIP_TL_CLOSED;
 	}
 	scalebpf_chip_thread(NULL);
 	sb_chip_free(t->c);
@@ -213,21 +213,13 @@ static struct chip_thread *thread_open(void)
 		return NULL;
 	}
 	sb_chip_gate_of(t->c, &t->gate);
-	/* the callbacks' own gate, the same for every thread: filled once,
-	 * by whichever thread claims it */
-	{
-		uint32_t unset = 0;
-
-		if (__atomic_compare_exchange_n(&sb_chip_fast.set, &unset, 2, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			sb_chip_fast.gate = t->gate;
-			__atomic_store_n(&sb_chip_fast.set, 1, __ATOMIC_RELEASE);
-		}
-	}
 	if (key_ok)
 		pthread_setspecific(thread_key, t);
 	ct = t;
-	sb_chip_open = 1;
+	/* the callbacks' own copy: a stopped access reads only this line */
+	sb_chip_tl.gate = t->gate;
+	sb_chip_tl.stopped = UINT64_MAX;
+	sb_chip_tl.state = t->gate.shards ? SB_CHIP_TL_GATED : SB_CHIP_TL_OPEN;
 	ct_opening = 0;
 	scalebpf_chip_thread(&sb_chip_k);
 	return t;
@@ -292,7 +284,7 @@ void sb_chip_thread_done(void)
 	struct chip_thread *t = ct;
 
 	ct = CLOSED;
-	sb_chip_open = 0;
+	sb_chip_tl.state = SB_CHIP_TL_CLOSED;
 	if (t && t != CLOSED) {
 		scalebpf_chip_thread(NULL);
 		if (key_ok)

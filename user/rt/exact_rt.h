@@ -74,20 +74,30 @@ void sb_chip_thread_done(void) __attribute__((weak));
  * which defines these): SHARDS' gate, and the count of the accesses it
  * stops, with no call.  At R = 0.01, 99% of accesses stop there; a call
  * and a thread lookup for each left fewer of a loop's loads in flight
- * (random reads: 4.5x the plain run).  chip_rt.c fills sb_chip_fast when
- * the first profile is made, and sets sb_chip_open while the thread's
- * is; until then every access goes to sb_chip_access_rt.  The thread's
- * counters are TLS for that: sb_chip_k, which `record --region` reads.
+ * (random reads: 4.5x the plain run).  All of it is the thread's own, in
+ * one line of TLS, so a stopped access reads nothing else: chip_rt.c
+ * fills it when the thread's profile is made and closes it with the
+ * profile; while it is not open every access goes to sb_chip_access_rt.
+ * The thread's counters are TLS for that too: sb_chip_k, which `record
+ * --region` reads.
  */
-struct sb_chip_fast {
-	uint32_t set;                /* 1 once gate is filled (2 while it is) */
-	struct sb_chip_gate gate;    /* sb_chip_gate_of's: every thread's is one */
+enum {
+	SB_CHIP_TL_CLOSED = 0,
+	SB_CHIP_TL_OPEN,             /* every access to sb_chip_access_rt */
+	SB_CHIP_TL_GATED,            /* ... but those the gate stops (SHARDS) */
 };
-extern struct sb_chip_fast sb_chip_fast;
+struct sb_chip_tl {
+	uint32_t state;              /* SB_CHIP_TL_* */
+	uint32_t pad;
+	struct sb_chip_gate gate;    /* sb_chip_gate_of's */
+	uint64_t stopped;            /* the last line it stopped: the same
+				      * line's next access (a stream's next
+				      * words) is stopped without the hash */
+};
 /* initial-exec: the runtime is linked into executables only, and the
  * general model's __tls_get_addr call, which the linker relaxes away,
  * still made the compiler save registers around it in every callback */
-extern __thread int sb_chip_open __attribute__((tls_model("initial-exec")));
+extern __thread struct sb_chip_tl sb_chip_tl __attribute__((tls_model("initial-exec")));
 extern __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec")));
 
 #endif

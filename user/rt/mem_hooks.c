@@ -12,8 +12,7 @@
 int sb_mem_hooks;   /* the -u anchor */
 
 /* CHiP's fast path (exact_rt.h), here: linked whenever the callbacks are */
-struct sb_chip_fast sb_chip_fast;
-__thread int sb_chip_open __attribute__((tls_model("initial-exec")));
+__thread struct sb_chip_tl sb_chip_tl __attribute__((tls_model("initial-exec")));
 __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec")));
 
 #define RET ((uintptr_t)__builtin_return_address(0))
@@ -22,24 +21,18 @@ __thread struct sb_chip_counts sb_chip_k __attribute__((tls_model("initial-exec"
  * including both files, knows it exists: no warning for the test.) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waddress"
-/* The last line the gate stopped in this thread: the next access to the
- * same line (a stream's next words, a struct's next field) is stopped
- * without the hash. */
-static __thread uintptr_t stopped_line __attribute__((tls_model("initial-exec")));
-
 /* Whether SHARDS' gate stops addr, counted if so (sb_chip_gate_passes) */
 static inline int chip_stopped(uintptr_t addr)
 {
 	uintptr_t line;
 
-	if (!sb_chip_open || __atomic_load_n(&sb_chip_fast.set, __ATOMIC_ACQUIRE) != 1 ||
-	    !sb_chip_fast.gate.shards)
+	if (sb_chip_tl.state != SB_CHIP_TL_GATED)
 		return 0;
-	line = (addr >> sb_chip_fast.gate.line_shift) + 1;   /* 0: none yet */
-	if (line != stopped_line) {
-		if (sb_chip_gate_passes(&sb_chip_fast.gate, addr))
+	line = addr >> sb_chip_tl.gate.line_shift;
+	if (line != sb_chip_tl.stopped) {
+		if (sb_chip_line_passes(&sb_chip_tl.gate, line))
 			return 0;
-		stopped_line = line;
+		sb_chip_tl.stopped = line;
 	}
 	sb_chip_k.accesses++;
 	return 1;
@@ -51,7 +44,7 @@ static inline int chip_stopped(uintptr_t addr)
 static __attribute__((noinline)) void access_traced(uintptr_t addr, uintptr_t pc, uint32_t kind,
 						    uint32_t size)
 {
-	if (sb_chip_access_rt && !chip_stopped(addr))
+	if (!chip_stopped(addr) && sb_chip_access_rt)
 		sb_chip_access_rt(addr);
 	sb_trace_access(addr, pc, kind, size);
 }
@@ -60,7 +53,7 @@ static inline void access_one(uintptr_t addr, uintptr_t pc, uint32_t kind, uint3
 {
 	if (sb_trace_access)
 		access_traced(addr, pc, kind, size);
-	else if (sb_chip_access_rt && !chip_stopped(addr))
+	else if (!chip_stopped(addr) && sb_chip_access_rt)   /* open: linked */
 		sb_chip_access_rt(addr);
 }
 #pragma GCC diagnostic pop
