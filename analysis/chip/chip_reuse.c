@@ -244,13 +244,17 @@ void sb_chip_rdx_arm(struct sb_chip_rdx_probe *p, uint64_t count, bool near)
 
 bool sb_chip_rdx_trap(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count)
 {
-	if (!p->traps++) {
+	if (!p->traps) {
 		p->first = count;
+		p->traps = 1;
 		return false;
 	}
-	/* a counter that went back (it cannot: a stale trap) is no reuse */
-	if (count > p->first)
-		sb_chip_reuse_add(&s->reuse, count - p->first);
+	/* a count that did not advance is the same trap again (another
+	 * watch on the word), not a reuse */
+	if (count <= p->first)
+		return false;
+	p->traps = 2;
+	sb_chip_reuse_add(&s->reuse, count - p->first);
 	return true;
 }
 
@@ -272,7 +276,8 @@ int sb_chip_rdx_depths(const struct sb_chip_rdx_sum *s, uint64_t accesses, uint6
 		       uint32_t line, uint64_t depth[17], uint32_t *resolved)
 {
 	struct sb_chip_reuse_point pt[16];
-	double lines[16], prev = 0, given = 0;
+	double lines[16], prev = 0;
+	uint64_t given = 0;
 	int ret;
 
 	*resolved = 0;
@@ -288,13 +293,19 @@ int sb_chip_rdx_depths(const struct sb_chip_rdx_sum *s, uint64_t accesses, uint6
 		/* a lower bound past the windows: no higher than a resolved
 		 * size before it */
 		double h = fmax(prev, fmin(pt[k].hit, 1));
-		bool below_l2 = s->dead_near && lines[k] * line < (double)s->near_bytes;
+		/* short reuses stand for lengths up to the L2's; its size not
+		 * known, for every size */
+		bool below_l2 = s->dead_near && (!s->near_bytes ||
+						 lines[k] * line < (double)s->near_bytes);
+		uint64_t upto = (uint64_t)llround((double)accesses * h);
 
 		*resolved |= (uint32_t)(pt[k].resolved && !below_l2) << k;
-		depth[k] = (uint64_t)llround((double)accesses * (h - prev));
-		given += (double)depth[k];
+		/* the running total rounded, so the counts sum to accesses */
+		upto = upto > accesses ? accesses : upto < given ? given : upto;
+		depth[k] = upto - given;
+		given = upto;
 		prev = h;
 	}
-	depth[16] = (double)accesses > given ? accesses - (uint64_t)given : 0;
+	depth[16] = accesses - given;
 	return 0;
 }

@@ -80,10 +80,11 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
  * The recorder's reuse probes with a PMU (user/record/record_reuse.c), as
  * pure steps so the unit tests drive them with generated traces.
  *
- * A sampled load (PEBS) names a line; the recorder can arm a watchpoint
- * there only tens of microseconds later, 10^4-10^5 memory operations on
- * (RDX arms in the sampled thread's own signal handler; a recorder
- * outside the process cannot).  A reuse counted from the sample would be
+ * A sampled load (PEBS) names a 32-byte half line, what x86's four
+ * debug registers of 8 bytes can watch; the recorder can arm them only
+ * tens of microseconds after the sample at best, 10^4-10^5 memory
+ * operations on (RDX arms in the sampled thread's own signal handler; a
+ * recorder outside the process cannot).  A reuse counted from the sample would be
  * wrong whenever the line came back inside that gap, with nothing to
  * tell those apart.  So a probe takes its reuse between the first two
  * traps after arming, both counted by one per-thread counter of retired
@@ -104,7 +105,11 @@ int sb_chip_hotl(const struct sb_chip_reuse *reuse, const struct sb_chip_reuse *
  * below it, sizes are not resolved.  A probe touched once and not again
  * within a window after that is censored there.  Without a data source
  * every untouched probe is censored: a stream's spatial hits are not
- * seen, and its curve is a lower bound.
+ * seen, and its curve is a lower bound.  An access to the line's other
+ * half is not seen either: where a loop's accesses spread over whole
+ * lines, the reuses measured are longer than the line's (up to twice,
+ * for random words), and the hit ratios low.  The tests' traces are of
+ * lines, so they hold the method, not this granularity.
  */
 struct sb_chip_rdx_probe {
 	uint64_t armed;      /* the thread's count of memory operations, armed */
@@ -121,7 +126,8 @@ struct sb_chip_rdx_sum {
 };
 
 void sb_chip_rdx_arm(struct sb_chip_rdx_probe *p, uint64_t count, bool near);
-/* A trap at count.  true: the probe is done, its reuse added to s. */
+/* A trap at count.  true: the probe is done, its reuse added to s; a
+ * second trap whose count did not advance is not one. */
 bool sb_chip_rdx_trap(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, uint64_t count);
 /* Its window closed at count with the probe not done: censored there,
  * or a short reuse (near and untouched). */
@@ -133,8 +139,9 @@ void sb_chip_rdx_close(struct sb_chip_rdx_probe *p, struct sb_chip_rdx_sum *s, u
  * max_bytes / 16 (of line-byte lines), depth[16] the rest, summing to
  * accesses.  *resolved: bit k set when size k is measured: within the
  * windows' reach, and no smaller than near_bytes where short reuses were
- * counted; elsewhere the counts give a lower bound.  -EINVAL without
- * samples.
+ * counted (none, those counted and near_bytes 0); elsewhere the counts
+ * give a lower bound.  The counts sum to accesses exactly.  -EINVAL
+ * without samples.
  */
 int sb_chip_rdx_depths(const struct sb_chip_rdx_sum *s, uint64_t accesses, uint64_t max_bytes,
 		       uint32_t line, uint64_t depth[17], uint32_t *resolved);
