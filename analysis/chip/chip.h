@@ -246,6 +246,8 @@ struct sb_chip_summary {
 					       * and near loads */
 	const char *reuse_counter;            /* ... what counted their lengths
 					       * (the profile's), or NULL */
+	const char *reuse_accesses;           /* ... where the access count came
+					       * from, or NULL */
 	double hit_stderr[SB_CHIP_DEPTH];     /* SAMPLED_PMU: binomial; else 0 */
 	double t_ser;                         /* seconds: the section's busy time */
 	bool t_native;                        /* t_ser from the plain recording */

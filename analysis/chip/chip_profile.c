@@ -278,6 +278,7 @@ int sb_chip_summarize(const struct sb_profile *p, size_t i, unsigned n_threads,
 		s->resolved = r->resolved & ((1u << SB_CHIP_DEPTH) - 1);
 		s->reuse_samples = r->reuse_samples;
 		s->reuse_counter = sb_profile_meta_get(p, "chip_rdx_counter");
+		s->reuse_accesses = sb_profile_meta_get(p, "chip_rdx_accesses_from");
 		for (int d = 0; d < SB_CHIP_DEPTH; d++) {
 			double h = s->hit_ratio[d];
 

@@ -19,6 +19,8 @@
 #include "record_watch.h"
 
 #define FRESH_NS 100000000ull     /* a candidate older than this: stale */
+#define GRANULE 32                /* bytes watched: four 8-byte registers */
+#define WORDS (GRANULE / 8)
 /* A window whose thread ran fewer counts than this (it slept, or was
  * descheduled) is dropped, not censored: one short censoring window
  * would cap what every other probe resolves (chip_reuse.h's window is
@@ -43,15 +45,16 @@ struct sb_rprobe {
 	uint32_t next_slot;
 	/* the open probe */
 	bool open;
-	int fd;                  /* its watchpoint */
+	int fds[WORDS];          /* its watchpoints, on the granule's words */
 	uint32_t tid, slot;
-	uint64_t word, deadline;
+	uint64_t granule, deadline;
+	uint64_t drops;          /* watch records lost to a full ring, armed */
 	bool bad;                /* a trap without an exact count */
 	struct sb_chip_rdx_probe probe;
 	/* the results: the probes' reuses; sampled loads by data source */
 	struct sb_chip_rdx_sum sum;
 	uint64_t near, far, unknown;
-	uint64_t probes, done, censored, idle, unread, scaled, late;
+	uint64_t probes, done, censored, idle, unread, scaled, late, lost;
 	uint64_t enospc, gone, failed, counter_failed, stale;
 	uint64_t loads, stores, traps;
 	uint32_t tids[MAX_TIDS];
@@ -66,7 +69,8 @@ struct sb_rprobe *sb_rprobe_alloc(const struct sb_rprobe_opts *o)
 		return NULL;
 	p->o = *o;
 	p->interval_ns = 1000000000ull / (o->rate ? o->rate : 1);
-	p->fd = -1;
+	for (int i = 0; i < WORDS; i++)
+		p->fds[i] = -1;
 	for (size_t i = 0; i < SB_MEMOPS_SLOTS; i++)
 		p->counters[i].fd = -1;
 	return p;
@@ -93,11 +97,6 @@ bool sb_rprobe_test_counter(struct sb_rprobe_opts *o)
 		 "task-clock (test counter: lengths in CPU nanoseconds, not accesses)");
 	o->software = true;
 	return true;
-}
-
-bool sb_rprobe_software(const struct sb_rprobe *p)
-{
-	return p && p->o.software;
 }
 
 static void seen(struct sb_rprobe *p, uint32_t tid)
@@ -163,8 +162,17 @@ static int counter_of(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid)
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* the slots go round: the oldest thread's gives way (threads come
-	 * and go; one that comes back opens again) */
+	/* a free slot (exited threads give theirs back), else the slots go
+	 * round: the oldest thread's gives way, to open again if it comes
+	 * back */
+	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++) {
+		uint32_t k = (p->next_slot + i) % SB_MEMOPS_SLOTS;
+
+		if (p->counters[k].fd < 0) {
+			p->next_slot = k;
+			break;
+		}
+	}
 	c = &p->counters[p->next_slot];
 	if (c->fd >= 0) {
 		sb_bpf_memops_set(bpf, c->tid, p->next_slot, -1);
@@ -189,17 +197,36 @@ static bool read_count(const struct sb_rprobe *p, uint32_t slot, uint64_t *v)
 	return fd >= 0 && read(fd, v, sizeof(*v)) == (ssize_t)sizeof(*v);
 }
 
+static void close_watches(struct sb_rprobe *p)
+{
+	for (int i = 0; i < WORDS; i++)
+		if (p->fds[i] >= 0) {
+			close(p->fds[i]);
+			p->fds[i] = -1;
+		}
+}
+
+/* The watch records the ring buffer lost so far: a probe that lost one
+ * would take its second trap for its first. */
+static uint64_t watch_drops(struct sb_bpf *bpf)
+{
+	uint64_t c[SB_CNT_MAX];
+
+	return bpf && !sb_bpf_read_counters(bpf, c) ? c[SB_CNT_DROP_WATCH] : 0;
+}
+
 static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 {
-	int prog = sb_bpf_watch_prog_fd(bpf), slot, fd;
+	int prog = sb_bpf_watch_prog_fd(bpf), slot;
 	uint64_t count;
 	bool near;
 
-	if (!p->cand_addr || now - p->cand_ts > FRESH_NS) {
+	/* (signed: a candidate may come in after now was read) */
+	if (!p->cand_addr || (int64_t)(now - p->cand_ts) > (int64_t)FRESH_NS) {
 		p->stale++;
 		return;
 	}
-	p->word = p->cand_addr & ~7ull;
+	p->granule = p->cand_addr & ~(uint64_t)(GRANULE - 1);
 	p->tid = p->cand_tid;
 	near = p->cand_near;
 	p->cand_addr = 0;            /* each sample is probed once */
@@ -207,27 +234,36 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 		p->counter_failed++;
 		return;
 	}
-	fd = sb_watch_open(p->tid, p->word, true);
-	if (fd < 0) {
-		p->enospc += fd == -ENOSPC;
-		p->gone += fd == -ESRCH;
-		p->failed += fd != -ENOSPC && fd != -ESRCH;
-		return;
+	/* the granule's four words, or no probe: fewer would watch less */
+	for (int i = 0; i < WORDS; i++) {
+		int fd = sb_watch_open(p->tid, p->granule + 8 * (uint64_t)i, true);
+
+		if (fd < 0) {
+			p->enospc += fd == -ENOSPC;
+			p->gone += fd == -ESRCH;
+			p->failed += fd != -ENOSPC && fd != -ESRCH;
+			close_watches(p);
+			return;
+		}
+		p->fds[i] = fd;
 	}
-	/* the count before the watch is on: the never-touched window's start */
+	/* the count before the watches are on: the untouched window's start */
+	p->drops = watch_drops(bpf);
 	if (!read_count(p, (uint32_t)slot, &count)) {
-		close(fd);
+		close_watches(p);
 		p->counter_failed++;
 		return;
 	}
-	/* SET_BPF does not enable; REFRESH 2: the first two traps, then off */
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 2)) {
-		p->failed++;
-		close(fd);
-		return;
-	}
+	/* SET_BPF does not enable; REFRESH 2: two traps each at most (two
+	 * in all end the probe) */
+	for (int i = 0; i < WORDS; i++)
+		if (ioctl(p->fds[i], PERF_EVENT_IOC_SET_BPF, prog) ||
+		    ioctl(p->fds[i], PERF_EVENT_IOC_REFRESH, 2)) {
+			p->failed++;
+			close_watches(p);
+			return;
+		}
 	sb_chip_rdx_arm(&p->probe, count, near);
-	p->fd = fd;
 	p->slot = (uint32_t)slot;
 	p->open = true;
 	p->bad = false;
@@ -237,7 +273,10 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 
 bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h)
 {
-	if (!p || !p->open || h->hdr.tid != p->tid || (h->addr & ~7ull) != p->word)
+	unsigned before;
+
+	if (!p || !p->open || h->hdr.tid != p->tid ||
+	    (h->addr & ~(uint64_t)(GRANULE - 1)) != p->granule)
 		return false;
 	p->traps++;
 	if (p->probe.traps >= 2)
@@ -249,9 +288,11 @@ bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h)
 		p->bad = true;
 		return true;
 	}
+	before = p->probe.traps;
 	if (sb_chip_rdx_trap(&p->probe, &p->sum, h->memops))
 		p->done++;
-	else   /* the reuse after the first trap gets a window of its own */
+	else if (!before && p->probe.traps)
+		/* the reuse after the first trap gets a window of its own */
 		p->deadline = h->hdr.ts + SB_RPROBE_WINDOW_NS;
 	return true;
 }
@@ -263,12 +304,17 @@ static void finish(struct sb_rprobe *p, struct sb_bpf *bpf, bool judge)
 	uint64_t count = 0, from;
 	bool have;
 
-	close(p->fd);
-	p->fd = -1;
+	close_watches(p);
 	have = read_count(p, p->slot, &count);
 	if (bpf)
 		sb_bpf_poll(bpf, 0);
 	p->open = false;
+	if (bpf && watch_drops(bpf) != p->drops) {
+		/* a trap of its may be lost: its reuse is not known (one taken
+		 * already stays: two traps were seen) */
+		p->lost += p->probe.traps < 2;
+		return;
+	}
 	if (!judge || p->bad || p->probe.traps >= 2)
 		return;
 	if (!have) {
@@ -309,6 +355,22 @@ int sb_rprobe_tick(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 	if (p->open)
 		return p->deadline > now ? (int)((p->deadline - now) / 1000000 + 1) : 0;
 	return p->next_arm > now ? (int)((p->next_arm - now) / 1000000 + 1) : 0;
+}
+
+void sb_rprobe_thread_gone(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid)
+{
+	if (!p)
+		return;
+	if (p->open && p->tid == tid) {
+		finish(p, NULL, false);   /* (inside a record's handler: no drain) */
+		p->gone++;
+	}
+	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++)
+		if (p->counters[i].fd >= 0 && p->counters[i].tid == tid) {
+			sb_bpf_memops_set(bpf, tid, i, -1);
+			close(p->counters[i].fd);
+			p->counters[i].fd = -1;
+		}
 }
 
 void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf)
@@ -366,6 +428,12 @@ int sb_rprobe_store(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t m
 	sb_profile_meta_set_u64(pr, "chip_rdx_idle", p->idle);
 	sb_profile_meta_set_u64(pr, "chip_rdx_late", p->late);
 	sb_profile_meta_set_u64(pr, "chip_rdx_unread", p->unread);
+	sb_profile_meta_set_u64(pr, "chip_rdx_lost", p->lost);
+	sb_profile_meta_set(pr, "chip_rdx_accesses_from", p->o.software ?
+			    "the probes themselves (test counter: no access count)" :
+			    p->stores ? "PEBS loads and stores, samples x period" :
+			    "PEBS loads only, samples x period: no store was sampled, so the "
+			    "accesses (and bandwidths) are under-counted");
 	sb_profile_meta_set_u64(pr, "chip_rdx_multiplexed", p->scaled);
 	sb_profile_meta_set_u64(pr, "chip_rdx_enospc", p->enospc);
 	sb_profile_meta_set_u64(pr, "chip_rdx_thread_gone", p->gone);

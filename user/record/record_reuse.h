@@ -3,8 +3,10 @@
  * Reuse probes: the recorder's sampled cache profile with a PMU
  * (analysis/chip/chip_reuse.h says what a probe measures and why it
  * takes its reuse between two traps).  A sampled load (PEBS) names a
- * word and a thread, and its data source whether the private caches
- * served it (near); the prober opens a read/write watchpoint there (PERF_TYPE_BREAKPOINT, 8 bytes, limit two traps) with
+ * 32-byte granule and a thread, and its data source whether the private
+ * caches served it (near); the prober opens read/write watchpoints on
+ * the granule's four words (PERF_TYPE_BREAKPOINT, x86's four debug
+ * registers, limit two traps each) with
  * bpf/record.bpf.c's on_watch, which reads the thread's counter of
  * retired memory operations (a per-task perf event in the memops map,
  * opened at the thread's first probe) at each trap.  One probe at a time
@@ -29,7 +31,6 @@
 
 #include "sbpf_events.h"
 
-#define SB_RPROBE_DEFAULT_RATE 100          /* probes per second: --chip */
 #define SB_RPROBE_WINDOW_NS 5000000ull     /* after arming, and after the
 					     * first trap */
 
@@ -52,7 +53,6 @@ void sb_rprobe_free(struct sb_rprobe *p);
 /* The test counter when SCALEBPF_REUSE_COUNTER asks for it: true with
  * o filled (rate and periods left to the caller). */
 bool sb_rprobe_test_counter(struct sb_rprobe_opts *o);
-bool sb_rprobe_software(const struct sb_rprobe *p);
 
 struct sb_hw_load;
 /* A PEBS sample (hw/lbr_pebs.h): counted for the access estimate; a load
@@ -66,8 +66,11 @@ void sb_rprobe_sample(struct sb_rprobe *p, uint32_t tid, uint64_t ts, uint64_t a
 bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h);
 
 /* Ends a due probe (its traps drained from bpf first), arms the next
- * within the budget.  ms until the next thing due, -1 when nothing is. */
+ * within the budget.  ms until the next thing due (-1 for NULL). */
 int sb_rprobe_tick(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now);
+/* Thread tid exited: its open probe ends, not counted, and its counter
+ * is closed (its slot free).  Safe inside a record's handler. */
+void sb_rprobe_thread_gone(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid);
 /* Closes the open probe (not counted) and the threads' counters. */
 void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf);
 

@@ -175,6 +175,7 @@ void sb_rec_thread_exit(struct sb_rec *r, const struct sb_rec_thread *rt)
 	if (t)
 		thread_retire(r, rt->hdr.tid, rt->hdr.ts);
 	sb_follow_thread_gone(r, rt->hdr.tid);
+	sb_rprobe_thread_gone(r->rprobe, r->bpf, rt->hdr.tid);
 }
 
 static void on_thread_exit(struct sb_rec *r, const void *data, size_t size)

@@ -95,11 +95,13 @@ static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t
 			 "exact footprints)", (unsigned long long)s->fp.probes);
 	else if (s->mode == SB_CHIP_MODE_SAMPLED_PMU)
 		snprintf(buf, len, "sampled: %llu sampled loads' reuses between two "
-			 "watchpoint traps, counted by %s (StatStack), hit ratios +-%.2f at "
-			 "most; %d of 16 sizes measured, the others lower bounds (>=)",
+			 "watchpoint traps on 32 bytes of their line, counted by %s (StatStack), "
+			 "hit ratios +-%.2f at most; %d of 16 sizes measured, the others lower "
+			 "bounds (>=), whose bandwidths are then upper bounds; accesses from %s",
 			 (unsigned long long)s->reuse_samples,
 			 s->reuse_counter ? s->reuse_counter : "?", max_stderr(s),
-			 __builtin_popcount(s->resolved));
+			 __builtin_popcount(s->resolved),
+			 s->reuse_accesses ? s->reuse_accesses : "?");
 	else if (s->rate >= 1)
 		snprintf(buf, len, "exact: every load and store");
 	else

@@ -75,9 +75,10 @@ void sb_chip_thread_done(void) __attribute__((weak));
  * stops, with no call.  At R = 0.01, 99% of accesses stop there; a call
  * and a thread lookup for each left fewer of a loop's loads in flight
  * (random reads: 4.5x the plain run).  All of it is the thread's own, in
- * one line of TLS, so a stopped access reads nothing else: chip_rt.c
- * fills it when the thread's profile is made and closes it with the
- * profile; while it is not open every access goes to sb_chip_access_rt.
+ * 32 aligned bytes of TLS, so a stopped access reads nothing else (and
+ * adds one to sb_chip_k.accesses): chip_rt.c fills it when the thread's
+ * profile is made and closes it with the profile; while it is not open
+ * every access goes to sb_chip_access_rt.
  * The thread's counters are TLS for that too: sb_chip_k, which `record
  * --region` reads.
  */
@@ -86,7 +87,7 @@ enum {
 	SB_CHIP_TL_OPEN,             /* every access to sb_chip_access_rt */
 	SB_CHIP_TL_GATED,            /* ... but those the gate stops (SHARDS) */
 };
-struct sb_chip_tl {
+struct __attribute__((aligned(32))) sb_chip_tl {
 	uint32_t state;              /* SB_CHIP_TL_* */
 	uint32_t pad;
 	struct sb_chip_gate gate;    /* sb_chip_gate_of's */

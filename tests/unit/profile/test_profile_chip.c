@@ -10,9 +10,17 @@
 
 static struct sb_chip_row row(uint32_t section, uint32_t mode)
 {
-	struct sb_chip_row r = { .section = section, .mode = mode, .threads = UINT32_MAX,
-				 .line = 128, .max_bytes = UINT64_MAX, .rate_t = 1u << 24,
-				 .accesses = UINT64_MAX - 1 };
+	struct sb_chip_row r;
+
+	/* zeroed padding too: the round trip compares rows with memcmp */
+	memset(&r, 0, sizeof(r));
+	r.section = section;
+	r.mode = mode;
+	r.threads = UINT32_MAX;
+	r.line = 128;
+	r.max_bytes = UINT64_MAX;
+	r.rate_t = 1u << 24;
+	r.accesses = UINT64_MAX - 1;
 
 	for (size_t k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
 		r.depth[k] = k % 2 ? UINT64_MAX - k : k * 7;
