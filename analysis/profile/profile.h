@@ -333,6 +333,11 @@ struct sb_chip_row {
 /* "exact", "sampled", "sampled-pmu" (the JSON's mode). */
 const char *sb_chip_mode_name(uint32_t mode);
 
+/* A whole-run row of a recording's sampled mode: its shape, the rest 0
+ * (the caller adds what its mode measured). */
+void sb_chip_row_run(struct sb_chip_row *row, uint32_t mode, uint32_t threads, uint32_t line,
+		     uint64_t max_bytes);
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -381,6 +386,9 @@ int sb_profile_meta_set(struct sb_profile *p, const char *key, const char *value
 /* The one way a number goes into the metadata: decimal, as every
  * reader (report, jq) expects.  An index, or -1 on ENOMEM. */
 int sb_profile_meta_set_u64(struct sb_profile *p, const char *key, uint64_t value);
+
+/* Appends a copy of row to p's CHIP rows: 0, or -1 without memory. */
+int sb_profile_chip_append(struct sb_profile *p, const struct sb_chip_row *row);
 const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
 /*
  * The stored instance thread tid was in at time ts (profile_instances.c):

@@ -20,6 +20,8 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i)
 {
@@ -99,6 +101,32 @@ void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem)
 		r->reuse_samples = sb_bytes_get_u64(c);
 		r->resolved = sb_bytes_get_u32(c);
 	}
+}
+
+void sb_chip_row_run(struct sb_chip_row *row, uint32_t mode, uint32_t threads, uint32_t line,
+		     uint64_t max_bytes)
+{
+	memset(row, 0, sizeof(*row));
+	row->kind = SB_CHIP_KIND_RUN;
+	/* out of every range an older reader knows: it refuses the row
+	 * instead of taking it for section 0's */
+	row->section = UINT32_MAX;
+	row->mode = mode;
+	row->threads = threads;
+	row->line = line;
+	row->max_bytes = max_bytes;
+	row->rate_t = 1u << 24;           /* of 2^24: every line (not SHARDS) */
+}
+
+int sb_profile_chip_append(struct sb_profile *p, const struct sb_chip_row *row)
+{
+	struct sb_chip_row *v = realloc(p->chip, (p->nchip + 1) * sizeof(*v));
+
+	if (!v)
+		return -1;
+	p->chip = v;
+	p->chip[p->nchip++] = *row;
+	return 0;
 }
 
 /* A sampled row's probes: ascending windows, touched <= probes, some

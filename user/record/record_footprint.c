@@ -328,7 +328,7 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 		    uint32_t line)
 {
 	uint64_t probes = 0;
-	struct sb_chip_row *v, row;
+	struct sb_chip_row row;
 
 	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++)
 		probes += f->probes[w];
@@ -352,19 +352,8 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 			 (unsigned long long)(f->watched[w] ? window_ns(f, w) : 0));
 		sb_profile_meta_set(p, key, v);
 	}
-	memset(&row, 0, sizeof(row));
-	row.kind = SB_CHIP_KIND_RUN;
-	row.section = UINT32_MAX;
-	row.mode = SB_CHIP_MODE_SAMPLED;
-	row.threads = f->ntids;
-	row.line = line;
-	row.max_bytes = max_bytes;
-	row.rate_t = SB_CHIP_RATE_SCALE;
+	sb_chip_row_run(&row, SB_CHIP_MODE_SAMPLED, f->ntids, line, max_bytes);
 	row_windows(f, &row);
 	row.fp_universe = (uint64_t)(f->universe_sum / (double)probes);
-	if (!(v = realloc(p->chip, (p->nchip + 1) * sizeof(*v))))
-		return -1;
-	p->chip = v;
-	p->chip[p->nchip++] = row;
-	return 0;
+	return sb_profile_chip_append(p, &row);
 }

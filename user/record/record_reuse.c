@@ -414,59 +414,55 @@ int sb_rprobe_store(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t m
 		    uint32_t line, uint64_t near_bytes)
 {
 	struct sb_chip_rdx_sum sum = p->sum;
-	struct sb_chip_row row, *v;
+	struct sb_chip_row row;
 	uint64_t samples = sb_chip_reuse_samples(&p->sum.reuse);
+	const struct {
+		const char *key;
+		uint64_t v;
+	} counts[] = {
+		{ "chip_rdx_rate", 1000000000ull / p->interval_ns },
+		{ "chip_rdx_window_ns", SB_RPROBE_WINDOW_NS },
+		{ "chip_rdx_probes", p->probes },
+		{ "chip_rdx_reuses", p->done },
+		{ "chip_rdx_short", p->sum.dead_near },
+		{ "chip_rdx_censored", p->censored },
+		{ "chip_rdx_traps", p->traps },
+		{ "chip_rdx_idle", p->idle },
+		{ "chip_rdx_late", p->late },
+		{ "chip_rdx_unread", p->unread },
+		{ "chip_rdx_lost", p->lost },
+		{ "chip_rdx_multiplexed", p->scaled },
+		{ "chip_rdx_enospc", p->enospc },
+		{ "chip_rdx_thread_gone", p->gone },
+		{ "chip_rdx_arm_failed", p->failed },
+		{ "chip_rdx_counter_failed", p->counter_failed },
+		{ "chip_rdx_no_candidate", p->stale },
+		{ "chip_rdx_window", p->sum.reuse.window },
+		{ "chip_rdx_reuse_median", median_of(&p->sum.reuse) },
+		{ "chip_rdx_loads_near", p->near },
+		{ "chip_rdx_loads_far", p->far },
+		{ "chip_rdx_loads_unknown", p->unknown },
+		{ "chip_rdx_near_bytes", near_bytes },
+		{ "chip_rdx_loads", p->loads },
+		{ "chip_rdx_stores", p->stores },
+	};
 
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		sb_profile_meta_set_u64(pr, counts[i].key, counts[i].v);
 	sb_profile_meta_set(pr, "chip_rdx_counter", p->o.counter_name);
-	sb_profile_meta_set_u64(pr, "chip_rdx_rate", 1000000000ull / p->interval_ns);
-	sb_profile_meta_set_u64(pr, "chip_rdx_window_ns", SB_RPROBE_WINDOW_NS);
-	sb_profile_meta_set_u64(pr, "chip_rdx_probes", p->probes);
-	sb_profile_meta_set_u64(pr, "chip_rdx_reuses", p->done);
-	sb_profile_meta_set_u64(pr, "chip_rdx_short", p->sum.dead_near);
-	sb_profile_meta_set_u64(pr, "chip_rdx_censored", p->censored);
-	sb_profile_meta_set_u64(pr, "chip_rdx_traps", p->traps);
-	sb_profile_meta_set_u64(pr, "chip_rdx_idle", p->idle);
-	sb_profile_meta_set_u64(pr, "chip_rdx_late", p->late);
-	sb_profile_meta_set_u64(pr, "chip_rdx_unread", p->unread);
-	sb_profile_meta_set_u64(pr, "chip_rdx_lost", p->lost);
 	sb_profile_meta_set(pr, "chip_rdx_accesses_from", p->o.software ?
 			    "the probes themselves (test counter: no access count)" :
 			    p->stores ? "PEBS loads and stores, samples x period" :
 			    "PEBS loads only, samples x period: no store was sampled, so the "
 			    "accesses (and bandwidths) are under-counted");
-	sb_profile_meta_set_u64(pr, "chip_rdx_multiplexed", p->scaled);
-	sb_profile_meta_set_u64(pr, "chip_rdx_enospc", p->enospc);
-	sb_profile_meta_set_u64(pr, "chip_rdx_thread_gone", p->gone);
-	sb_profile_meta_set_u64(pr, "chip_rdx_arm_failed", p->failed);
-	sb_profile_meta_set_u64(pr, "chip_rdx_counter_failed", p->counter_failed);
-	sb_profile_meta_set_u64(pr, "chip_rdx_no_candidate", p->stale);
-	sb_profile_meta_set_u64(pr, "chip_rdx_window", p->sum.reuse.window);
-	sb_profile_meta_set_u64(pr, "chip_rdx_reuse_median", median_of(&p->sum.reuse));
-	sb_profile_meta_set_u64(pr, "chip_rdx_loads_near", p->near);
-	sb_profile_meta_set_u64(pr, "chip_rdx_loads_far", p->far);
-	sb_profile_meta_set_u64(pr, "chip_rdx_loads_unknown", p->unknown);
-	sb_profile_meta_set_u64(pr, "chip_rdx_near_bytes", near_bytes);
-	sb_profile_meta_set_u64(pr, "chip_rdx_loads", p->loads);
-	sb_profile_meta_set_u64(pr, "chip_rdx_stores", p->stores);
 	if (!samples)
 		return 0;
 	sum.near_bytes = near_bytes;
-	memset(&row, 0, sizeof(row));
-	row.kind = SB_CHIP_KIND_RUN;
-	row.section = UINT32_MAX;
-	row.mode = SB_CHIP_MODE_SAMPLED_PMU;
-	row.threads = p->ntids;
-	row.line = line;
-	row.max_bytes = max_bytes;
-	row.rate_t = SB_CHIP_RATE_SCALE;
+	sb_chip_row_run(&row, SB_CHIP_MODE_SAMPLED_PMU, p->ntids, line, max_bytes);
 	row.accesses = accesses_of(p);
 	row.reuse_samples = samples;
 	if (!row.accesses ||
 	    sb_chip_rdx_depths(&sum, row.accesses, max_bytes, line, row.depth, &row.resolved))
 		return 0;
-	if (!(v = realloc(pr->chip, (pr->nchip + 1) * sizeof(*v))))
-		return -1;
-	pr->chip = v;
-	pr->chip[pr->nchip++] = row;
-	return 0;
+	return sb_profile_chip_append(pr, &row);
 }
