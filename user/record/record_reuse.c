@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -254,11 +253,9 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 		p->counter_failed++;
 		return;
 	}
-	/* SET_BPF does not enable; REFRESH 2: two traps each at most (two
-	 * in all end the probe) */
+	/* two traps each at most (two in all end the probe) */
 	for (int i = 0; i < WORDS; i++)
-		if (ioctl(p->fds[i], PERF_EVENT_IOC_SET_BPF, prog) ||
-		    ioctl(p->fds[i], PERF_EVENT_IOC_REFRESH, 2)) {
+		if (sb_watch_enable(p->fds[i], prog, 2)) {
 			p->failed++;
 			close_watches(p);
 			return;

@@ -371,20 +371,25 @@ int sb_watch_open(uint32_t tid, uint64_t word, bool reads)
 	return fd < 0 ? -errno : fd;
 }
 
+int sb_watch_enable(int fd, int prog_fd, int traps)
+{
+	/* SET_BPF does not enable the event (libbpf's attach would, with
+	 * no limit); REFRESH n enables it for n hits. */
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_REFRESH, traps))
+		return -errno;
+	return 0;
+}
+
 /* One watch: 0, or -errno (ENOSPC: slots taken; ESRCH: thread gone). */
 static int arm(struct sb_watch *w, int prog_fd, uint32_t tid, uint64_t word)
 {
-	int fd = sb_watch_open(tid, word, false);
+	int fd = sb_watch_open(tid, word, false), ret;
 
 	if (fd < 0)
 		return fd;
-	/* SET_BPF does not enable the event (libbpf's attach would, with
-	 * no limit); REFRESH 1 enables it for one hit. */
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
-		int e = errno;
-
+	if ((ret = sb_watch_enable(fd, prog_fd, 1))) {
 		close(fd);
-		return -e;
+		return ret;
 	}
 	w->fds[w->nfds++] = fd;
 	return 0;

@@ -38,6 +38,9 @@ struct sb_watch;
  * (reads too: footprint probes, record_footprint.h): its fd, or -errno
  * (ENOSPC: the thread's four debug registers are held; ESRCH: gone). */
 int sb_watch_open(uint32_t tid, uint64_t word, bool reads);
+/* Attaches bpf/watch.bpf.h's on_watch (prog_fd) to a watchpoint of
+ * sb_watch_open's and enables it for its next traps hits: 0 or -errno. */
+int sb_watch_enable(int fd, int prog_fd, int traps);
 
 /* rate: arms per second (0: candidates are kept, none is confirmed).
  * NULL with a message on a bad option or no memory. */
