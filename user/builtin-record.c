@@ -387,7 +387,7 @@ static int record_loop(struct sb_rec *r)
 		int fd = r->child_exited || r->target_gone ? -1 : r->pin.fd;
 		/* the next watchpoint window may be due sooner */
 		int due = sb_watch_tick(r->watch, r->bpf, now);
-		int fdue = sb_fprobe_tick(r->fprobe, now);
+		int fdue = sb_fprobe_tick(r->fprobe, r->bpf, now);
 		int rdue = sb_rprobe_tick(r->rprobe, r->bpf, now);
 		int wait = age < 300000000ull ? 10 : 100;
 		int n;

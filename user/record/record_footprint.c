@@ -17,6 +17,7 @@
 #include "chip/chip.h"
 #include "clock.h"
 #include "profile/profile.h"
+#include "record_bpf.h"
 #include "record_watch.h"
 
 #define WORDS (SB_CHIP_FP_GRANULE / 8)
@@ -50,7 +51,11 @@ struct sb_fprobe {
 	 * look, later than asked; its probes' mean length is its t */
 	uint64_t watched_ns[SB_CHIP_FP_WINDOWS], watched[SB_CHIP_FP_WINDOWS];
 	double universe_sum;
-	uint64_t enospc, gone, failed, no_thread, no_memory, untouched_pages;
+	uint64_t enospc, gone, failed, no_thread, no_memory, untouched_pages, idle;
+	/* the probed thread's on-CPU time at the window's start (BPF's) */
+	uint64_t cpu0;
+	bool have_cpu0;
+	struct sb_bpf *bpf;
 	uint32_t tids[256];
 	unsigned ntids;
 };
@@ -226,6 +231,7 @@ static void arm(struct sb_fprobe *f, uint64_t now)
 			return;
 		}
 	f->start = sb_now_ns();
+	f->have_cpu0 = f->bpf && !sb_bpf_thread_oncpu(f->bpf, f->tid, f->start, &f->cpu0);
 	f->window = (unsigned)(f->arms++ % SB_CHIP_FP_WINDOWS);
 	f->deadline = f->start + sb_chip_fp_window_ns[f->window];
 	f->armed_total = f->total;
@@ -234,12 +240,25 @@ static void arm(struct sb_fprobe *f, uint64_t now)
 
 static void finish(struct sb_fprobe *f, uint64_t now)
 {
+	uint64_t len = now - f->start, cpu;
 	bool touched = false;
 
-	/* the window as it was (wall time: the thread's CPU time is only
-	 * updated at ticks, too coarse for 0.1 ms), taken before the counts:
-	 * a trap after it is not in the window */
-	f->watched_ns[f->window] += now - f->start;
+	/* the window as it was, taken before the counts (a trap after it is
+	 * not in it): the probed thread's own time on a CPU in it, which
+	 * BPF follows at every switch (the kernel's per-thread CPU clocks
+	 * are closed to other processes, and schedstat is tick-coarse),
+	 * else wall time */
+	if (f->have_cpu0 && !sb_bpf_thread_oncpu(f->bpf, f->tid, now, &cpu) && cpu >= f->cpu0) {
+		if ((cpu - f->cpu0) * 2 < len) {
+			/* off a CPU most of the window (preempted, blocked): its
+			 * class would mix lengths; dropped, counted */
+			close_all(f);
+			f->idle++;
+			return;
+		}
+		len = cpu - f->cpu0;
+	}
+	f->watched_ns[f->window] += len;
 	f->watched[f->window]++;
 	for (int i = 0; i < f->nfds; i++) {
 		uint64_t count = 0;
@@ -260,10 +279,11 @@ static void finish(struct sb_fprobe *f, uint64_t now)
  * which then touched nothing in 0.5 ms windows. */
 #define WAIT_HERE_NS 2000000ull
 
-int sb_fprobe_tick(struct sb_fprobe *f, uint64_t now)
+int sb_fprobe_tick(struct sb_fprobe *f, struct sb_bpf *bpf, uint64_t now)
 {
 	if (!f)
 		return -1;
+	f->bpf = bpf;
 	if (f->nfds && now >= f->deadline)
 		finish(f, sb_now_ns());
 	if (!f->nfds && now >= f->next_arm) {
@@ -337,6 +357,7 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 	sb_profile_meta_set_u64(p, "chip_fp_thread_gone", f->gone);
 	sb_profile_meta_set_u64(p, "chip_fp_arm_failed", f->failed);
 	sb_profile_meta_set_u64(p, "chip_fp_no_running_thread", f->no_thread);
+	sb_profile_meta_set_u64(p, "chip_fp_thread_off_cpu", f->idle);
 	sb_profile_meta_set_u64(p, "chip_fp_rate", 1000000000ull / f->interval_ns);
 	sb_profile_meta_set_u64(p, "chip_fp_untouched_pages", f->untouched_pages);
 	if (!probes || !(f->universe_sum > 0))

@@ -6,7 +6,11 @@
  * read/write watchpoints (PERF_TYPE_BREAKPOINT, 8 bytes each: x86's four
  * debug registers) on a 32-byte granule drawn uniformly from the bytes of
  * the process's writable private mappings, for a window of 0.1 to 20 ms
- * (taken in turn); then whether any fired.  One probe at a time, within a
+ * (taken in turn); then whether any fired.  A window's length is the
+ * thread's own time on a CPU in it (BPF's switch accounting), and a probe
+ * whose thread spent most of it off a CPU is dropped and counted: on a
+ * busy host wall time would stretch the windows with time nothing was
+ * touched.  One probe at a time, within a
  * budget of probes per second; a probe costs the recorder ~0.1 ms of
  * system calls and the target one trap at most.  Probes that cannot arm
  * (the thread's debug registers held, by sampled sharing's watchpoints or
@@ -31,7 +35,8 @@ void sb_fprobe_running(struct sb_fprobe *f, int pid, uint32_t tid, uint64_t ts);
 
 /* Ends a due probe, arms the next within the budget; ms until the next
  * thing due (the poll's timeout), -1 when nothing is. */
-int sb_fprobe_tick(struct sb_fprobe *f, uint64_t now);
+struct sb_bpf;
+int sb_fprobe_tick(struct sb_fprobe *f, struct sb_bpf *bpf, uint64_t now);
 /* Closes the open probe (not counted). */
 void sb_fprobe_stop(struct sb_fprobe *f);
 

@@ -90,9 +90,9 @@ static const char *confidence(const struct sb_chip_summary *s, char *buf, size_t
 {
 	if (s->sampled)
 		snprintf(buf, len, "sampled, experimental: %llu footprint probes (32-byte "
-			 "granules: a line touched in one word shows half; on a busy host short "
-			 "windows stretch, kept at their measured length; not yet checked against "
-			 "exact footprints)", (unsigned long long)s->fp.probes);
+			 "granules: a line touched in one word shows half, so the demand of "
+			 "word-random access is half its DRAM traffic; windows in the probed "
+			 "thread's time on a CPU)", (unsigned long long)s->fp.probes);
 	else if (s->mode == SB_CHIP_MODE_SAMPLED_PMU)
 		snprintf(buf, len, "sampled: %llu sampled loads' reuses between two "
 			 "watchpoint traps on 32 bytes of their line, counted by %s (StatStack), "
