@@ -31,7 +31,6 @@
 
 struct chip_thread {
 	struct sb_chip *c;
-	struct sb_chip_gate gate;     /* SHARDS' test, before the call */
 	uint64_t syncs;
 	struct sb_chip_counts sent;   /* sb_chip_k at the last batch */
 };
@@ -212,14 +211,13 @@ static struct chip_thread *thread_open(void)
 		fprintf(stderr, "scalebpf chip: %s\n", err);
 		return NULL;
 	}
-	sb_chip_gate_of(t->c, &t->gate);
 	if (key_ok)
 		pthread_setspecific(thread_key, t);
 	ct = t;
-	/* the callbacks' own copy: a stopped access reads only this line */
-	sb_chip_tl.gate = t->gate;
+	/* the callbacks' gate, in the TLS line a stopped access reads alone */
+	sb_chip_gate_of(t->c, &sb_chip_tl.gate);
 	sb_chip_tl.stopped = UINT64_MAX;
-	sb_chip_tl.state = t->gate.shards ? SB_CHIP_TL_GATED : SB_CHIP_TL_OPEN;
+	sb_chip_tl.state = sb_chip_tl.gate.shards ? SB_CHIP_TL_GATED : SB_CHIP_TL_OPEN;
 	ct_opening = 0;
 	scalebpf_chip_thread(&sb_chip_k);
 	return t;
@@ -243,10 +241,8 @@ void sb_chip_access_rt(uintptr_t addr)
 			first_access(addr);
 		return;
 	}
-	if (!sb_chip_gate_passes(&t->gate, addr)) {
-		sb_chip_k.accesses++;
-		return;
-	}
+	/* (the callbacks' gate stopped the lines SHARDS drops already, and
+	 * sb_chip_access tests its own) */
 	sb_chip_access(t->c, addr, &sb_chip_k);
 }
 
