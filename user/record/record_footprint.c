@@ -20,7 +20,7 @@
 #include "record_bpf.h"
 #include "record_watch.h"
 
-#define WORDS (SB_CHIP_FP_GRANULE / 8)
+_Static_assert(SB_CHIP_FP_GRANULE == SB_WATCH_GRANULE, "a probe watches one granule");
 #define MAX_RANGES 4096
 #define MAPS_EVERY_NS 500000000ull     /* re-read the mappings */
 #define RUNNING_FRESH_NS 100000000ull  /* a sample older than this: idle */
@@ -41,7 +41,7 @@ struct sb_fprobe {
 	struct range ranges[MAX_RANGES];
 	size_t nranges;
 	/* the open probe */
-	int fds[WORDS], nfds;
+	int fds[SB_WATCH_WORDS], nfds;
 	unsigned window;
 	uint64_t start, deadline, armed_total;
 	uint64_t arms, rng;
@@ -187,6 +187,7 @@ static bool never_touched(struct sb_fprobe *f, uint64_t addr)
 static void arm(struct sb_fprobe *f, uint64_t now)
 {
 	uint64_t addr;
+	int ret;
 
 	if (!f->tid || now - f->seen_ts > RUNNING_FRESH_NS) {
 		f->no_thread++;   /* nothing ran lately */
@@ -207,24 +208,16 @@ static void arm(struct sb_fprobe *f, uint64_t now)
 		f->universe_sum += (double)f->total;
 		f->untouched_pages++;
 	}
-	for (int i = 0; i < WORDS; i++) {
-		int fd = sb_watch_open(f->tid, addr + 8 * (uint64_t)i, true);
-
-		if (fd < 0) {
-			if (fd == -ENOSPC)
-				f->enospc++;
-			else if (fd == -ESRCH)
-				f->gone++;
-			else
-				f->failed++;
-			close_all(f);
-			return;
-		}
-		f->fds[f->nfds++] = fd;
+	if ((ret = sb_watch_open_granule(f->tid, addr, f->fds))) {
+		f->enospc += ret == -ENOSPC;
+		f->gone += ret == -ESRCH;
+		f->failed += ret != -ENOSPC && ret != -ESRCH;
+		return;
 	}
+	f->nfds = SB_WATCH_WORDS;
 	/* all four opened (~25 us each), then enabled together, each for one
 	 * trap: the window starts once they all watch */
-	for (int i = 0; i < WORDS; i++)
+	for (int i = 0; i < SB_WATCH_WORDS; i++)
 		if (ioctl(f->fds[i], PERF_EVENT_IOC_REFRESH, 1)) {
 			f->failed++;
 			close_all(f);

@@ -18,8 +18,6 @@
 #include "record_watch.h"
 
 #define FRESH_NS 100000000ull     /* a candidate older than this: stale */
-#define GRANULE 32                /* bytes watched: four 8-byte registers */
-#define WORDS (GRANULE / 8)
 /* A window whose thread ran fewer counts than this (it slept, or was
  * descheduled) is dropped, not censored: one short censoring window
  * would cap what every other probe resolves (chip_reuse.h's window is
@@ -44,7 +42,7 @@ struct sb_rprobe {
 	uint32_t next_slot;
 	/* the open probe */
 	bool open;
-	int fds[WORDS];          /* its watchpoints, on the granule's words */
+	int fds[SB_WATCH_WORDS]; /* its watchpoints, on the granule's words */
 	uint32_t tid, slot;
 	uint64_t granule, deadline;
 	uint64_t drops;          /* watch records lost to a full ring, armed */
@@ -68,7 +66,7 @@ struct sb_rprobe *sb_rprobe_alloc(const struct sb_rprobe_opts *o)
 		return NULL;
 	p->o = *o;
 	p->interval_ns = 1000000000ull / (o->rate ? o->rate : 1);
-	for (int i = 0; i < WORDS; i++)
+	for (int i = 0; i < SB_WATCH_WORDS; i++)
 		p->fds[i] = -1;
 	for (size_t i = 0; i < SB_MEMOPS_SLOTS; i++)
 		p->counters[i].fd = -1;
@@ -148,6 +146,20 @@ void sb_rprobe_sample(struct sb_rprobe *p, uint32_t tid, uint64_t ts, uint64_t a
 	candidate(p, tid, ts, addr, false);
 }
 
+/* Closes slot i's counter and takes it out of BPF's map (bpf: NULL once
+ * the session is gone). */
+static void release_counter(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t i)
+{
+	struct counter *c = &p->counters[i];
+
+	if (c->fd < 0)
+		return;
+	if (bpf)
+		sb_bpf_memops_set(bpf, c->tid, i, -1);
+	close(c->fd);
+	c->fd = -1;
+}
+
 /* The thread's counter slot, opened at its first probe; -errno. */
 static int counter_of(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid)
 {
@@ -172,14 +184,10 @@ static int counter_of(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid)
 			break;
 		}
 	}
+	release_counter(p, bpf, p->next_slot);
 	c = &p->counters[p->next_slot];
-	if (c->fd >= 0) {
-		sb_bpf_memops_set(bpf, c->tid, p->next_slot, -1);
-		close(c->fd);
-	}
 	if ((ret = sb_bpf_memops_set(bpf, tid, p->next_slot, fd))) {
 		close(fd);
-		c->fd = -1;
 		return ret < 0 ? ret : -EINVAL;
 	}
 	c->tid = tid;
@@ -198,7 +206,7 @@ static bool read_count(const struct sb_rprobe *p, uint32_t slot, uint64_t *v)
 
 static void close_watches(struct sb_rprobe *p)
 {
-	for (int i = 0; i < WORDS; i++)
+	for (int i = 0; i < SB_WATCH_WORDS; i++)
 		if (p->fds[i] >= 0) {
 			close(p->fds[i]);
 			p->fds[i] = -1;
@@ -216,7 +224,7 @@ static uint64_t watch_drops(struct sb_bpf *bpf)
 
 static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 {
-	int prog = sb_bpf_watch_prog_fd(bpf), slot;
+	int prog = sb_bpf_watch_prog_fd(bpf), slot, ret;
 	uint64_t count;
 	bool near;
 
@@ -225,7 +233,7 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 		p->stale++;
 		return;
 	}
-	p->granule = p->cand_addr & ~(uint64_t)(GRANULE - 1);
+	p->granule = p->cand_addr & ~(uint64_t)(SB_WATCH_GRANULE - 1);
 	p->tid = p->cand_tid;
 	near = p->cand_near;
 	p->cand_addr = 0;            /* each sample is probed once */
@@ -234,17 +242,11 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 		return;
 	}
 	/* the granule's four words, or no probe: fewer would watch less */
-	for (int i = 0; i < WORDS; i++) {
-		int fd = sb_watch_open(p->tid, p->granule + 8 * (uint64_t)i, true);
-
-		if (fd < 0) {
-			p->enospc += fd == -ENOSPC;
-			p->gone += fd == -ESRCH;
-			p->failed += fd != -ENOSPC && fd != -ESRCH;
-			close_watches(p);
-			return;
-		}
-		p->fds[i] = fd;
+	if ((ret = sb_watch_open_granule(p->tid, p->granule, p->fds))) {
+		p->enospc += ret == -ENOSPC;
+		p->gone += ret == -ESRCH;
+		p->failed += ret != -ENOSPC && ret != -ESRCH;
+		return;
 	}
 	/* the count before the watches are on: the untouched window's start */
 	p->drops = watch_drops(bpf);
@@ -254,7 +256,7 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 		return;
 	}
 	/* two traps each at most (two in all end the probe) */
-	for (int i = 0; i < WORDS; i++)
+	for (int i = 0; i < SB_WATCH_WORDS; i++)
 		if (sb_watch_enable(p->fds[i], prog, 2)) {
 			p->failed++;
 			close_watches(p);
@@ -273,7 +275,7 @@ bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h)
 	unsigned before;
 
 	if (!p || !p->open || h->hdr.tid != p->tid ||
-	    (h->addr & ~(uint64_t)(GRANULE - 1)) != p->granule)
+	    (h->addr & ~(uint64_t)(SB_WATCH_GRANULE - 1)) != p->granule)
 		return false;
 	p->traps++;
 	if (p->probe.traps >= 2)
@@ -363,11 +365,8 @@ void sb_rprobe_thread_gone(struct sb_rprobe *p, struct sb_bpf *bpf, uint32_t tid
 		p->gone++;
 	}
 	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++)
-		if (p->counters[i].fd >= 0 && p->counters[i].tid == tid) {
-			sb_bpf_memops_set(bpf, tid, i, -1);
-			close(p->counters[i].fd);
-			p->counters[i].fd = -1;
-		}
+		if (p->counters[i].fd >= 0 && p->counters[i].tid == tid)
+			release_counter(p, bpf, i);
 }
 
 void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf)
@@ -376,14 +375,8 @@ void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf)
 		return;
 	if (p->open)
 		finish(p, bpf, false);
-	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++) {
-		if (p->counters[i].fd < 0)
-			continue;
-		if (bpf)
-			sb_bpf_memops_set(bpf, p->counters[i].tid, i, -1);
-		close(p->counters[i].fd);
-		p->counters[i].fd = -1;
-	}
+	for (uint32_t i = 0; i < SB_MEMOPS_SLOTS; i++)
+		release_counter(p, bpf, i);
 }
 
 /* Every memory operation of the run, from the PEBS samplers' periods;

@@ -371,6 +371,21 @@ int sb_watch_open(uint32_t tid, uint64_t word, bool reads)
 	return fd < 0 ? -errno : fd;
 }
 
+int sb_watch_open_granule(uint32_t tid, uint64_t granule, int fds[SB_WATCH_WORDS])
+{
+	for (int i = 0; i < SB_WATCH_WORDS; i++) {
+		int fd = sb_watch_open(tid, granule + 8 * (uint64_t)i, true);
+
+		if (fd < 0) {
+			while (i-- > 0)
+				close(fds[i]);
+			return fd;
+		}
+		fds[i] = fd;
+	}
+	return 0;
+}
+
 int sb_watch_enable(int fd, int prog_fd, int traps)
 {
 	/* SET_BPF does not enable the event (libbpf's attach would, with

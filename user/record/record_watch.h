@@ -38,6 +38,14 @@ struct sb_watch;
  * (reads too: footprint probes, record_footprint.h): its fd, or -errno
  * (ENOSPC: the thread's four debug registers are held; ESRCH: gone). */
 int sb_watch_open(uint32_t tid, uint64_t word, bool reads);
+/* The most one thread's watchpoints cover: x86's four debug registers
+ * of 8 bytes, on one aligned granule (footprint and reuse probes). */
+#define SB_WATCH_GRANULE 32
+#define SB_WATCH_WORDS (SB_WATCH_GRANULE / 8)
+/* sb_watch_open's watchpoints (reads too) on each word of the granule at
+ * granule (aligned): 0 with fds filled, or the first -errno with none
+ * left open. */
+int sb_watch_open_granule(uint32_t tid, uint64_t granule, int fds[SB_WATCH_WORDS]);
 /* Attaches bpf/watch.bpf.h's on_watch (prog_fd) to a watchpoint of
  * sb_watch_open's and enables it for its next traps hits: 0 or -errno. */
 int sb_watch_enable(int fd, int prog_fd, int traps);
