@@ -148,3 +148,8 @@ struct sb_hwagg *sb_hwsession_agg(const struct sb_hwsession *hs)
 {
 	return hs ? hs->agg : NULL;
 }
+
+const struct sb_pmu *sb_hwsession_pmu(const struct sb_hwsession *hs)
+{
+	return hs && hs->agg ? &hs->pmu : NULL;
+}

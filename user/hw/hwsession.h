@@ -68,5 +68,8 @@ uint64_t sb_hwsession_meta(struct sb_hwsession *hs, struct sb_profile *p);
 /* The aggregator of the LBR edges and PEBS loads, which names their keys'
  * events (hwagg.h); NULL on the software path or for a NULL session. */
 struct sb_hwagg *sb_hwsession_agg(const struct sb_hwsession *hs);
+/* The PMU its samplers run on; NULL on the software path or for NULL. */
+struct sb_pmu;
+const struct sb_pmu *sb_hwsession_pmu(const struct sb_hwsession *hs);
 
 #endif

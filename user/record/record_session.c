@@ -248,16 +248,15 @@ static int start_reuse(struct sb_rec *r)
 		.rate = r->chip_probes, .load_period = SB_HW_LOAD_PERIOD,
 		.store_period = SB_HW_STORE_PERIOD,
 	};
+	const struct sb_pmu *pmu;
 	char err[256];
-	struct sb_pmu pmu;
 
 	if (!r->fprobe)
 		return 0;
 	if (!sb_rprobe_test_counter(&o)) {
-		if (!sb_hwsession_agg(r->hw))
+		if (!(pmu = sb_hwsession_pmu(r->hw)))
 			return 0;   /* the software path: footprint probes */
-		sb_pmu_detect("/sys/bus/event_source/devices", &pmu);
-		if (sb_pmu_memops_attr(&pmu, &o.counter, o.counter_name, sizeof(o.counter_name),
+		if (sb_pmu_memops_attr(pmu, &o.counter, o.counter_name, sizeof(o.counter_name),
 				       err, sizeof(err))) {
 			note(r, "--chip: no counter of memory operations (%s): footprint probes "
 			     "instead of reuse probes", err);
