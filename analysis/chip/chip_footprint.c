@@ -39,6 +39,34 @@ static void concave(const double *dt, double *slope, unsigned n)
 	}
 }
 
+void sb_chip_fp_ascend(const uint64_t *probes, const uint64_t *touched, const uint64_t *len_ns,
+		       const uint64_t *watched, struct sb_chip_fp *f)
+{
+	unsigned n = 0;
+
+	memset(f->window_ns, 0, sizeof(f->window_ns));
+	memset(f->probes, 0, sizeof(f->probes));
+	memset(f->touched, 0, sizeof(f->touched));
+	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++) {
+		if (!probes[w])
+			continue;
+		f->window_ns[n] = watched[w] ? len_ns[w] / watched[w] : sb_chip_fp_window_ns[w];
+		f->probes[n] = probes[w];
+		f->touched[n++] = touched[w] <= probes[w] ? touched[w] : probes[w];
+		/* a merge lowers the mean: it may fall below the one before */
+		while (n > 1 && f->window_ns[n - 1] <= f->window_ns[n - 2]) {
+			double a = (double)f->probes[n - 2], b = (double)f->probes[n - 1];
+
+			f->window_ns[n - 2] = (uint64_t)(((double)f->window_ns[n - 2] * a +
+							  (double)f->window_ns[n - 1] * b) / (a + b));
+			f->probes[n - 2] += f->probes[n - 1];
+			f->touched[n - 2] += f->touched[n - 1];
+			f->window_ns[n - 1] = f->probes[n - 1] = f->touched[n - 1] = 0;
+			n--;
+		}
+	}
+}
+
 int sb_chip_fp_curve(const struct sb_chip_fp *f, struct sb_chip_fp_curve *c)
 {
 	double dt[SB_CHIP_FP_WINDOWS], slope[SB_CHIP_FP_WINDOWS], prev_t = 0, prev_f = 0;

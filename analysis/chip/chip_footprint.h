@@ -50,6 +50,17 @@ struct sb_chip_fp_curve {
 	uint64_t probes;
 };
 
+/*
+ * The windows of probes by the windows asked: each at its probes' mean
+ * length (len_ns[w] summed over watched[w] probes; as asked when none
+ * was watched), merged where they do not ascend (the recorder woke late:
+ * a 0.1 ms window lasted 1 ms, longer than the 0.2 ms one) into their
+ * probe-weighted mean, until they strictly ascend, empty ones left out.
+ * Into f (its universe untouched): the windows a profile row stores.
+ */
+void sb_chip_fp_ascend(const uint64_t *probes, const uint64_t *touched, const uint64_t *len_ns,
+		       const uint64_t *watched, struct sb_chip_fp *f);
+
 /* The curve; -EINVAL without probes or universe. */
 int sb_chip_fp_curve(const struct sb_chip_fp *f, struct sb_chip_fp_curve *c);
 /* DRAM bytes/s a cache of `bytes` lets through; *resolved false beyond

@@ -318,6 +318,55 @@ chip_reuse_group() {
 	fi
 }
 
+# record --chip per section: an OpenMP program whose steps run a region of
+# random reads over 256 KB, then one over 8 MB (~100 ms each,
+# tests/workloads/chip_regions.c), two threads.  A probe belongs to the
+# section whose instance held its thread for its whole window
+# (analysis/chip/chip_probes.h): with windows of 20 ms at most, most do.
+# Footprint probes (gcc, libgomp): the large region's windows of 5 ms and
+# more show at least a quarter of its array (a thread's rate under the
+# recorder varies with the host) and four times the small region's.
+# Reuse probes on the test counter (clang, libomp): the small region's
+# reuses are short, the large one's long, so at 2 MB of cache (the 8th
+# size) the small one hits more, by far.
+chip_sections_group() {
+	local j=$TMP/chip_sections.json small large
+	small=$(grep -n 'SITE:small' "$TOP/tests/workloads/chip_regions.c" | cut -d: -f1)
+	large=$(grep -n 'SITE:large' "$TOP/tests/workloads/chip_regions.c" | cut -d: -f1)
+	local rs="[.chip[] | select(.kind == \"section\" and (.region | endswith(\"chip_regions.c:$small)\")))][0]"
+	local rl="[.chip[] | select(.kind == \"section\" and (.region | endswith(\"chip_regions.c:$large)\")))][0]"
+	if OMP_NUM_THREADS=2 SCALEBPF_CALIBRATION=$CAL record_json "$j" --chip-probes 300 -- \
+		"$WL/chip_regions" 256 8192 15 33000000 6000000; then
+		jqcheck "chip sections: a sampled row per region and the whole run's" "$j" \
+			"($rs.mode == \"sampled\") and ($rl.mode == \"sampled\") and
+			 ([.chip[] | select(.kind == \"run\")] | length) == 1" ||
+			echo "     rows: $(jq -c '[.chip[] | [.kind, .region, .mode]]' "$j")"
+		jqcheck "chip sections: 80% of the probes' windows fall inside one region" "$j" \
+			'(.meta.chip_fp_section_probes | tonumber) >=
+			 0.8 * ((.meta.chip_fp_probes_kept | split("/"))[0] | tonumber)'
+		jqcheck "chip sections: the 8 MB region's long windows show 2 MB+, 4x the 256 KB one's" \
+			"$j" "([$rl.footprint[] | select(.window_ns >= 4500000) | .bytes] | add / length) as \$l |
+			 ([$rs.footprint[] | select(.window_ns >= 4500000) | .bytes] | add / length) as \$s |
+			 \$l >= 2097152 and \$l >= 4 * \$s" ||
+			echo "     footprints (window ns, KB): $(jq -c "[$rs, $rl] | map([.footprint[] |
+				[.window_ns, (.bytes / 1024 | floor)]])" "$j")"
+	else
+		bad "chip sections: record"
+	fi
+	if OMP_NUM_THREADS=2 SCALEBPF_REUSE_COUNTER=task-clock SCALEBPF_CALIBRATION=$CAL \
+		record_json "$j" --chip-probes 300 -- "$WL/clang/chip_regions" 256 8192 15 33000000 6000000
+	then
+		jqcheck "chip sections: reuse rows per region, 40+ reuses each" "$j" \
+			"($rs.mode == \"sampled-pmu\") and ($rl.mode == \"sampled-pmu\") and
+			 $rs.reuse_samples >= 40 and $rl.reuse_samples >= 40"
+		jqcheck "chip sections: at 2 MB the 256 KB region hits more than the 8 MB one, by 0.3" \
+			"$j" "$rs.hit_ratio[7] >= $rl.hit_ratio[7] + 0.3" ||
+			echo "     hit ratios: $(jq -c "[$rs, $rl] | map(.hit_ratio)" "$j")"
+	else
+		bad "chip sections: record with reuse probes"
+	fi
+}
+
 if [ -x "$CW" ]; then
 	chip_calibrate_group
 	# its windows are timed: a busy host stretches the short ones, and
@@ -325,6 +374,8 @@ if [ -x "$CW" ]; then
 	timed_group "chip sampled" chip_sampled_group
 	# a pass's CPU time against probes' counts of it: host noise too
 	timed_group "chip reuse" chip_reuse_group
+	# footprints are timed too
+	timed_group "chip sections" chip_sections_group
 	chip_region_group
 	chip_exact_group
 	chip_nocounts_group

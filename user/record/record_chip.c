@@ -238,3 +238,13 @@ int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const 
 	 * one region (beside sections it would repeat them) */
 	return sections ? 0 : counts_row(r, p, &cap, SB_CHIP_KIND_RUN, 0, &r->regions.run);
 }
+
+int sb_rec_chip_section_rows(struct sb_rec *r, struct sb_profile *p)
+{
+	if (r->fprobe && sb_fprobe_store_sections(r->fprobe, p, sampled_bytes(p), sampled_line()))
+		return -1;
+	if (r->rprobe && sb_rprobe_store_sections(r->rprobe, p, sampled_bytes(p), sampled_line(),
+						  sysfs_cache(2)))
+		return -1;
+	return 0;
+}

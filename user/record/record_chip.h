@@ -14,4 +14,9 @@ struct sb_rec;
  * sections before it); c: the BPF counters.  0, or -1 out of memory. */
 int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const uint64_t *c);
 
+/* After the sections and instances are in p: the sampled probes' rows
+ * per section (record_footprint.h, record_reuse.h).  0, or -1 out of
+ * memory. */
+int sb_rec_chip_section_rows(struct sb_rec *r, struct sb_profile *p);
+
 #endif

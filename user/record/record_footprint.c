@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "chip/chip.h"
+#include "chip/chip_probes.h"
 #include "clock.h"
 #include "profile/profile.h"
 #include "record_bpf.h"
@@ -28,6 +29,20 @@ _Static_assert(SB_CHIP_FP_GRANULE == SB_WATCH_GRANULE, "a probe watches one gran
 struct range {
 	uint64_t lo, hi;
 };
+
+/* Probes by window.  The windows as they were: a long one ends at the
+ * recorder's next look, later than asked; its probes' mean length is its
+ * t. */
+struct fp_sum {
+	uint64_t probes[SB_CHIP_FP_WINDOWS], touched[SB_CHIP_FP_WINDOWS];
+	uint64_t watched_ns[SB_CHIP_FP_WINDOWS], watched[SB_CHIP_FP_WINDOWS];
+	double universe_sum;
+};
+
+/* A probe's outcome in the log (chip_probes.h): tag = window | touched
+ * << 8, value = its length on a CPU (0: answered by an untouched page,
+ * not watched), weight = the universe it was drawn from. */
+#define TAG_TOUCHED 0x100u
 
 struct sb_fprobe {
 	uint64_t interval_ns, next_arm;
@@ -45,13 +60,11 @@ struct sb_fprobe {
 	unsigned window;
 	uint64_t start, deadline, armed_total;
 	uint64_t arms, rng;
-	/* the results */
-	uint64_t probes[SB_CHIP_FP_WINDOWS], touched[SB_CHIP_FP_WINDOWS];
-	/* the windows as they were: a long one ends at the recorder's next
-	 * look, later than asked; its probes' mean length is its t */
-	uint64_t watched_ns[SB_CHIP_FP_WINDOWS], watched[SB_CHIP_FP_WINDOWS];
-	double universe_sum;
+	/* the results: the whole run's, and each probe's for its section's */
+	struct fp_sum all;
+	struct sb_chip_plog *log;
 	uint64_t enospc, gone, failed, no_thread, no_memory, untouched_pages, idle;
+	uint64_t unlogged;   /* outcomes the log could not keep: no memory */
 	/* the probed thread's on-CPU time at the window's start (BPF's) */
 	uint64_t cpu0;
 	bool have_cpu0;
@@ -68,6 +81,10 @@ struct sb_fprobe *sb_fprobe_alloc(unsigned rate)
 		return NULL;
 	f->interval_ns = 1000000000ull / (rate ? rate : 1);
 	f->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	if (!(f->log = sb_chip_plog_alloc(0, f->rng))) {
+		free(f);
+		return NULL;
+	}
 	/* a 0.1 ms window must not sleep the default 50 us of slack more */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	f->maps_pid = -1;
@@ -81,6 +98,7 @@ void sb_fprobe_free(struct sb_fprobe *f)
 		sb_fprobe_stop(f);
 		if (f->pagemap_fd >= 0)
 			close(f->pagemap_fd);
+		sb_chip_plog_free(f->log);
 	}
 	free(f);
 }
@@ -184,9 +202,31 @@ static bool never_touched(struct sb_fprobe *f, uint64_t addr)
 	return !(e >> 62 & 3);   /* bit 63 present, 62 swapped */
 }
 
+static void sum_add(struct fp_sum *s, const struct sb_chip_pout *o)
+{
+	unsigned w = (o->tag & 0xff) % SB_CHIP_FP_WINDOWS;
+
+	s->probes[w]++;
+	s->touched[w] += !!(o->tag & TAG_TOUCHED);
+	s->universe_sum += o->weight;
+	if (o->value) {
+		s->watched_ns[w] += o->value;
+		s->watched[w]++;
+	}
+}
+
+/* A probe's outcome: into the whole run's sums and the log. */
+static void taken(struct sb_fprobe *f, const struct sb_chip_pout *o)
+{
+	sum_add(&f->all, o);
+	if (sb_chip_plog_add(f->log, o))
+		f->unlogged++;
+}
+
 static void arm(struct sb_fprobe *f, uint64_t now)
 {
 	uint64_t addr;
+	unsigned w;
 	int ret;
 
 	if (!f->tid || now - f->seen_ts > RUNNING_FRESH_NS) {
@@ -204,8 +244,11 @@ static void arm(struct sb_fprobe *f, uint64_t now)
 		}
 		if (tries == 16 || !never_touched(f, addr))
 			break;
-		f->probes[f->arms++ % SB_CHIP_FP_WINDOWS]++;
-		f->universe_sum += (double)f->total;
+		w = (unsigned)(f->arms++ % SB_CHIP_FP_WINDOWS);
+		/* its window as asked, for its section's */
+		taken(f, &(struct sb_chip_pout){ .start = now, .tid = f->tid, .tag = w,
+						 .end = now + sb_chip_fp_window_ns[w],
+						 .weight = (double)f->total });
 		f->untouched_pages++;
 	}
 	if ((ret = sb_watch_open_granule(f->tid, addr, f->fds))) {
@@ -251,8 +294,6 @@ static void finish(struct sb_fprobe *f, uint64_t now)
 		}
 		len = cpu - f->cpu0;
 	}
-	f->watched_ns[f->window] += len;
-	f->watched[f->window]++;
 	for (int i = 0; i < f->nfds; i++) {
 		uint64_t count = 0;
 
@@ -260,9 +301,10 @@ static void finish(struct sb_fprobe *f, uint64_t now)
 			touched = true;
 	}
 	close_all(f);
-	f->probes[f->window]++;
-	f->touched[f->window] += touched;
-	f->universe_sum += (double)f->armed_total;
+	taken(f, &(struct sb_chip_pout){ .start = f->start, .end = now, .tid = f->tid,
+					 .tag = f->window | (touched ? TAG_TOUCHED : 0),
+					 .value = len ? len : 1,
+					 .weight = (double)f->armed_total });
 }
 
 /* Short windows end here: the recorder's loop looks every millisecond
@@ -299,36 +341,46 @@ int sb_fprobe_tick(struct sb_fprobe *f, struct sb_bpf *bpf, uint64_t now)
 
 /* Window w as it was: its probes' mean length, or as asked when none
  * was watched (probes answered by untouched pages alone). */
-static uint64_t window_ns(const struct sb_fprobe *f, unsigned w)
+static uint64_t window_ns(const struct fp_sum *s, unsigned w)
 {
-	return f->watched[w] ? f->watched_ns[w] / f->watched[w] : sb_chip_fp_window_ns[w];
+	return s->watched[w] ? s->watched_ns[w] / s->watched[w] : sb_chip_fp_window_ns[w];
 }
 
-/* The row's windows, each at its mean length; one that came out no
- * longer than the one before (the recorder looked late) is merged into
- * it, so the windows ascend as the profile requires. */
-static void row_windows(const struct sb_fprobe *f, struct sb_chip_row *row)
+/* The row's windows, each at its mean length, ascending
+ * (sb_chip_fp_ascend). */
+static void row_windows(const struct fp_sum *s, struct sb_chip_row *row)
 {
-	unsigned n = 0;
+	struct sb_chip_fp f;
 
-	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS && w < SB_CHIP_ROW_WINDOWS; w++) {
-		uint64_t len = window_ns(f, w), a, b;
+	_Static_assert(SB_CHIP_FP_WINDOWS == SB_CHIP_ROW_WINDOWS, "a row has every window");
+	sb_chip_fp_ascend(s->probes, s->touched, s->watched_ns, s->watched, &f);
+	memcpy(row->fp_window_ns, f.window_ns, sizeof(row->fp_window_ns));
+	memcpy(row->fp_probes, f.probes, sizeof(row->fp_probes));
+	memcpy(row->fp_touched, f.touched, sizeof(row->fp_touched));
+}
 
-		if (!f->probes[w])
-			continue;
-		if (!n || len > row->fp_window_ns[n - 1]) {
-			row->fp_window_ns[n] = len;
-			row->fp_probes[n] = f->probes[w];
-			row->fp_touched[n++] = f->touched[w];
-			continue;
-		}
-		a = row->fp_probes[n - 1];
-		b = f->probes[w];
-		row->fp_window_ns[n - 1] = (uint64_t)(((double)row->fp_window_ns[n - 1] * (double)a +
-						       (double)len * (double)b) / (double)(a + b));
-		row->fp_probes[n - 1] += b;
-		row->fp_touched[n - 1] += f->touched[w];
-	}
+static uint64_t sum_probes(const struct fp_sum *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++)
+		n += s->probes[w];
+	return n;
+}
+
+/* A row of the sums (kind and section the caller's); false without
+ * probes. */
+static bool sum_row(const struct fp_sum *s, uint32_t threads, uint32_t line,
+		    uint64_t max_bytes, struct sb_chip_row *row)
+{
+	uint64_t probes = sum_probes(s);
+
+	if (!probes || !(s->universe_sum > 0))
+		return false;
+	sb_chip_row_run(row, SB_CHIP_MODE_SAMPLED, threads, line, max_bytes);
+	row_windows(s, row);
+	row->fp_universe = (uint64_t)(s->universe_sum / (double)probes);
+	return true;
 }
 
 void sb_fprobe_stop(struct sb_fprobe *f)
@@ -340,11 +392,10 @@ void sb_fprobe_stop(struct sb_fprobe *f)
 int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
 		    uint32_t line)
 {
-	uint64_t probes = 0;
+	const struct fp_sum *s = &f->all;
+	uint64_t probes = sum_probes(s);
 	struct sb_chip_row row;
 
-	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++)
-		probes += f->probes[w];
 	sb_profile_meta_set_u64(p, "chip_fp_probes", probes);
 	sb_profile_meta_set_u64(p, "chip_fp_enospc", f->enospc);
 	sb_profile_meta_set_u64(p, "chip_fp_thread_gone", f->gone);
@@ -353,21 +404,49 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 	sb_profile_meta_set_u64(p, "chip_fp_thread_off_cpu", f->idle);
 	sb_profile_meta_set_u64(p, "chip_fp_rate", 1000000000ull / f->interval_ns);
 	sb_profile_meta_set_u64(p, "chip_fp_untouched_pages", f->untouched_pages);
-	if (!probes || !(f->universe_sum > 0))
+	if (!sum_row(s, f->ntids, line, max_bytes, &row))
 		return 0;
-	sb_profile_meta_set_u64(p, "chip_fp_universe_bytes",
-				(uint64_t)(f->universe_sum / (double)probes));
+	sb_profile_meta_set_u64(p, "chip_fp_universe_bytes", row.fp_universe);
 	for (unsigned w = 0; w < SB_CHIP_FP_WINDOWS; w++) {
 		char key[48], v[48];
 
 		snprintf(key, sizeof(key), "chip_fp_%u_touched_of", w);
-		snprintf(v, sizeof(v), "%llu/%llu in %llu ns", (unsigned long long)f->touched[w],
-			 (unsigned long long)f->probes[w],
-			 (unsigned long long)(f->watched[w] ? window_ns(f, w) : 0));
+		snprintf(v, sizeof(v), "%llu/%llu in %llu ns", (unsigned long long)s->touched[w],
+			 (unsigned long long)s->probes[w],
+			 (unsigned long long)(s->watched[w] ? window_ns(s, w) : 0));
 		sb_profile_meta_set(p, key, v);
 	}
-	sb_chip_row_run(&row, SB_CHIP_MODE_SAMPLED, f->ntids, line, max_bytes);
-	row_windows(f, &row);
-	row.fp_universe = (uint64_t)(f->universe_sum / (double)probes);
 	return sb_profile_chip_append(p, &row);
+}
+
+int sb_fprobe_store_sections(const struct sb_fprobe *f, struct sb_profile *p,
+			     uint64_t max_bytes, uint32_t line)
+{
+	const struct sb_chip_pout *v;
+	struct sb_chip_sections g;
+	size_t n;
+	int ret;
+
+	v = sb_chip_plog_kept(f->log, &n);
+	if ((ret = sb_chip_sections_group(&g, f->log, p)))
+		return ret;
+	for (size_t k = 0; k < g.nsections && !ret; k++) {
+		struct fp_sum s;
+		struct sb_chip_row row;
+
+		memset(&s, 0, sizeof(s));
+		for (size_t i = g.first[k]; i < g.first[k + 1]; i++)
+			sum_add(&s, &v[g.order[i]]);
+		if (sum_probes(&s) < SB_CHIP_SECTION_MIN_PROBES ||
+		    !sum_row(&s, g.threads[k], line, max_bytes, &row))
+			continue;
+		row.kind = SB_CHIP_KIND_SECTION;
+		row.section = g.section[k];
+		ret = sb_profile_chip_append(p, &row);
+	}
+	sb_chip_sections_meta(&g, f->log, "chip_fp", p);
+	if (f->unlogged)
+		sb_profile_meta_set_u64(p, "chip_fp_unlogged", f->unlogged);
+	sb_chip_sections_free(&g);
+	return ret;
 }

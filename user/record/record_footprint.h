@@ -45,4 +45,10 @@ void sb_fprobe_stop(struct sb_fprobe *f);
 int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
 		    uint32_t line);
 
+/* A row per section with SB_CHIP_SECTION_MIN_PROBES probes of its own
+ * (analysis/chip/chip_probes.h: a window inside one of its instances),
+ * after the sections are in p; 0, or -1 without memory. */
+int sb_fprobe_store_sections(const struct sb_fprobe *f, struct sb_profile *p,
+			     uint64_t max_bytes, uint32_t line);
+
 #endif

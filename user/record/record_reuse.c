@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "chip/chip.h"
+#include "chip/chip_probes.h"
 #include "chip/chip_reuse.h"
 #include "clock.h"
 #include "hw/lbr_pebs.h"
@@ -24,6 +25,11 @@
  * the shortest).  2^20 memory operations: about a millisecond of work. */
 #define MIN_WINDOW (1ull << 20)
 #define MAX_TIDS 256
+
+/* A probe's outcome in the log (chip_probes.h): its kind, value its
+ * length (a reuse's, a censoring window's).  A sampled access's: weight
+ * its period. */
+enum { OUT_REUSE, OUT_SHORT, OUT_CENSORED };
 
 struct counter {
 	uint32_t tid;
@@ -54,6 +60,10 @@ struct sb_rprobe {
 	uint64_t probes, done, censored, idle, unread, scaled, late, lost;
 	uint64_t enospc, gone, failed, counter_failed, stale;
 	uint64_t loads, stores, traps;
+	/* for the sections' rows: each probe's outcome and window, and a
+	 * uniform sample of the sampled accesses (their share of a section) */
+	struct sb_chip_plog *log, *accesses;
+	uint64_t armed_ns, unlogged;
 	uint32_t tids[MAX_TIDS];
 	unsigned ntids;
 };
@@ -65,6 +75,12 @@ struct sb_rprobe *sb_rprobe_alloc(const struct sb_rprobe_opts *o)
 	if (!p)
 		return NULL;
 	p->o = *o;
+	p->log = sb_chip_plog_alloc(0, 0x5851f42d4c957f2dull);
+	p->accesses = sb_chip_plog_alloc(0, 0x14057b7ef767814full);
+	if (!p->log || !p->accesses) {
+		sb_rprobe_free(p);
+		return NULL;
+	}
 	p->interval_ns = 1000000000ull / (o->rate ? o->rate : 1);
 	for (int i = 0; i < SB_WATCH_WORDS; i++)
 		p->fds[i] = -1;
@@ -75,8 +91,11 @@ struct sb_rprobe *sb_rprobe_alloc(const struct sb_rprobe_opts *o)
 
 void sb_rprobe_free(struct sb_rprobe *p)
 {
-	if (p)
+	if (p) {
 		sb_rprobe_stop(p, NULL);
+		sb_chip_plog_free(p->log);
+		sb_chip_plog_free(p->accesses);
+	}
 	free(p);
 }
 
@@ -105,6 +124,19 @@ static void seen(struct sb_rprobe *p, uint32_t tid)
 		p->tids[p->ntids++] = tid;
 }
 
+static void logged(struct sb_rprobe *p, struct sb_chip_plog *l, const struct sb_chip_pout *o)
+{
+	if (sb_chip_plog_add(l, o))
+		p->unlogged++;
+}
+
+/* The open probe's outcome, ended at `end`, for its section's row. */
+static void outcome(struct sb_rprobe *p, unsigned kind, uint64_t len, uint64_t end)
+{
+	logged(p, p->log, &(struct sb_chip_pout){ .start = p->armed_ns, .end = end, .tid = p->tid,
+						  .tag = kind, .value = len });
+}
+
 static void candidate(struct sb_rprobe *p, uint32_t tid, uint64_t ts, uint64_t addr, bool near)
 {
 	seen(p, tid);
@@ -122,6 +154,8 @@ void sb_rprobe_load(struct sb_rprobe *p, const struct sb_hw_load *l)
 
 	if (!p)
 		return;
+	logged(p, p->accesses, &(struct sb_chip_pout){ .start = l->ts, .end = l->ts, .tid = l->tid,
+			.weight = (double)(l->store ? p->o.store_period : p->o.load_period) });
 	if (l->store) {   /* stores' data source has no level: counted only */
 		p->stores++;
 		return;
@@ -263,6 +297,7 @@ static void arm(struct sb_rprobe *p, struct sb_bpf *bpf, uint64_t now)
 			return;
 		}
 	sb_chip_rdx_arm(&p->probe, count, near);
+	p->armed_ns = sb_now_ns();
 	p->slot = (uint32_t)slot;
 	p->open = true;
 	p->bad = false;
@@ -288,8 +323,10 @@ bool sb_rprobe_hit(struct sb_rprobe *p, const struct sb_rec_watch *h)
 		return true;
 	}
 	before = p->probe.traps;
-	if (sb_chip_rdx_trap(&p->probe, &p->sum, h->memops))
+	if (sb_chip_rdx_trap(&p->probe, &p->sum, h->memops)) {
 		p->done++;
+		outcome(p, OUT_REUSE, h->memops - p->probe.first, h->hdr.ts);
+	}
 	else if (!before && p->probe.traps)
 		/* the reuse after the first trap gets a window of its own */
 		p->deadline = h->hdr.ts + SB_RPROBE_WINDOW_NS;
@@ -330,6 +367,8 @@ static void finish(struct sb_rprobe *p, struct sb_bpf *bpf, bool judge)
 		return;
 	}
 	p->censored += p->probe.traps || !p->probe.near;
+	outcome(p, p->probe.traps || !p->probe.near ? OUT_CENSORED : OUT_SHORT,
+		count > from ? count - from : 1, sb_now_ns());
 	sb_chip_rdx_close(&p->probe, &p->sum, count);
 }
 
@@ -455,4 +494,67 @@ int sb_rprobe_store(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t m
 	    sb_chip_rdx_depths(&sum, row.accesses, max_bytes, line, row.depth, &row.resolved))
 		return 0;
 	return sb_profile_chip_append(pr, &row);
+}
+
+/* A logged outcome into a sum, as sb_chip_rdx_trap/_close put it. */
+static void replay(struct sb_chip_rdx_sum *s, const struct sb_chip_pout *o)
+{
+	switch (o->tag) {
+	case OUT_REUSE:
+		sb_chip_reuse_add(&s->reuse, o->value);
+		break;
+	case OUT_SHORT:
+		sb_chip_reuse_add(&s->reuse, 1);
+		s->dead_near++;
+		break;
+	default:
+		sb_chip_reuse_censor(&s->reuse, o->value);
+	}
+}
+
+int sb_rprobe_store_sections(const struct sb_rprobe *p, struct sb_profile *pr,
+			     uint64_t max_bytes, uint32_t line, uint64_t near_bytes)
+{
+	const struct sb_chip_pout *v;
+	struct sb_chip_sections g;
+	double *share = NULL;
+	size_t n;
+	int ret;
+
+	v = sb_chip_plog_kept(p->log, &n);
+	if ((ret = sb_chip_sections_group(&g, p->log, pr)))
+		return ret;
+	if (!(share = calloc(g.nsections + 1, sizeof(*share))) ||
+	    (!p->o.software && sb_chip_sections_weights(&g, p->accesses, pr, share)))
+		ret = -ENOMEM;
+	for (size_t k = 0; k < g.nsections && !ret; k++) {
+		struct sb_chip_rdx_sum sum;
+		struct sb_chip_row row;
+		uint64_t samples;
+
+		memset(&sum, 0, sizeof(sum));
+		sum.near_bytes = near_bytes;
+		for (size_t i = g.first[k]; i < g.first[k + 1]; i++)
+			replay(&sum, &v[g.order[i]]);
+		if ((samples = sb_chip_reuse_samples(&sum.reuse)) < SB_CHIP_SECTION_MIN_PROBES)
+			continue;
+		sb_chip_row_run(&row, SB_CHIP_MODE_SAMPLED_PMU, g.threads[k], line, max_bytes);
+		row.kind = SB_CHIP_KIND_SECTION;
+		row.section = g.section[k];
+		row.reuse_samples = samples;
+		/* its share of the sampled accesses (the test counter: its
+		 * probes, as the whole run's) */
+		row.accesses = p->o.software ? samples :
+					       (uint64_t)((double)accesses_of(p) * share[k] + 0.5);
+		if (!row.accesses ||
+		    sb_chip_rdx_depths(&sum, row.accesses, max_bytes, line, row.depth, &row.resolved))
+			continue;
+		ret = sb_profile_chip_append(pr, &row);
+	}
+	sb_chip_sections_meta(&g, p->log, "chip_rdx", pr);
+	if (p->unlogged)
+		sb_profile_meta_set_u64(pr, "chip_rdx_unlogged", p->unlogged);
+	free(share);
+	sb_chip_sections_free(&g);
+	return ret;
 }

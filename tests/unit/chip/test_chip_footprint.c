@@ -9,7 +9,11 @@
  * (idle memory never touched).  Checked: F at each window within 4
  * standard errors, the fit nondecreasing and concave, the demand at a
  * quarter, half and three quarters of the data within 10%, a cache past
- * the longest window's footprint unresolved, bad input refused.
+ * the longest window's footprint unresolved, bad input refused.  And the
+ * recorder's windows as a row keeps them (sb_chip_fp_ascend): at their
+ * probes' mean lengths, merged until they strictly ascend, on the case
+ * of a recorder that woke late (short windows of ~1 ms; a merge that
+ * falls below the window before merges again) and of empty windows.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,8 +33,41 @@ static double uniform(void)
 	return (double)(rng >> 11) / 9007199254740992.0;
 }
 
+static void check_ascend(void)
+{
+	/* a section of a recording on a busy host: windows asked 0.1, 0.2,
+	 * 0.5, 1, 2, 5, 10, 20 ms lasted ~1 ms up to the fourth */
+	const uint64_t probes[8] = { 45, 45, 43, 47, 47, 47, 44, 36 };
+	const uint64_t touched[8] = { 1, 1, 0, 0, 0, 4, 1, 0 };
+	const uint64_t watched[8] = { 23, 32, 21, 26, 30, 23, 19, 15 };
+	const uint64_t len[8] = { 23664413, 35262253, 16683095, 26436055,
+				  67623460, 142446646, 202973314, 307341038 };
+	/* 1.10 ms then 0.79 ms pool into 0.95 ms, which is then below the
+	 * 1.03 ms before it: the three pool into one; 1.02 ms stays apart */
+	const double first = (45.0 * 1028887 + 45.0 * 1101945 + 43.0 * 794433) / 133;
+	const uint64_t none[8] = { 0 }, some[8] = { 10, 0, 10, 0, 0, 0, 0, 0 };
+	struct sb_chip_fp f;
+	bool up = true;
+
+	sb_chip_fp_ascend(probes, touched, len, watched, &f);
+	for (int k = 1; k < 6; k++)
+		up &= f.window_ns[k] > f.window_ns[k - 1];
+	CHECK(up && f.probes[0] == 133 && f.touched[0] == 2 && f.probes[5] == 36 &&
+	      !f.probes[6] && fabs((double)f.window_ns[0] - first) <= 2 &&
+	      f.window_ns[1] == 26436055 / 26 && f.probes[1] == 47,
+	      "late windows pooled: %llu ns x %llu, then %llu ns x %llu",
+	      (unsigned long long)f.window_ns[0], (unsigned long long)f.probes[0],
+	      (unsigned long long)f.window_ns[1], (unsigned long long)f.probes[1]);
+	/* untouched pages alone (none watched): at the lengths asked; an
+	 * empty window is left out */
+	sb_chip_fp_ascend(some, none, none, none, &f);
+	CHECK(f.window_ns[0] == sb_chip_fp_window_ns[0] && f.window_ns[1] == sb_chip_fp_window_ns[2] &&
+	      f.probes[1] == 10 && !f.probes[2], "unwatched windows as asked");
+}
+
 int main(void)
 {
+	check_ascend();
 	const double lines = 100000, lambda = 50e6, data = 64 * lines;
 	struct sb_chip_fp f;
 	struct sb_chip_fp_curve c;
