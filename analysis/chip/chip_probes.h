@@ -61,35 +61,51 @@ struct sb_profile;
 int sb_chip_plog_sections(const struct sb_chip_plog *l, const struct sb_profile *p,
 			  uint32_t *section_of);
 
+/* A --region function's outermost call in a thread, [start, end]
+ * (region: its index among the functions). */
+struct sb_chip_span {
+	uint32_t tid, region;
+	uint64_t start, end;
+};
+
 /*
- * The kept outcomes grouped by section: order[first[k] .. first[k + 1])
- * are the indices of section[k]'s, which came from threads[k] distinct
- * threads; sections ascend.  in, out: kept outcomes in some section, in
+ * The kept outcomes grouped by region: group k is kind[k]'s
+ * (SB_CHIP_KIND_SECTION: id[k] a section; _FUNCTION: a --region
+ * function's index), order[first[k] .. first[k + 1]) the indices of its
+ * outcomes, which came from threads[k] distinct threads; groups ascend by
+ * (kind, id).  A function's outcomes are those whose window lay inside
+ * one of its calls in their thread (spans), so an outcome may be in a
+ * section and in functions.  in, out: kept outcomes in some section, in
  * none.
  */
-struct sb_chip_sections {
-	size_t nsections;
-	uint32_t *section, *threads;
+struct sb_chip_groups {
+	size_t n;
+	uint32_t *kind, *id, *threads;
 	size_t *first, *order;
 	uint64_t in, out;
 };
 
-/* A section's row needs this many probes: fewer say little with the
+/* A region's row needs this many probes: fewer say little with the
  * errors of a handful (the whole run's row has them anyway). */
-#define SB_CHIP_SECTION_MIN_PROBES 40
+#define SB_CHIP_REGION_MIN_PROBES 40
 
-/* 0, or -ENOMEM (g then empty). */
-int sb_chip_sections_group(struct sb_chip_sections *g, const struct sb_chip_plog *l,
-			   const struct sb_profile *p);
-void sb_chip_sections_free(struct sb_chip_sections *g);
+/* spans: the functions' calls (n 0: none).  0, or -ENOMEM (g then
+ * empty). */
+int sb_chip_groups_build(struct sb_chip_groups *g, const struct sb_chip_plog *l,
+			 const struct sb_profile *p, const struct sb_chip_span *spans, size_t n);
+void sb_chip_groups_free(struct sb_chip_groups *g);
 /* The weight of another log's outcomes (the sampled accesses) by g's
- * sections, each a share of all of it: share[k] for g's section[k]
- * (none held: in no share).  0, or -ENOMEM. */
-int sb_chip_sections_weights(const struct sb_chip_sections *g, const struct sb_chip_plog *l,
-			     const struct sb_profile *p, double *share);
+ * groups, each a share of all of it: share[k] for group k (outcomes in
+ * no region: in no share).  0, or -ENOMEM. */
+int sb_chip_groups_weights(const struct sb_chip_groups *g, const struct sb_chip_plog *l,
+			   const struct sb_profile *p, const struct sb_chip_span *spans, size_t n,
+			   double *share);
+struct sb_chip_row;
+/* Group k's region into a row: kind, section or region. */
+void sb_chip_groups_row(const struct sb_chip_groups *g, size_t k, struct sb_chip_row *row);
 /* <prefix>_section_probes, _section_probes_none (kept outcomes in a
  * section, in none) and _probes_kept ("kept/seen") into the metadata. */
-void sb_chip_sections_meta(const struct sb_chip_sections *g, const struct sb_chip_plog *l,
-			   const char *prefix, struct sb_profile *p);
+void sb_chip_groups_meta(const struct sb_chip_groups *g, const struct sb_chip_plog *l,
+			 const char *prefix, struct sb_profile *p);
 
 #endif

@@ -328,7 +328,7 @@ chip_reuse_group() {
 # recorder varies with the host) and four times the small region's.
 # Reuse probes on the test counter (clang, libomp): the small region's
 # reuses are short, the large one's long, so at 2 MB of cache (the 8th
-# size) the small one hits more, by far.
+# size) the small one hits more, by far.  And --region functions.
 chip_sections_group() {
 	local j=$TMP/chip_sections.json small large
 	small=$(grep -n 'SITE:small' "$TOP/tests/workloads/chip_regions.c" | cut -d: -f1)
@@ -364,6 +364,29 @@ chip_sections_group() {
 			echo "     hit ratios: $(jq -c "[$rs, $rl] | map(.hit_ratio)" "$j")"
 	else
 		bad "chip sections: record with reuse probes"
+	fi
+	# the paper's setting: a serial program's phases as --region
+	# functions (tests/workloads/chip_phases.c, gcc -O2, one thread),
+	# 256 KB then 8 MB: a probe counts for a function when its window
+	# lay inside one of its calls
+	local fs='[.chip[] | select(.kind == "function" and .region == "phase_small")][0]'
+	local fl='[.chip[] | select(.kind == "function" and .region == "phase_large")][0]'
+	if SCALEBPF_CALIBRATION=$CAL record_json "$j" --chip-probes 300 --region phase_small \
+		--region phase_large -- "$WL/chip_phases" 256 8192 150000000; then
+		jqcheck "chip sections: a sampled row per --region function of a serial program" \
+			"$j" "($fs.mode == \"sampled\") and ($fl.mode == \"sampled\") and
+			 $fs.threads_profiled == 1" ||
+			echo "     rows: $(jq -c '[.chip[] | [.kind, .region, .mode]]' "$j")"
+		jqcheck "chip sections: phase_small's windows show its 256 KB, within 30%" "$j" \
+			"([$fs.footprint[] | .bytes] | add / length) as \$s |
+			 \$s >= 0.7 * 262144 and \$s <= 1.3 * 262144" ||
+			echo "     footprints (window ns, KB): $(jq -c "[$fs, $fl] | map([.footprint[] |
+				[.window_ns, (.bytes / 1024 | floor)]])" "$j")"
+		jqcheck "chip sections: phase_large's windows of 10 ms+ show half its 8 MB or more" \
+			"$j" "[$fl.footprint[] | select(.window_ns >= 9000000) | .bytes] |
+			 length >= 1 and min >= 4194304"
+	else
+		bad "chip sections: record with --region"
 	fi
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
+#include "chip/chip_probes.h"
 #include "chip/chip.h"
 #include "record_footprint.h"
 #include "record_reuse.h"
@@ -239,12 +240,22 @@ int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const 
 	return sections ? 0 : counts_row(r, p, &cap, SB_CHIP_KIND_RUN, 0, &r->regions.run);
 }
 
-int sb_rec_chip_section_rows(struct sb_rec *r, struct sb_profile *p)
+int sb_rec_chip_region_rows(struct sb_rec *r, struct sb_profile *p)
 {
-	if (r->fprobe && sb_fprobe_store_sections(r->fprobe, p, sampled_bytes(p), sampled_line()))
+	const struct sb_chip_span *spans = r->regions.spans;
+	size_t n = r->regions.nspans, first = p->nchip;
+
+	if (r->fprobe &&
+	    sb_fprobe_store_regions(r->fprobe, p, sampled_bytes(p), sampled_line(), spans, n))
 		return -1;
-	if (r->rprobe && sb_rprobe_store_sections(r->rprobe, p, sampled_bytes(p), sampled_line(),
-						  sysfs_cache(2)))
+	if (r->rprobe && sb_rprobe_store_regions(r->rprobe, p, sampled_bytes(p), sampled_line(),
+						 sysfs_cache(2), spans, n))
 		return -1;
+	/* a function's time is its calls' (its exact rows' too) */
+	for (size_t i = first; i < p->nchip; i++)
+		if (p->chip[i].kind == SB_CHIP_KIND_FUNCTION && p->chip[i].region < SB_REGION_MAX)
+			p->chip[i].busy_ns = r->regions.tot[p->chip[i].region].busy_ns;
+	if (r->regions.spans_dropped)
+		sb_profile_meta_set_u64(p, "chip_region_spans_dropped", r->regions.spans_dropped);
 	return 0;
 }

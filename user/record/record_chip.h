@@ -15,8 +15,8 @@ struct sb_rec;
 int sb_rec_chip_rows(struct sb_rec *r, struct sb_profile *p, size_t base, const uint64_t *c);
 
 /* After the sections and instances are in p: the sampled probes' rows
- * per section (record_footprint.h, record_reuse.h).  0, or -1 out of
- * memory. */
-int sb_rec_chip_section_rows(struct sb_rec *r, struct sb_profile *p);
+ * per section and --region function (record_footprint.h,
+ * record_reuse.h).  0, or -1 out of memory. */
+int sb_rec_chip_region_rows(struct sb_rec *r, struct sb_profile *p);
 
 #endif

@@ -419,34 +419,33 @@ int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t ma
 	return sb_profile_chip_append(p, &row);
 }
 
-int sb_fprobe_store_sections(const struct sb_fprobe *f, struct sb_profile *p,
-			     uint64_t max_bytes, uint32_t line)
+int sb_fprobe_store_regions(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
+			    uint32_t line, const struct sb_chip_span *spans, size_t nspans)
 {
 	const struct sb_chip_pout *v;
-	struct sb_chip_sections g;
+	struct sb_chip_groups g;
 	size_t n;
 	int ret;
 
 	v = sb_chip_plog_kept(f->log, &n);
-	if ((ret = sb_chip_sections_group(&g, f->log, p)))
+	if ((ret = sb_chip_groups_build(&g, f->log, p, spans, nspans)))
 		return ret;
-	for (size_t k = 0; k < g.nsections && !ret; k++) {
+	for (size_t k = 0; k < g.n && !ret; k++) {
 		struct fp_sum s;
 		struct sb_chip_row row;
 
 		memset(&s, 0, sizeof(s));
 		for (size_t i = g.first[k]; i < g.first[k + 1]; i++)
 			sum_add(&s, &v[g.order[i]]);
-		if (sum_probes(&s) < SB_CHIP_SECTION_MIN_PROBES ||
+		if (sum_probes(&s) < SB_CHIP_REGION_MIN_PROBES ||
 		    !sum_row(&s, g.threads[k], line, max_bytes, &row))
 			continue;
-		row.kind = SB_CHIP_KIND_SECTION;
-		row.section = g.section[k];
+		sb_chip_groups_row(&g, k, &row);
 		ret = sb_profile_chip_append(p, &row);
 	}
-	sb_chip_sections_meta(&g, f->log, "chip_fp", p);
+	sb_chip_groups_meta(&g, f->log, "chip_fp", p);
 	if (f->unlogged)
 		sb_profile_meta_set_u64(p, "chip_fp_unlogged", f->unlogged);
-	sb_chip_sections_free(&g);
+	sb_chip_groups_free(&g);
 	return ret;
 }

@@ -19,6 +19,7 @@
 #ifndef SB_RECORD_FOOTPRINT_H
 #define SB_RECORD_FOOTPRINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SB_FPROBE_DEFAULT_RATE 100   /* probes per second: --chip */
@@ -45,10 +46,12 @@ void sb_fprobe_stop(struct sb_fprobe *f);
 int sb_fprobe_store(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
 		    uint32_t line);
 
-/* A row per section with SB_CHIP_SECTION_MIN_PROBES probes of its own
- * (analysis/chip/chip_probes.h: a window inside one of its instances),
- * after the sections are in p; 0, or -1 without memory. */
-int sb_fprobe_store_sections(const struct sb_fprobe *f, struct sb_profile *p,
-			     uint64_t max_bytes, uint32_t line);
+/* A row per section and --region function with SB_CHIP_REGION_MIN_PROBES
+ * probes of its own (analysis/chip/chip_probes.h: a window inside one of
+ * its instances, one of its calls: spans), after the sections are in p;
+ * 0, or -1 without memory. */
+struct sb_chip_span;
+int sb_fprobe_store_regions(const struct sb_fprobe *f, struct sb_profile *p, uint64_t max_bytes,
+			    uint32_t line, const struct sb_chip_span *spans, size_t nspans);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chip/chip_probes.h"
 #include "util/idmap.h"
 
 struct open_call {
@@ -34,6 +35,9 @@ void sb_regions_fini(struct sb_regions *g)
 	sb_idmap_free_with(g->open, free);
 	sb_idmap_free(g->seen);
 	g->open = g->seen = NULL;
+	free(g->spans);
+	g->spans = NULL;
+	g->nspans = g->spans_cap = 0;
 }
 
 /* A thread's first call of region k (k = 0: the run) counts it. */
@@ -103,12 +107,38 @@ static int open_call(struct sb_regions *g, struct sb_region_total *t, void **slo
 	return thread_seen(g, rec->hdr.tid, idx + 1, &t->threads);
 }
 
+/* A closed outermost call's span, when kept; -ENOMEM. */
+static int keep_span(struct sb_regions *g, uint32_t idx, uint32_t tid, uint64_t start,
+		     uint64_t end)
+{
+	if (!g->keep_spans)
+		return 0;
+	if (g->nspans == SB_REGION_SPANS_MAX) {
+		g->spans_dropped++;
+		return 0;
+	}
+	if (g->nspans == g->spans_cap) {
+		size_t n = g->spans_cap ? 2 * g->spans_cap : 256;
+		struct sb_chip_span *v = realloc(g->spans, n * sizeof(*v));
+
+		if (!v) {
+			g->spans_dropped++;
+			return -ENOMEM;
+		}
+		g->spans = v;
+		g->spans_cap = n;
+	}
+	g->spans[g->nspans++] = (struct sb_chip_span){ tid, idx, start, end };
+	return 0;
+}
+
 int sb_regions_mark(struct sb_regions *g, uint32_t idx, const struct sb_rec_region *rec)
 {
 	uint32_t tid = rec->hdr.tid;
 	struct sb_region_total *t;
 	struct open_call *c;
 	void **slot;
+	int ret = 0;
 
 	if (idx >= SB_REGION_MAX) {
 		g->bad++;
@@ -133,12 +163,14 @@ int sb_regions_mark(struct sb_regions *g, uint32_t idx, const struct sb_rec_regi
 	}
 	if (rec->sp < c->sp + 8)
 		return 0;     /* an inner call's return */
-	if (rec->sp == c->sp + 8)
+	if (rec->sp == c->sp + 8) {
 		close_call(t, c, rec);
-	else
+		ret = keep_span(g, idx, tid, c->ts, rec->hdr.ts);
+	} else {
 		t->lost++;    /* returned past its frame: left by longjmp */
+	}
 	free(sb_idmap_remove(g->open, tid, idx));
-	return 0;
+	return ret;
 }
 
 int sb_regions_batch(struct sb_regions *g, uint32_t tid, const struct sb_chip_batch *b)

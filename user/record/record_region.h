@@ -11,6 +11,7 @@
  *     thread; a full ring buffer) costs nothing, and a lost outer one
  *     (longjmp, exit) is counted as lost when the thread calls again or
  *     returns past its frame;
+ *     Each outermost call's span is kept for `record --chip`'s probes;
  *   - the whole run: every --chip batch of every thread (a row of its
  *     own where no section was profiled: record_chip.c).
  * A call with no return by the end (the recording stopped inside it, or
@@ -20,6 +21,7 @@
 #define SB_RECORD_REGION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sbpf_events.h"
@@ -41,6 +43,9 @@ struct sb_region_total {
 };
 
 struct sb_idmap;
+struct sb_chip_span;
+
+#define SB_REGION_SPANS_MAX (1u << 19)   /* outermost calls kept: 12 MiB */
 
 struct sb_regions {
 	struct sb_region_total tot[SB_REGION_MAX];
@@ -49,6 +54,13 @@ struct sb_regions {
 	struct sb_idmap *seen;          /* (tid, region + 1; 0: run) -> 1 */
 	uint64_t bad;                   /* a region index out of range */
 	uint64_t nomem;                 /* marks or batches lost: no memory */
+	/* the outermost calls, for `record --chip`'s probes by function
+	 * (analysis/chip/chip_probes.h): kept when keep_spans, up to
+	 * SB_REGION_SPANS_MAX; the later ones counted */
+	bool keep_spans;
+	struct sb_chip_span *spans;
+	size_t nspans, spans_cap;
+	uint64_t spans_dropped;
 };
 
 int sb_regions_init(struct sb_regions *g);

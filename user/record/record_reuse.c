@@ -512,22 +512,24 @@ static void replay(struct sb_chip_rdx_sum *s, const struct sb_chip_pout *o)
 	}
 }
 
-int sb_rprobe_store_sections(const struct sb_rprobe *p, struct sb_profile *pr,
-			     uint64_t max_bytes, uint32_t line, uint64_t near_bytes)
+int sb_rprobe_store_regions(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t max_bytes,
+			    uint32_t line, uint64_t near_bytes, const struct sb_chip_span *spans,
+			    size_t nspans)
 {
 	const struct sb_chip_pout *v;
-	struct sb_chip_sections g;
+	struct sb_chip_groups g;
 	double *share = NULL;
 	size_t n;
 	int ret;
 
 	v = sb_chip_plog_kept(p->log, &n);
-	if ((ret = sb_chip_sections_group(&g, p->log, pr)))
+	if ((ret = sb_chip_groups_build(&g, p->log, pr, spans, nspans)))
 		return ret;
-	if (!(share = calloc(g.nsections + 1, sizeof(*share))) ||
-	    (!p->o.software && sb_chip_sections_weights(&g, p->accesses, pr, share)))
+	if (!(share = calloc(g.n + 1, sizeof(*share))) ||
+	    (!p->o.software &&
+	     sb_chip_groups_weights(&g, p->accesses, pr, spans, nspans, share)))
 		ret = -ENOMEM;
-	for (size_t k = 0; k < g.nsections && !ret; k++) {
+	for (size_t k = 0; k < g.n && !ret; k++) {
 		struct sb_chip_rdx_sum sum;
 		struct sb_chip_row row;
 		uint64_t samples;
@@ -536,11 +538,10 @@ int sb_rprobe_store_sections(const struct sb_rprobe *p, struct sb_profile *pr,
 		sum.near_bytes = near_bytes;
 		for (size_t i = g.first[k]; i < g.first[k + 1]; i++)
 			replay(&sum, &v[g.order[i]]);
-		if ((samples = sb_chip_reuse_samples(&sum.reuse)) < SB_CHIP_SECTION_MIN_PROBES)
+		if ((samples = sb_chip_reuse_samples(&sum.reuse)) < SB_CHIP_REGION_MIN_PROBES)
 			continue;
 		sb_chip_row_run(&row, SB_CHIP_MODE_SAMPLED_PMU, g.threads[k], line, max_bytes);
-		row.kind = SB_CHIP_KIND_SECTION;
-		row.section = g.section[k];
+		sb_chip_groups_row(&g, k, &row);
 		row.reuse_samples = samples;
 		/* its share of the sampled accesses (the test counter: its
 		 * probes, as the whole run's) */
@@ -551,10 +552,10 @@ int sb_rprobe_store_sections(const struct sb_rprobe *p, struct sb_profile *pr,
 			continue;
 		ret = sb_profile_chip_append(pr, &row);
 	}
-	sb_chip_sections_meta(&g, p->log, "chip_rdx", pr);
+	sb_chip_groups_meta(&g, p->log, "chip_rdx", pr);
 	if (p->unlogged)
 		sb_profile_meta_set_u64(pr, "chip_rdx_unlogged", p->unlogged);
 	free(share);
-	sb_chip_sections_free(&g);
+	sb_chip_groups_free(&g);
 	return ret;
 }

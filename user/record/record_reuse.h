@@ -80,10 +80,13 @@ void sb_rprobe_stop(struct sb_rprobe *p, struct sb_bpf *bpf);
 int sb_rprobe_store(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t max_bytes,
 		    uint32_t line, uint64_t near_bytes);
 
-/* A row per section with SB_CHIP_SECTION_MIN_PROBES reuse probes of its
- * own (analysis/chip/chip_probes.h), its accesses its share of the
- * sampled ones; after the sections are in pr.  0, or -1 without memory. */
-int sb_rprobe_store_sections(const struct sb_rprobe *p, struct sb_profile *pr,
-			     uint64_t max_bytes, uint32_t line, uint64_t near_bytes);
+/* A row per section and --region function with SB_CHIP_REGION_MIN_PROBES
+ * reuse probes of its own (analysis/chip/chip_probes.h; spans: the
+ * functions' calls), its accesses its share of the sampled ones; after
+ * the sections are in pr.  0, or -1 without memory. */
+struct sb_chip_span;
+int sb_rprobe_store_regions(const struct sb_rprobe *p, struct sb_profile *pr, uint64_t max_bytes,
+			    uint32_t line, uint64_t near_bytes, const struct sb_chip_span *spans,
+			    size_t nspans);
 
 #endif

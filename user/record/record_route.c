@@ -244,6 +244,8 @@ static bool regions_ready(struct sb_rec *r)
 		r->regions.nomem++;
 		return false;
 	}
+	/* sampled probes are grouped by the calls they fell in */
+	r->regions.keep_spans = r->fprobe || r->rprobe;
 	return true;
 }
 

@@ -346,7 +346,7 @@ int sb_rec_write(struct sb_rec *r)
 	    /* before the sections go out: their totals, same indices */
 	    sb_rec_chip_rows(r, p, p->nsections, c) ||
 	    add_sections(r, p, sym, em) ||
-	    sb_rec_chip_section_rows(r, p) ||
+	    sb_rec_chip_region_rows(r, p) ||
 	    (sb_tm_mark("write: finish the eventmap"), 0) ||
 	    /* the eventmap tells the program's binary from libraries by it */
 	    sb_profile_meta_set(p, "executable", r->fw.cur->exe) < 0 ||

@@ -9,9 +9,11 @@
  *     instance is its section's, the inner one where instances nest; a
  *     window that ends in another instance, outside every instance, in
  *     another thread's instance only, or running backwards is none's;
- *   - grouping: sections ascending, each with its outcomes' indices and
- *     distinct threads, the in/out counts and their metadata; another
- *     log's weights (sampled accesses) as shares by those sections.
+ *   - grouping: sections ascending, then --region functions (a window
+ *     inside one of the function's calls in its thread, whatever the
+ *     sections), each with its outcomes' indices and distinct threads,
+ *     the in/out counts and their metadata; another log's weights
+ *     (sampled accesses) as shares of those groups.
  */
 #include <errno.h>
 #include <math.h>
@@ -143,24 +145,31 @@ static void check_sections(void)
 }
 
 /* Two threads' windows in profile_of_instances: thread 7 in section 0
- * (twice) and 1, thread 9 in 0, two in none. */
+ * (twice) and 1, thread 9 in 0, two in none; and in two functions'
+ * calls: function 3's of thread 7 over [140, 480] and [590, 720],
+ * function 1's of thread 9 over [2000, 3000] and of thread 7 over
+ * [40, 100] (holding the window [50, 90] outside every section). */
 static void check_group(void)
 {
 	static const struct { uint64_t start, end; uint32_t tid; } w[] = {
 		{ 150, 350, 7 }, { 2100, 2900, 9 }, { 410, 490, 7 },
 		{ 50, 90, 7 }, { 600, 700, 7 }, { 150, 450, 7 },
 	};
+	static const struct sb_chip_span spans[] = {
+		{ 7, 3, 590, 720 }, { 9, 1, 2000, 3000 }, { 7, 3, 140, 480 }, { 7, 1, 40, 100 },
+	};
 	struct sb_chip_plog *l = sb_chip_plog_alloc(0, 1);
 	struct sb_profile *p = profile_of_instances();
-	struct sb_chip_sections g;
+	struct sb_chip_groups g;
 	bool ok;
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		sb_chip_plog_add(l, &(struct sb_chip_pout){ .start = w[i].start, .end = w[i].end,
 							    .tid = w[i].tid });
-	CHECK(sb_chip_sections_group(&g, l, p) == 0, "group");
-	ok = g.nsections == 2 && g.section[0] == 0 && g.section[1] == 1 && g.in == 4 &&
-	     g.out == 2 && g.first[0] == 0 && g.first[1] == 3 && g.first[2] == 4 &&
+	CHECK(sb_chip_groups_build(&g, l, p, NULL, 0) == 0, "group");
+	ok = g.n == 2 && g.id[0] == 0 && g.id[1] == 1 && g.in == 4 && g.out == 2 &&
+	     g.kind[0] == SB_CHIP_KIND_SECTION && g.kind[1] == SB_CHIP_KIND_SECTION &&
+	     g.first[0] == 0 && g.first[1] == 3 && g.first[2] == 4 &&
 	     g.threads[0] == 2 && g.threads[1] == 1 && g.order[3] == 2;
 	CHECK(ok, "section 0: outcomes 0, 1, 4 of threads 7 and 9; section 1: outcome 2");
 	if (ok) {
@@ -170,10 +179,33 @@ static void check_group(void)
 			in0 &= g.order[i] == 0 || g.order[i] == 1 || g.order[i] == 4;
 		CHECK(in0, "section 0's indices");
 	}
+	sb_chip_groups_free(&g);
+	CHECK(g.n == 0 && !g.kind, "freed and emptied");
+
+	/* with the functions: sections first, then function 1 (outcomes 1
+	 * and 3, two threads), function 3 (0, 4, 5: [150, 450] lies in
+	 * [140, 480] though it crosses two sections; [410, 490] ends after it) */
+	CHECK(sb_chip_groups_build(&g, l, p, spans, 4) == 0, "group with functions");
+	ok = g.n == 4 && g.kind[2] == SB_CHIP_KIND_FUNCTION && g.id[2] == 1 &&
+	     g.kind[3] == SB_CHIP_KIND_FUNCTION && g.id[3] == 3 &&
+	     g.first[2] == 4 && g.first[3] == 6 && g.first[4] == 9 &&
+	     g.threads[2] == 2 && g.threads[3] == 1 && g.in == 4 && g.out == 2;
+	CHECK(ok, "two function groups after the sections: n %zu", g.n);
+	if (ok) {
+		unsigned mask1 = 0, mask3 = 0;
+
+		for (size_t i = g.first[2]; i < g.first[3]; i++)
+			mask1 |= 1u << g.order[i];
+		for (size_t i = g.first[3]; i < g.first[4]; i++)
+			mask3 |= 1u << g.order[i];
+		CHECK(mask1 == 0x0a && mask3 == 0x31, "function 1: outcomes 1, 3 (%#x); "
+		      "function 3: 0, 4, 5 (%#x)", mask1, mask3);
+	}
 	{
-		/* accesses of weight 1 in section 0, 3 in 1, 4 in none */
+		/* accesses of weight 1 in section 0 and function 3, 3 in 1 and
+		 * 3, 4 in none (thread 9 at 450) */
 		struct sb_chip_plog *a = sb_chip_plog_alloc(0, 2);
-		double share[2];
+		double share[4];
 
 		sb_chip_plog_add(a, &(struct sb_chip_pout){ .start = 200, .end = 200, .tid = 7,
 							    .weight = 1 });
@@ -181,17 +213,27 @@ static void check_group(void)
 							    .weight = 3 });
 		sb_chip_plog_add(a, &(struct sb_chip_pout){ .start = 450, .end = 450, .tid = 9,
 							    .weight = 4 });
-		CHECK(sb_chip_sections_weights(&g, a, p, share) == 0 &&
-		      fabs(share[0] - 0.125) < 1e-12 && fabs(share[1] - 0.375) < 1e-12,
-		      "weights: %g and %g of all (want 1/8, 3/8)", share[0], share[1]);
+		CHECK(sb_chip_groups_weights(&g, a, p, spans, 4, share) == 0 &&
+		      fabs(share[0] - 0.125) < 1e-12 && fabs(share[1] - 0.375) < 1e-12 &&
+		      share[2] == 0 && fabs(share[3] - 0.5) < 1e-12,
+		      "weights: %g, %g, %g, %g of all (want 1/8, 3/8, 0, 1/2)", share[0], share[1],
+		      share[2], share[3]);
 		sb_chip_plog_free(a);
 	}
-	sb_chip_sections_meta(&g, l, "chip_t", p);
+	{
+		struct sb_chip_row row;
+
+		sb_chip_groups_row(&g, 1, &row);
+		ok = row.kind == SB_CHIP_KIND_SECTION && row.section == 1 && row.region == 0;
+		sb_chip_groups_row(&g, 3, &row);
+		CHECK(ok && row.kind == SB_CHIP_KIND_FUNCTION && row.region == 3 &&
+		      row.section == UINT32_MAX, "rows: a section's, a function's");
+	}
+	sb_chip_groups_meta(&g, l, "chip_t", p);
 	CHECK(sb_profile_meta_get_u64(p, "chip_t_section_probes") == 4 &&
 	      sb_profile_meta_get_u64(p, "chip_t_section_probes_none") == 2 &&
 	      !strcmp(sb_profile_meta_get(p, "chip_t_probes_kept"), "6/6"), "metadata");
-	sb_chip_sections_free(&g);
-	CHECK(g.nsections == 0 && !g.section, "freed and emptied");
+	sb_chip_groups_free(&g);
 	sb_profile_free(p);
 	sb_chip_plog_free(l);
 }

@@ -7,11 +7,14 @@
  * cost nothing, a lost outer one is counted); threads interleave; a
  * return without its entry, counters read at one end only (or a failed
  * read), or going backwards are counted apart, never summed; an
- * unreturned call is open.  And the whole run's batches.
+ * unreturned call is open.  And the whole run's batches, and the spans
+ * of the outermost calls kept for `record --chip`'s probes: one per
+ * closed outermost call, none for a lost or inner one.
  */
 #include <string.h>
 
 #include "check.h"
+#include "chip/chip_probes.h"
 #include "record/record_region.h"
 
 /* A record of region mark: tid, time, counters v (accesses = 10 v,
@@ -53,6 +56,7 @@ static void calls(void)
 	const struct sb_region_total *t = &g.tot[3];
 
 	CHECK(sb_regions_init(&g) == 0, "init");
+	g.keep_spans = true;
 	/* thread 7: a call from counters 100 to 150, with a recursive call
 	 * inside (its own marks change nothing) */
 	put(&g, 3, mark(7, 1000, 1, 100));
@@ -93,6 +97,20 @@ static void calls(void)
 	CHECK(t->calls == 5 && t->lost == 2 && t->counts[SB_CHIP_NDEPTH] == 10 * 165 &&
 	      sb_regions_open(&g, 3) == 0, "lost outer returns: %llu calls, %llu lost",
 	      (unsigned long long)t->calls, (unsigned long long)t->lost);
+	{
+		/* the five closed calls' spans, in the order they closed */
+		static const struct { uint32_t tid; uint64_t start, end; } want[5] = {
+			{ 7, 1000, 1500 }, { 8, 1250, 1600 }, { 7, 2000, 2100 },
+			{ 7, 2200, 2400 }, { 7, 2600, 2700 },
+		};
+		bool same = g.nspans == 5;
+
+		for (size_t i = 0; same && i < 5; i++)
+			same = g.spans[i].tid == want[i].tid && g.spans[i].region == 3 &&
+			       g.spans[i].start == want[i].start && g.spans[i].end == want[i].end;
+		CHECK(same && !g.spans_dropped, "spans of the closed outermost calls: %zu",
+		      g.nspans);
+	}
 	/* counters at one end only; going backwards: a call, not summed */
 	put(&g, 3, mark(9, 3000, 1, -1));
 	put(&g, 3, mark(9, 3100, 0, 5));   /* a profile made inside: from 0 */
