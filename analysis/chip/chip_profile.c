@@ -41,24 +41,6 @@ static void machine_of(const struct sb_profile *p, struct sb_chip_summary *s)
 			  "scalebpf calibrate before recording)";
 }
 
-static const char *base_name(const char *f)
-{
-	const char *b = f ? strrchr(f, '/') : NULL;
-
-	return b ? b + 1 : f ? f : "";
-}
-
-static bool same_place(const struct sb_profile *a, const struct sb_section *x,
-		       const struct sb_profile *b, const struct sb_section *y)
-{
-	const struct sb_loc *l = x->loc < a->nlocs ? &a->locs[x->loc] : NULL;
-	const struct sb_loc *m = y->loc < b->nlocs ? &b->locs[y->loc] : NULL;
-
-	return l && m && x->kind == y->kind && l->line && l->line == m->line &&
-	       l->function && m->function && !strcmp(l->function, m->function) &&
-	       !strcmp(base_name(l->file), base_name(m->file));
-}
-
 static uint64_t busy_of(const struct sb_section *s)
 {
 	uint64_t busy = 0;
@@ -72,14 +54,9 @@ static uint64_t busy_of(const struct sb_section *s)
  * each), or -1. */
 static int64_t matched_busy(const struct sb_profile *p, size_t s, const struct sb_profile *t)
 {
-	size_t k = 0;
+	long j = sb_section_match(p, s, t);
 
-	for (size_t i = 0; i < s; i++)
-		k += same_place(p, &p->sections[i], p, &p->sections[s]);
-	for (size_t j = 0; j < t->nsections; j++)
-		if (same_place(p, &p->sections[s], t, &t->sections[j]) && !k--)
-			return (int64_t)busy_of(&t->sections[j]);
-	return -1;
+	return j >= 0 ? (int64_t)busy_of(&t->sections[j]) : -1;
 }
 
 /* Every thread's on-CPU time: the whole run's busy time. */

@@ -27,6 +27,7 @@
  *   ADDRS: optional, see profile_addrs.c
  *   SHARING: optional, see profile_sharing.c
  *   CHIP:    optional, see profile_chip.c
+ *   STACK:   optional, see profile_stack.c
  *   times      u32 n, u32 entry size (28 in version 1), n entries of
  *              tid u32, busy_ns u64, wait_ns u64, wall_ns u64
  *   END        u64 number of chunks before it (no count/records)
@@ -211,6 +212,7 @@ void sb_profile_free(struct sb_profile *p)
 		free(p->sharing[i].name);
 	free(p->sharing);
 	free(p->chip);
+	free(p->stack);
 	free(p);
 }
 

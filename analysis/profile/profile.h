@@ -42,6 +42,7 @@ enum sb_chunk_type {
 	SB_CHUNK_ADDRS = 11,    /* sampled data addresses (analysis/addrs/addrs.h) */
 	SB_CHUNK_SHARING = 12,  /* cache-line sharing (analysis/coherence/) */
 	SB_CHUNK_CHIP = 13,     /* cache hit profiles (analysis/chip/) */
+	SB_CHUNK_STACK = 14,    /* speedup stacks' times (analysis/stack/) */
 	SB_CHUNK_END = 0x454e4421, /* "!DNE" */
 };
 
@@ -338,6 +339,28 @@ const char *sb_chip_mode_name(uint32_t mode);
 void sb_chip_row_run(struct sb_chip_row *row, uint32_t mode, uint32_t threads, uint32_t line,
 		     uint64_t max_bytes);
 
+/*
+ * A speedup stack's times (analysis/stack/stack.h): one phase (a section
+ * of this profile, which is the run with the most threads) at one thread
+ * count.  `scalebpf stack` runs the program at each count and keeps them.
+ */
+struct sb_stack_row {
+	uint32_t section;      /* index into sections */
+	uint32_t threads;      /* the run's */
+	uint32_t pirate;       /* enum sb_stack_pirate */
+	uint32_t held;         /* the pirate held its share (virtual: 1) */
+	uint64_t base_ns;      /* the phase at one thread */
+	uint64_t time_ns;      /* ... at `threads` */
+	uint64_t nolock_ns;    /* the slowest thread: busy and blocked inside */
+	uint64_t free_ns;      /* the slowest thread: busy */
+	uint64_t imbalance_ns; /* waiting for each instance's slowest */
+	uint64_t pirate_bytes; /* the cache the pirate left a thread */
+	uint64_t slowdown_ppm; /* the pirate's slowdown x 10^6 */
+};
+
+struct sb_profile;
+int sb_profile_stack_append(struct sb_profile *p, const struct sb_stack_row *row);
+
 struct sb_profile {
 	size_t nmeta;
 	struct sb_kv *meta;
@@ -365,6 +388,8 @@ struct sb_profile {
 	struct sb_sharing *sharing;
 	size_t nchip;
 	struct sb_chip_row *chip;
+	size_t nstack;
+	struct sb_stack_row *stack;
 };
 
 /* Status codes; sb_profile_strerror() turns them into words. */
@@ -396,6 +421,11 @@ const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
  * latest-starting one when instances nest; -1 when none does.  The index
  * is of p's instances as they are at _alloc (NULL on ENOMEM).
  */
+/* The same section in another profile (another run of the program): q's
+ * section of p's section s's kind, function, file name and line, the
+ * k-th of several that read alike as s is in p; -1 if none. */
+long sb_section_match(const struct sb_profile *p, size_t s, const struct sb_profile *q);
+
 struct sb_instance_index;
 struct sb_instance_index *sb_instance_index_alloc(const struct sb_profile *p);
 void sb_instance_index_free(struct sb_instance_index *x);

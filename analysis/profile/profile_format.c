@@ -62,7 +62,9 @@ static uint32_t check_refs(const struct sb_profile *p, char *why, size_t len)
 			bad = sb_pfmt_check_addr_refs(p, why, len);
 		if (!bad)
 			bad = sb_pfmt_check_sharing(p, why, len);
-		return bad ? bad : sb_pfmt_check_chip(p, why, len);
+		if (!bad)
+			bad = sb_pfmt_check_chip(p, why, len);
+		return bad ? bad : sb_pfmt_check_stack(p, why, len);
 	}
 }
 
@@ -358,6 +360,8 @@ static const struct chunk_ops {
 	{ SB_CHUNK_SHARING, "SHARING", ARRAY(sharing, nsharing), 52,
 	  sb_pfmt_enc_sharing, sb_pfmt_dec_sharing, 1 },
 	{ SB_CHUNK_CHIP, "CHIP", ARRAY(chip, nchip), 40, sb_pfmt_enc_chip, sb_pfmt_dec_chip, 1 },
+	{ SB_CHUNK_STACK, "STACK", ARRAY(stack, nstack), 72, sb_pfmt_enc_stack, sb_pfmt_dec_stack,
+	  1 },
 };
 #define NCHUNK_OPS (sizeof(chunk_ops) / sizeof(chunk_ops[0]))
 

@@ -10,7 +10,9 @@
  */
 #include "profile.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct span {
 	uint32_t tid;
@@ -85,5 +87,37 @@ int32_t sb_instance_index_find(const struct sb_instance_index *x, uint32_t tid, 
 	     j >= 0 && x->s[j].tid == tid && x->s[j].max_end >= ts; j--)
 		if (x->s[j].end >= ts)
 			return x->s[j].instance;
+	return -1;
+}
+
+static const char *base_name(const char *f)
+{
+	const char *b = f ? strrchr(f, '/') : NULL;
+
+	return b ? b + 1 : f ? f : "";
+}
+
+static bool same_place(const struct sb_profile *a, const struct sb_section *x,
+		       const struct sb_profile *b, const struct sb_section *y)
+{
+	const struct sb_loc *l = x->loc < a->nlocs ? &a->locs[x->loc] : NULL;
+	const struct sb_loc *m = y->loc < b->nlocs ? &b->locs[y->loc] : NULL;
+
+	return l && m && x->kind == y->kind && l->line && l->line == m->line &&
+	       l->function && m->function && !strcmp(l->function, m->function) &&
+	       !strcmp(base_name(l->file), base_name(m->file));
+}
+
+long sb_section_match(const struct sb_profile *p, size_t s, const struct sb_profile *q)
+{
+	size_t k = 0;
+
+	if (s >= p->nsections)
+		return -1;
+	for (size_t i = 0; i < s; i++)
+		k += same_place(p, &p->sections[i], p, &p->sections[s]);
+	for (size_t j = 0; j < q->nsections; j++)
+		if (same_place(p, &p->sections[s], q, &q->sections[j]) && !k--)
+			return (long)j;
 	return -1;
 }

@@ -34,6 +34,11 @@ void sb_pfmt_dec_addr(struct sb_bytes_cur *c, void *elem);
 /* loc and instance indices; returns SB_CHUNK_ADDRS with why, or 0. */
 uint32_t sb_pfmt_check_addr_refs(const struct sb_profile *p, char *why, size_t len);
 
+/* ---- profile_stack.c: STACK ---- */
+void sb_pfmt_enc_stack(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
+void sb_pfmt_dec_stack(struct sb_bytes_cur *c, void *elem);
+uint32_t sb_pfmt_check_stack(const struct sb_profile *p, char *why, size_t len);
+
 /* ---- profile_chip.c: CHIP ---- */
 void sb_pfmt_enc_chip(struct sb_bytes_buf *b, const struct sb_profile *p, size_t i);
 void sb_pfmt_dec_chip(struct sb_bytes_cur *c, void *elem);

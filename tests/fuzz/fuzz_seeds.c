@@ -190,6 +190,27 @@ static void add_chip(struct sb_profile *p)
 	sb_profile_meta_set_u64(p, "chip_machine_cpus", 2);
 }
 
+/* A phase's stack at 1 and 2 threads (analysis/stack/stack.h). */
+static void add_stack(struct sb_profile *p)
+{
+	struct sb_stack_row r = { .section = 0, .threads = 1, .pirate = 1, .held = 1,
+				  .base_ns = 4000000, .time_ns = 4000000, .nolock_ns = 4000000,
+				  .free_ns = 3900000, .pirate_bytes = 2u << 20,
+				  .slowdown_ppm = 1000000 };
+
+	if (sb_profile_stack_append(p, &r))
+		exit(1);
+	r.threads = 2;
+	r.time_ns = 2600000;
+	r.nolock_ns = 2300000;
+	r.free_ns = 2100000;
+	r.imbalance_ns = 150000;
+	r.pirate_bytes = 1u << 20;
+	r.slowdown_ppm = 1050000;
+	if (sb_profile_stack_append(p, &r))
+		exit(1);
+}
+
 static void add_addrs(struct sb_profile *p)
 {
 	struct sb_addrs *r = sb_addrs_alloc(64, 1);
@@ -227,6 +248,7 @@ int main(int argc, char **argv)
 	p = make_full();
 	add_addrs(p);
 	add_chip(p);
+	add_stack(p);
 	save(p, "full.sbp");
 	sb_profile_free(p);
 	p = lime_profile(1u << SB_EVK_BLOCK_SAMPLES, 3);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Speedup stacks (Eklov, Nikoleris, Hagersten: ../shared/papers/
+ * speedup-stacks.txt): how much of a parallel phase's perfect speedup T
+ * at T threads is lost to shared-cache capacity, to memory bandwidth and
+ * to synchronization.
+ *
+ * A phase is a section (fork to join, an OpenMP region, barrier to
+ * barrier), matched by location across runs of the same program at 1 and
+ * T threads.  From the runs:
+ *   - measured: S = t(1) / t(T), t the phase's time: the slowest thread's
+ *     wall time in it summed over its instances;
+ *   - synchronization-free (§6.3): the slowest thread's time less its
+ *     waits at locks and barriers, t_free = max over threads of its busy
+ *     (on-CPU, working) time summed over the instances; S_free = t(1) /
+ *     t_free.  The time between is split: lock = max(busy + blocked
+ *     inside the phase) − t_free; imbalance = what waiting for each
+ *     instance's slowest thread adds over the slowest thread's total;
+ *     barrier = the rest (the closing synchronization's own cost);
+ *   - pirate (§6.1–6.2): S_pirate = T / slowdown, the slowdown of one
+ *     thread left 1/T of the shared cache and all of the memory.  A real
+ *     Cache Pirate measures it; a virtual one predicts it from the
+ *     phase's CHiP profile: the extra misses at the cache's 1/T share
+ *     times the calibrated miss penalty, over the phase's serial time.
+ *     Where the machine's last-level cache is not shared (measured) a
+ *     thread's share is the whole cache: nothing to steal, slowdown 1.
+ * Components (speedup units): cache = T − S_pirate, memory = S_pirate −
+ * S_free, sync = S_free − S; each negative one is 0 and the difference
+ * shows as the residual, so the stack sums to T − S.  Pure computation.
+ */
+#ifndef SB_STACK_H
+#define SB_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+enum sb_stack_pirate {
+	SB_STACK_PIRATE_NONE = 0,     /* no cache profile: cache not split out */
+	SB_STACK_PIRATE_VIRTUAL = 1,  /* predicted from the CHiP profile */
+	SB_STACK_PIRATE_REAL = 2,     /* a Cache Pirate co-ran */
+	SB_STACK_PIRATE_MAX
+};
+
+/* A phase's times at T threads (ns), and at one thread (base). */
+struct sb_stack_times {
+	uint32_t threads;
+	uint64_t base_ns;       /* t(1) */
+	uint64_t time_ns;       /* t(T) */
+	uint64_t nolock_ns;     /* the slowest thread's busy + blocked inside */
+	uint64_t free_ns;       /* the slowest thread's busy */
+	uint64_t imbalance_ns;  /* of time − nolock: waiting for each
+				 * instance's slowest thread */
+	uint32_t pirate;        /* enum sb_stack_pirate */
+	double slowdown;        /* the pirate's (>= 1; NONE: unused) */
+};
+
+struct sb_stack {
+	double perfect, measured, free_est, pirate_est;   /* speedups */
+	double cache, memory, sync, residual;             /* components */
+	double lock, barrier, imbalance;                  /* sync, split */
+	int cache_known;                                  /* pirate not NONE */
+};
+
+/* The stack of t; -EINVAL without times or threads. */
+int sb_stack_compute(const struct sb_stack_times *t, struct sb_stack *s);
+
+/* Section i's times in p (threads: the run's T; base and the pirate the
+ * caller's): from its per-thread sums over every instance and, for the
+ * imbalance, its stored instances scaled to all.  -EINVAL out of range
+ * or without threads. */
+int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack_times *t);
+
+/* The virtual pirate at `threads` from row `row` of p's CHiP profile
+ * (the phase's, from a one-thread run): its slowdown and the cache it
+ * leaves a thread (*bytes).  -EINVAL when the row cannot give one (no
+ * machine latencies, no time). */
+int sb_stack_virtual_pirate(const struct sb_profile *p, size_t row, unsigned threads,
+			    double *slowdown, uint64_t *bytes);
+
+#endif

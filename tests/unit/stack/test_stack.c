@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Speedup stacks (analysis/stack/stack.c) against hand-computed answers:
+ *   - a phase of 4 ms alone, 2.5 ms at two threads whose slowest thread
+ *     was busy 2.2 ms and blocked 0.1 ms more, 0.1 ms of it waiting for
+ *     each instance's slowest, and a pirate slowdown of 1.04: speedups
+ *     1.6 measured, 4/2.2 synchronization-free, 2/1.04 pirate; the
+ *     components cache 2 − 2/1.04, memory 2/1.04 − 4/2.2, sync 4/2.2 −
+ *     1.6 (a third each lock, imbalance, barrier), no residual;
+ *   - a pirate estimate below the synchronization-free one: memory 0,
+ *     the difference shown as a negative residual; no pirate: cache and
+ *     memory together;
+ *   - a section's times from its per-thread sums and stored instances
+ *     (scaled to all of them);
+ *   - the virtual pirate on an exact CHiP row: with a cache two threads
+ *     share, the misses between the whole cache's depth and half of it
+ *     times the miss penalty over the serial time; with private caches,
+ *     1;
+ *   - the same phase found in another run's profile.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "chip/chip.h"
+#include "stack/stack.h"
+
+static void check_compute(void)
+{
+	struct sb_stack_times t = { .threads = 2, .base_ns = 4000000, .time_ns = 2500000,
+				    .nolock_ns = 2300000, .free_ns = 2200000,
+				    .imbalance_ns = 100000, .pirate = SB_STACK_PIRATE_VIRTUAL,
+				    .slowdown = 1.04 };
+	struct sb_stack s;
+	double sync = 4.0 / 2.2 - 1.6;
+
+	CHECK(sb_stack_compute(&t, &s) == 0, "compute");
+	CHECK_NEAR(s.measured, 1.6, 1e-12);
+	CHECK_NEAR(s.free_est, 4.0 / 2.2, 1e-12);
+	CHECK_NEAR(s.pirate_est, 2 / 1.04, 1e-12);
+	CHECK_NEAR(s.cache, 2 - 2 / 1.04, 1e-12);
+	CHECK_NEAR(s.memory, 2 / 1.04 - 4.0 / 2.2, 1e-12);
+	CHECK_NEAR(s.sync, sync, 1e-12);
+	CHECK_NEAR(s.residual, 0, 1e-12);
+	CHECK_NEAR(s.lock, sync / 3, 1e-9);
+	CHECK_NEAR(s.imbalance, sync / 3, 1e-9);
+	CHECK_NEAR(s.barrier, sync / 3, 1e-9);
+	CHECK_NEAR(s.cache + s.memory + s.sync + s.residual, s.perfect - s.measured, 1e-12);
+
+	t.slowdown = 1.2;   /* pirate 1.667 below free 1.818: memory 0 */
+	CHECK(sb_stack_compute(&t, &s) == 0 && s.memory == 0, "memory clamped");
+	CHECK_NEAR(s.residual, (2 / 1.2) - 4.0 / 2.2, 1e-12);
+	t.pirate = SB_STACK_PIRATE_NONE;
+	CHECK(sb_stack_compute(&t, &s) == 0 && !s.cache_known && s.cache == 0, "no pirate");
+	CHECK_NEAR(s.memory, 2 - 4.0 / 2.2, 1e-12);
+	t.free_ns = 0;
+	CHECK(sb_stack_compute(&t, &s) == -EINVAL, "no times refused");
+}
+
+/* Section 0 with two threads over 3 instances, 2 of them stored. */
+static struct sb_profile *phase_profile(uint32_t line)
+{
+	struct sb_profile *p = sb_profile_alloc();
+	/* sums: thread 1 busy 9, wait 2, wall 12 (blocked 1); thread 2 busy
+	 * 7, wait 4, wall 12 (blocked 1) */
+	struct sb_thread_time sum[2] = { { 1, 9000, 2000, 12000 }, { 2, 7000, 4000, 12000 } };
+	/* instance 0: 1 busy 5 + blocked 0, 2 busy 2 + blocked 1: slowest 5;
+	 * instance 1: 1 busy 1, 2 busy 4: slowest 4 */
+	struct sb_thread_time i0[2] = { { 1, 5000, 0, 5000 }, { 2, 2000, 2000, 5000 } };
+	struct sb_thread_time i1[2] = { { 1, 1000, 3000, 4000 }, { 2, 4000, 0, 4000 } };
+	struct sb_loc l = { .addr = 0x401000, .binary = -1, .line = line, .file = "/a/x.c",
+			    .function = "main" };
+	struct sb_section s = { .kind = SB_SECT_BARRIER, .loc = 0, .ninstances = 3,
+				.nthreads = 2, .per_thread = sum };
+	struct sb_instance a = { .section = 0, .seq = 0, .start_ns = 0, .end_ns = 5000,
+				 .nthreads = 2, .per_thread = i0 };
+	struct sb_instance b = { .section = 0, .seq = 1, .start_ns = 6000, .end_ns = 10000,
+				 .nthreads = 2, .per_thread = i1 };
+
+	sb_profile_meta_set(p, "tool", "test");
+	sb_profile_add_loc(p, &l);
+	sb_profile_add_section(p, &s);
+	sb_profile_add_instance(p, &a);
+	sb_profile_add_instance(p, &b);
+	return p;
+}
+
+static void check_times(void)
+{
+	struct sb_profile *p = phase_profile(7);
+	struct sb_stack_times t;
+
+	memset(&t, 0, sizeof(t));
+	CHECK(sb_stack_section_times(p, 0, &t) == 0, "times");
+	/* spans 5 + 4 of 2 stored, 3 in all: 13.5 us; nolock max(9+1, 7+1);
+	 * free max(9, 7); imbalance (5 + 4) x 1.5 − 10 = 3.5, within 13.5 − 10 */
+	CHECK(t.time_ns == 13500 && t.nolock_ns == 10000 && t.free_ns == 9000 &&
+	      t.imbalance_ns == 3500, "time %llu nolock %llu free %llu imbalance %llu",
+	      (unsigned long long)t.time_ns, (unsigned long long)t.nolock_ns,
+	      (unsigned long long)t.free_ns, (unsigned long long)t.imbalance_ns);
+	CHECK(sb_stack_section_times(p, 1, &t) == -EINVAL, "no such section");
+	sb_profile_free(p);
+}
+
+/* An exact row for section 0: depth k holds 1000 (k + 1) references (the
+ * 17th: misses), 16 sizes up to 4 MB; the machine's cache 2 MB, 12 ns,
+ * DRAM 150 ns; the section busy 0.1 s. */
+static struct sb_profile *chip_profile(unsigned llc_cpus)
+{
+	struct sb_profile *p = phase_profile(7);
+	struct sb_chip_row r;
+
+	memset(&r, 0, sizeof(r));
+	r.section = 0;
+	r.kind = SB_CHIP_KIND_SECTION;
+	r.mode = SB_CHIP_MODE_EXACT;
+	r.threads = 1;
+	r.line = 64;
+	r.max_bytes = 4u << 20;
+	r.rate_t = 1u << 24;
+	for (int k = 0; k < SB_CHIP_ROW_DEPTHS; k++)
+		r.accesses += r.depth[k] = 1000u * (uint64_t)(k + 1);
+	sb_profile_chip_append(p, &r);
+	p->sections[0].per_thread[0].busy_ns = 100000000;
+	p->sections[0].per_thread[1].busy_ns = 0;
+	sb_profile_meta_set_u64(p, "chip_machine_llc_effective", 2u << 20);
+	sb_profile_meta_set_u64(p, "chip_machine_bandwidth", 10000000000ull);
+	sb_profile_meta_set_u64(p, "chip_machine_llc_latency_ps", 12000);
+	sb_profile_meta_set_u64(p, "chip_machine_dram_latency_ps", 150000);
+	sb_profile_meta_set_u64(p, "chip_machine_llc_cpus", llc_cpus);
+	sb_profile_meta_set_u64(p, "chip_machine_cpus", 2);
+	return p;
+}
+
+static void check_pirate(void)
+{
+	struct sb_profile *p = chip_profile(2);
+	double slow = 0;
+	uint64_t bytes = 0;
+	/* depths 4..7 (1000 x 5..8) hit in 2 MB, not in 1 MB */
+	double want = 1 + 26000 * 138e-9 / 0.1;
+
+	CHECK(sb_stack_virtual_pirate(p, 0, 2, &slow, &bytes) == 0, "virtual pirate");
+	CHECK(bytes == 1u << 20, "half the cache left: %llu", (unsigned long long)bytes);
+	CHECK_NEAR(slow, want, 1e-9);
+	sb_profile_free(p);
+	p = chip_profile(1);
+	CHECK(sb_stack_virtual_pirate(p, 0, 2, &slow, &bytes) == 0 && slow == 1 &&
+	      bytes == 2u << 20, "private caches: nothing to steal (%g)", slow);
+	CHECK(sb_stack_virtual_pirate(p, 5, 2, &slow, &bytes) == -EINVAL, "no such row");
+	sb_profile_free(p);
+}
+
+static void check_match(void)
+{
+	struct sb_profile *p = phase_profile(7), *q = phase_profile(7), *r = phase_profile(8);
+
+	CHECK(sb_section_match(p, 0, q) == 0 && sb_section_match(p, 0, r) == -1 &&
+	      sb_section_match(p, 3, q) == -1, "the same phase in another run, not another line");
+	sb_profile_free(p);
+	sb_profile_free(q);
+	sb_profile_free(r);
+}
+
+int main(void)
+{
+	check_compute();
+	check_times();
+	check_pirate();
+	check_match();
+	return CHECK_DONE("test_stack");
+}
