@@ -590,6 +590,9 @@ fi
 # CHiP: what the cache hit profile costs (tests/bench_chip.sh).
 . tests/bench_chip.sh
 
+# Speedup stacks: what a stack costs over the plain runs (tests/bench_stack.sh).
+. tests/bench_stack.sh
+
 # ccSIM over trace files (goal: piped >= 20 M references/s per core).
 build/tests/test_coherence_bench | grep '^coherence bench:' || die "the ccSIM benchmark failed"
 exit 0

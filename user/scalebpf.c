@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "show where thread-time is lost, from a recorded profile" },
 	{ "cc", cmd_cc, "build a program for exact mode (clang, every block counted)" },
 	{ "calibrate", cmd_calibrate, "measure this machine's cache and memory once, for the models" },
+	{ "stack", cmd_stack, "run a program at 1, 2, 4.. threads: what each phase's speedup loses" },
 };
 
 static void usage(FILE *f)

@@ -58,22 +58,99 @@ static uint64_t blocked(const struct sb_thread_time *x)
 	return x->wall_ns > used ? x->wall_ns - used : 0;
 }
 
+static bool has_prefix(const char *s, const char *pre)
+{
+	return !strncmp(s, pre, strlen(pre));
+}
+
+/* Whether samples of event e were spent in a thread library's
+ * synchronization code: a function of libc (libpthread) or an OpenMP
+ * runtime whose name says lock, futex, condition, semaphore or barrier.
+ * (Without the library's symbols its internal functions may read as a
+ * neighbour's name: that time then counts as work.) */
+static bool sync_event(const struct sb_profile *p, const struct sb_event_def *e)
+{
+	static const char *const libs[] = { "libc.so", "libpthread", "libgomp", "libomp",
+					    "libiomp", NULL };
+	static const char *const words[] = { "mutex", "lll_", "futex", "spin_lock", "spinlock",
+					     "rwlock", "sem_wait", "sem_post", "cond_",
+					     "barrier", "critical", "set_lock", NULL };
+	const struct sb_loc *l;
+	const char *bin, *base;
+	bool lib = false;
+
+	if (e->kind != SB_EVK_BLOCK_SAMPLES || e->loc < 0 || (size_t)e->loc >= p->nlocs)
+		return false;
+	l = &p->locs[e->loc];
+	if (!l->function || l->binary < 0 || (size_t)l->binary >= p->nbinaries ||
+	    !(bin = p->binaries[l->binary].path))
+		return false;
+	base = strrchr(bin, '/') ? strrchr(bin, '/') + 1 : bin;
+	for (int k = 0; libs[k] && !lib; k++)
+		lib = has_prefix(base, libs[k]);
+	for (int k = 0; lib && words[k]; k++)
+		if (strstr(l->function, words[k]))
+			return true;
+	return false;
+}
+
+/*
+ * Each of section i's threads' share of its samples spent in
+ * synchronization code (sync_event), from the stored instances' vectors:
+ * on-CPU time inside lock calls (the lock word's cache misses, the futex
+ * system calls) that busy time holds but a synchronization-free run
+ * would not spend.  share[k] for sec->per_thread[k]; 0 without samples.
+ */
+static void sync_shares(const struct sb_profile *p, size_t i, double *share)
+{
+	const struct sb_section *sec = &p->sections[i];
+	double all[64] = { 0 }, sync[64] = { 0 };
+	uint32_t n = sec->nthreads < 64 ? sec->nthreads : 64;
+
+	for (size_t v = 0; v < p->nvectors; v++) {
+		const struct sb_vector *vec = &p->vectors[v];
+		const struct sb_instance *in;
+		const struct sb_event_def *e;
+		bool is_sync;
+
+		if (vec->instance >= p->ninstances || vec->event >= p->nevents ||
+		    (in = &p->instances[vec->instance])->section != i ||
+		    (e = &p->events[vec->event])->kind != SB_EVK_BLOCK_SAMPLES)
+			continue;
+		is_sync = sync_event(p, e);
+		for (uint32_t j = 0; j < vec->nthreads && j < in->nthreads; j++)
+			for (uint32_t k = 0; k < n; k++)
+				if (sec->per_thread[k].tid == in->per_thread[j].tid) {
+					all[k] += (double)vec->counts[j];
+					sync[k] += is_sync ? (double)vec->counts[j] : 0;
+					break;
+				}
+	}
+	for (uint32_t k = 0; k < sec->nthreads; k++)
+		share[k] = k < n && all[k] > 0 ? sync[k] / all[k] : 0;
+}
+
 int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack_times *t)
 {
 	const struct sb_section *sec;
 	uint64_t stored = 0, span = 0, wall = 0;
 	double crit = 0, scale;
 
+	double share[64];
+
 	if (i >= p->nsections || !(sec = &p->sections[i])->nthreads)
 		return -EINVAL;
 	t->time_ns = t->nolock_ns = t->free_ns = t->imbalance_ns = 0;
+	sync_shares(p, i, share);
 	for (uint32_t k = 0; k < sec->nthreads; k++) {
 		const struct sb_thread_time *x = &sec->per_thread[k];
 		uint64_t nolock = x->busy_ns + blocked(x);
+		/* its work: busy time less the part sampled in lock code */
+		uint64_t work = (uint64_t)((double)x->busy_ns * (1 - (k < 64 ? share[k] : 0)));
 
 		wall = x->wall_ns > wall ? x->wall_ns : wall;
 		t->nolock_ns = nolock > t->nolock_ns ? nolock : t->nolock_ns;
-		t->free_ns = x->busy_ns > t->free_ns ? x->busy_ns : t->free_ns;
+		t->free_ns = work > t->free_ns ? work : t->free_ns;
 	}
 	/* the stored instances: their spans, and each one's slowest thread
 	 * (busy and blocked) that the others waited for */

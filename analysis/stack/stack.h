@@ -12,8 +12,10 @@
  *     wall time in it summed over its instances;
  *   - synchronization-free (§6.3): the slowest thread's time less its
  *     waits at locks and barriers, t_free = max over threads of its busy
- *     (on-CPU, working) time summed over the instances; S_free = t(1) /
- *     t_free.  The time between is split: lock = max(busy + blocked
+ *     (on-CPU) time summed over the instances less the share of its
+ *     samples in the thread libraries' lock code (the paper times each
+ *     lock call; probing every call costs microseconds here, the samples
+ *     are free); S_free = t(1) / t_free.  The time between is split: lock = max(busy + blocked
  *     inside the phase) − t_free; imbalance = what waiting for each
  *     instance's slowest thread adds over the slowest thread's total;
  *     barrier = the rest (the closing synchronization's own cost);
@@ -78,5 +80,17 @@ int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack
  * machine latencies, no time). */
 int sb_stack_virtual_pirate(const struct sb_profile *p, size_t row, unsigned threads,
 			    double *slowdown, uint64_t *bytes);
+
+/*
+ * The STACK rows of a program's runs at threads[k] threads (runs[k]'s
+ * profile; one of them at one thread): a row per phase of out (the run
+ * with the most threads, whose sections name the phases) and run where
+ * the phase is found in that run and in the one-thread run; the pirate
+ * virtual where the one-thread run's CHiP row of the phase can give one.
+ * Appended to out->stack; *phases: phases with rows.  0, -EINVAL without
+ * a one-thread run, -ENOMEM.
+ */
+int sb_stack_rows(struct sb_profile *out, const struct sb_profile *const *runs,
+		  const unsigned *threads, size_t n, size_t *phases);
 
 #endif

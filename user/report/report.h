@@ -85,6 +85,7 @@ extern const struct sb_report_view sb_view_locks;      /* report_waits.c */
 extern const struct sb_report_view sb_view_counts;     /* report_counts.c */
 extern const struct sb_report_view sb_view_sharing;    /* report_sharing.c */
 extern const struct sb_report_view sb_view_cache;      /* report_cache.c */
+extern const struct sb_report_view sb_view_stack;      /* report_stack.c */
 /* Of a sharing variable (report_sharing.c): "load", "store" or
  * "load+store", what its reference at loc did in that mode; and its fix. */
 struct sb_coherence_var;

@@ -20,6 +20,7 @@
  *             sorted by wait_ns descending
  *   sharing, sharing_races: cache-line sharing, report_sharing.c
  *   chip: cache hit profiles and bandwidth by thread count, report_cache.c
+ *   stacks: speedup stacks per phase and thread count, report_stack.c
  * Fields are only ever added.
  */
 #include <stdlib.h>
@@ -36,6 +37,7 @@ const struct sb_report_view *const sb_report_views[] = {
 	&sb_view_locks,
 	&sb_view_sharing,
 	&sb_view_cache,
+	&sb_view_stack,
 };
 const size_t sb_report_nviews = sizeof(sb_report_views) / sizeof(sb_report_views[0]);
 

@@ -16,7 +16,14 @@
  *     share, the misses between the whole cache's depth and half of it
  *     times the miss penalty over the serial time; with private caches,
  *     1;
- *   - the same phase found in another run's profile.
+ *   - the same phase found in another run's profile;
+ *   - on-CPU lock time: a thread with a quarter of its samples in libc's
+ *     lock code (by function name) works three quarters of its busy time;
+ *     samples in the program or in a libc function that is no lock count
+ *     as work;
+ *   - the rows of runs at 1 and 2 threads: one per run where the phase
+ *     is in both, the base the one-thread run's time, no row without a
+ *     one-thread run.
  */
 #include <errno.h>
 #include <math.h>
@@ -163,8 +170,74 @@ static void check_match(void)
 	sb_profile_free(r);
 }
 
+/* Thread 1 of instance 0 (busy 5 us): samples 30 in the program, 10 in
+ * __lll_lock_wait of libc, 0 in libc's memcpy; thread 2: 8 in memcpy. */
+static void check_lock_samples(void)
+{
+	struct sb_profile *p = phase_profile(7);
+	struct sb_stack_times t;
+	long bin = sb_profile_add_binary(p, "/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	struct sb_loc lw = { .addr = 0x7f0000001000, .binary = (int32_t)bin,
+			     .function = "__lll_lock_wait" };
+	struct sb_loc mc = { .addr = 0x7f0000002000, .binary = (int32_t)bin,
+			     .function = "__memcpy_avx_unaligned" };
+	long l1 = sb_profile_add_loc(p, &lw), l2 = sb_profile_add_loc(p, &mc);
+	struct sb_event_def own = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = -1, .loc = 0 };
+	struct sb_event_def lock = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = (int32_t)bin,
+				     .loc = (int32_t)l1 };
+	struct sb_event_def copy = { .kind = SB_EVK_BLOCK_SAMPLES, .binary = (int32_t)bin,
+				     .loc = (int32_t)l2 };
+	long e0 = sb_profile_add_event(p, &own), e1 = sb_profile_add_event(p, &lock);
+	long e2 = sb_profile_add_event(p, &copy);
+	uint64_t c0[2] = { 30, 0 }, c1[2] = { 10, 0 }, c2[2] = { 0, 8 };
+	struct sb_vector v0 = { 0, (uint32_t)e0, 2, c0 }, v1 = { 0, (uint32_t)e1, 2, c1 };
+	struct sb_vector v2 = { 0, (uint32_t)e2, 2, c2 };
+
+	sb_profile_add_vector(p, &v0);
+	sb_profile_add_vector(p, &v1);
+	sb_profile_add_vector(p, &v2);
+	memset(&t, 0, sizeof(t));
+	/* thread 1: 9 us busy, a quarter in locks: 6.75; thread 2: 7, all work */
+	CHECK(sb_stack_section_times(p, 0, &t) == 0 && t.free_ns == 7000,
+	      "work: thread 2's 7 us over thread 1's 6.75: %llu",
+	      (unsigned long long)t.free_ns);
+	p->vectors[2].counts[1] = 0;
+	p->vectors[0].counts[1] = 1;
+	p->sections[0].per_thread[1].busy_ns = 5000;
+	CHECK(sb_stack_section_times(p, 0, &t) == 0 && t.free_ns == 6750,
+	      "thread 1's work 6.75 us of its 9: %llu", (unsigned long long)t.free_ns);
+	sb_profile_free(p);
+}
+
+static void check_rows(void)
+{
+	struct sb_profile *one = phase_profile(7), *two = phase_profile(7), *other = phase_profile(9);
+	const struct sb_profile *runs[2] = { one, two };
+	const unsigned th[2] = { 1, 2 };
+	size_t phases = 9;
+
+	one->sections[0].per_thread[1].busy_ns = 0;
+	CHECK(sb_stack_rows(two, runs, th, 2, &phases) == 0 && phases == 1 && two->nstack == 2,
+	      "a row per run: %zu rows, %zu phases", two->nstack, phases);
+	if (two->nstack == 2)
+		CHECK(two->stack[0].threads == 1 && two->stack[1].threads == 2 &&
+		      two->stack[1].base_ns == 13500 && two->stack[1].time_ns == 13500 &&
+		      two->stack[1].free_ns == 9000 && two->stack[0].pirate == SB_STACK_PIRATE_NONE,
+		      "rows: base from the one-thread run, no pirate without a cache profile");
+	runs[0] = other;
+	CHECK(sb_stack_rows(one, runs, th, 2, &phases) == 0 && phases == 0 && !one->nstack,
+	      "a phase not in the one-thread run: no row");
+	CHECK(sb_stack_rows(two, runs + 1, th + 1, 1, &phases) == -EINVAL,
+	      "no one-thread run refused");
+	sb_profile_free(one);
+	sb_profile_free(two);
+	sb_profile_free(other);
+}
+
 int main(void)
 {
+	check_lock_samples();
+	check_rows();
 	check_compute();
 	check_times();
 	check_pirate();

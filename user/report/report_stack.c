@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Speedup stacks view (`scalebpf stack` profiles, analysis/stack/
+ * stack.h): per phase and thread count the measured and perfect speedup
+ * and what the difference is made of (cache, memory, synchronization
+ * split into lock, barrier and imbalance, residual), as a text bar and
+ * a one-line reading.
+ *
+ * JSON: stacks[{phase (its label), location, function, address (as its
+ * section's in sections[]), threads, speedup_measured, speedup_perfect,
+ * speedup_sync_free, speedup_pirate (null without a pirate),
+ * components{cache, memory, sync, residual} (cache null without a pirate:
+ * memory then holds both), sync_detail{lock, barrier, imbalance},
+ * times_ns{base, time, nolock, free, imbalance}, pirate{kind:
+ * "real"|"virtual"|"none", bytes, held, slowdown}}], phases in profile
+ * order, thread counts ascending.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "stack/stack.h"
+
+static const char *const pirate_names[SB_STACK_PIRATE_MAX] = { "none", "virtual", "real" };
+
+static void stack_of(const struct sb_stack_row *r, struct sb_stack *s)
+{
+	struct sb_stack_times t = {
+		.threads = r->threads, .base_ns = r->base_ns, .time_ns = r->time_ns,
+		.nolock_ns = r->nolock_ns, .free_ns = r->free_ns,
+		.imbalance_ns = r->imbalance_ns, .pirate = r->pirate,
+		.slowdown = (double)r->slowdown_ppm / 1e6,
+	};
+
+	if (sb_stack_compute(&t, s))
+		memset(s, 0, sizeof(*s));
+}
+
+/* A bar of width cells per unit of speedup: measured '#', cache 'c',
+ * memory 'm', sync 's', residual '?' (clamped at the perfect). */
+static void bar(FILE *f, const struct sb_stack *s)
+{
+	const double parts[5] = { s->measured, s->cache, s->memory, s->sync,
+				  fabs(s->residual) };
+	const char marks[5] = { '#', 'c', 'm', 's', '?' };
+	int cells = 0, max = (int)lround(s->perfect * 12);
+
+	fputs("    |", f);
+	for (int k = 0; k < 5; k++)
+		for (int n = (int)lround(parts[k] * 12); n > 0 && cells < max; n--, cells++)
+			fputc(marks[k], f);
+	for (; cells < max; cells++)
+		fputc(' ', f);
+	fputs("|\n", f);
+}
+
+/* "2 threads: 1.17 of the lost 1.22 is synchronization, mostly lock
+ * waits": the largest component and, for synchronization, its largest
+ * part. */
+static void reading(FILE *f, const struct sb_profile *p, const struct sb_stack_row *r,
+		    const struct sb_stack *s)
+{
+	double lost = s->perfect - s->measured;
+	const char *what = "synchronization";
+	double big = s->sync;
+	char loc[256];
+
+	if (s->cache > big) {
+		big = s->cache;
+		what = "shared-cache capacity";
+	}
+	if (s->memory > big) {
+		big = s->memory;
+		what = s->cache_known ? "memory bandwidth" : "cache and memory (no pirate to "
+							    "tell them apart)";
+	}
+	if (lost < 0.05 * s->perfect) {
+		fprintf(f, "    %u threads: scales (%.2f of %.0f)\n", r->threads, s->measured,
+			s->perfect);
+		return;
+	}
+	fprintf(f, "    %u threads: %.2f of the lost %.2f is %s", r->threads, big, lost, what);
+	if (big == s->sync && s->sync > 0) {
+		sb_loc_format_section(p, r->section, loc, sizeof(loc));
+		if (s->lock >= s->barrier && s->lock >= s->imbalance)
+			fputs(", mostly waiting for locks inside the phase", f);
+		else if (s->imbalance >= s->barrier)
+			fputs(", mostly imbalance: threads wait for each instance's slowest at ", f);
+		else
+			fputs(", mostly the closing synchronization itself at ", f);
+		if (!(s->lock >= s->barrier && s->lock >= s->imbalance))
+			sb_text_str(f, loc);
+	}
+	fputc('\n', f);
+}
+
+static int stack_text(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	uint32_t last = UINT32_MAX;
+
+	if (!p->nstack)
+		return 0;
+	fprintf(f, "Speedup stacks: each phase's speedup at T threads against the perfect T, "
+		"and what the difference is (runs at %s threads)\n",
+		sb_profile_meta_get(p, "stack_threads") ? sb_profile_meta_get(p, "stack_threads")
+							: "?");
+	fputs("  columns: speedup measured, synchronization-free, with the pirate; lost to "
+	      "cache, memory, sync (lock/barrier/imbalance), residual\n"
+	      "  bar: # measured, c cache, m memory, s synchronization, ? residual\n", f);
+	for (size_t i = 0; i < p->nstack; i++) {
+		const struct sb_stack_row *row = &p->stack[i];
+		struct sb_stack s;
+		char loc[256], t[32];
+
+		if (row->section != last) {
+			sb_loc_format_section(p, row->section, loc, sizeof(loc));
+			sb_fmt_ns(row->base_ns, t, sizeof(t));
+			fputs("phase ", f);
+			sb_text_str(f, loc);
+			fprintf(f, ": %s at one thread; pirate: %s\n", t,
+				row->pirate < SB_STACK_PIRATE_MAX ? pirate_names[row->pirate] : "?");
+			last = row->section;
+		}
+		stack_of(row, &s);
+		fprintf(f, "  %3u: %.2f (free %.2f", row->threads, s.measured, s.free_est);
+		if (s.cache_known)
+			fprintf(f, ", pirate %.2f", s.pirate_est);
+		fprintf(f, ") of %.0f; cache %s%.2f, memory %.2f, sync %.2f (%.2f/%.2f/%.2f), "
+			"residual %+.2f\n", s.perfect, s.cache_known ? "" : "?", s.cache, s.memory,
+			s.sync, s.lock, s.barrier, s.imbalance, s.residual);
+		if (row->threads > 1) {
+			bar(f, &s);
+			reading(f, p, row, &s);
+		}
+	}
+	fputc('\n', f);
+	return 0;
+}
+
+static int stack_json(const struct sb_report_ctx *r, struct sb_json *j)
+{
+	const struct sb_profile *p = r->p;
+
+	if (!p->nstack)
+		return 0;
+	sb_json_member(j, "stacks");
+	fputc('[', j->f);
+	for (size_t i = 0; i < p->nstack; i++) {
+		const struct sb_stack_row *row = &p->stack[i];
+		struct sb_stack s;
+		char loc[256];
+
+		stack_of(row, &s);
+		sb_loc_format_section(p, row->section, loc, sizeof(loc));
+		fprintf(j->f, "%s\n    {\"phase\": ", i ? "," : "");
+		sb_json_str(j->f, loc);
+		/* the section's own fields: its location and function as the
+		 * sections array has them */
+		fputs(", ", j->f);
+		sb_json_loc_fields(j->f, p, (int32_t)p->sections[row->section].loc);
+		fprintf(j->f, ", \"threads\": %u, \"speedup_measured\": %.4f, "
+			"\"speedup_perfect\": %.4f, \"speedup_sync_free\": %.4f, "
+			"\"speedup_pirate\": ", row->threads, s.measured, s.perfect, s.free_est);
+		if (s.cache_known)
+			fprintf(j->f, "%.4f", s.pirate_est);
+		else
+			fputs("null", j->f);
+		fputs(", \"components\": {\"cache\": ", j->f);
+		if (s.cache_known)
+			fprintf(j->f, "%.4f", s.cache);
+		else
+			fputs("null", j->f);
+		fprintf(j->f, ", \"memory\": %.4f, \"sync\": %.4f, \"residual\": %.4f}, "
+			"\"sync_detail\": {\"lock\": %.4f, \"barrier\": %.4f, \"imbalance\": %.4f}, "
+			"\"times_ns\": {\"base\": %llu, \"time\": %llu, \"nolock\": %llu, "
+			"\"free\": %llu, \"imbalance\": %llu}, \"pirate\": {\"kind\": \"%s\", "
+			"\"bytes\": %llu, \"held\": %s, \"slowdown\": %.6f}}",
+			s.memory, s.sync, s.residual, s.lock, s.barrier, s.imbalance,
+			(unsigned long long)row->base_ns, (unsigned long long)row->time_ns,
+			(unsigned long long)row->nolock_ns, (unsigned long long)row->free_ns,
+			(unsigned long long)row->imbalance_ns,
+			row->pirate < SB_STACK_PIRATE_MAX ? pirate_names[row->pirate] : "?",
+			(unsigned long long)row->pirate_bytes, row->held ? "true" : "false",
+			(double)row->slowdown_ppm / 1e6);
+	}
+	fputs("\n  ]", j->f);
+	return 0;
+}
+
+const struct sb_report_view sb_view_stack = {
+	.name = "stacks",
+	.text = stack_text,
+	.json = stack_json,
+};
