@@ -243,5 +243,5 @@ int main(void)
 	check_reservoir();
 	check_sections();
 	check_group();
-	return CHECK_DONE("chip probes");
+	return CHECK_DONE("test_chip_probes");
 }
