@@ -39,7 +39,7 @@ struct stack_opts {
 
 static void usage(FILE *f)
 {
-	fputs("usage: scalebpf stack [-t 1,2,4] [-o FILE] [--threads-env VAR] -- CMD [ARGS]\n\n"
+	fputs("usage: scalebpf stack [-t 1,2,4] [-r N] [-o FILE] [--threads-env VAR] -- CMD [ARGS]\n\n"
 	      "Why a program's parallel phases fall short of a linear speedup, as a\n"
 	      "speedup stack per phase and thread count (Eklov et al., speedup stacks):\n"
 	      "the perfect speedup T split into what was measured and what was lost to\n"
@@ -51,7 +51,9 @@ static void usage(FILE *f)
 	      "    --threads-env VAR;\n"
 	      "  - phases are the sections `record` finds (fork to join, OpenMP regions,\n"
 	      "    barrier to barrier), matched across the runs by location;\n"
-	      "  - synchronization: the slowest thread's time less its waits (§6.3);\n"
+	      "  - synchronization: the slowest thread's time less its waits and its\n"
+	      "    samples in the thread library's lock code (§6.3), split into lock\n"
+	      "    waits, imbalance and the closing synchronization;\n"
 	      "  - cache: a virtual Cache Pirate predicts one thread's slowdown with 1/T\n"
 	      "    of the shared cache from the one-thread run's cache profile (`record\n"
 	      "    --chip`) and this machine's calibrated miss penalty (`scalebpf\n"

@@ -37,20 +37,27 @@ static void stack_of(const struct sb_stack_row *r, struct sb_stack *s)
 		memset(s, 0, sizeof(*s));
 }
 
-/* A bar of width cells per unit of speedup: measured '#', cache 'c',
- * memory 'm', sync 's', residual '?' (clamped at the perfect). */
+/* A bar of BAR_CELLS for the perfect speedup: measured '#', cache 'c',
+ * memory 'm', sync 's', residual '?' (a profile may say anything: each
+ * part is clamped into the bar, NaN as 0). */
+#define BAR_CELLS 48
+
 static void bar(FILE *f, const struct sb_stack *s)
 {
 	const double parts[5] = { s->measured, s->cache, s->memory, s->sync,
 				  fabs(s->residual) };
 	const char marks[5] = { '#', 'c', 'm', 's', '?' };
-	int cells = 0, max = (int)lround(s->perfect * 12);
+	int cells = 0;
 
 	fputs("    |", f);
-	for (int k = 0; k < 5; k++)
-		for (int n = (int)lround(parts[k] * 12); n > 0 && cells < max; n--, cells++)
+	for (int k = 0; k < 5 && s->perfect > 0; k++) {
+		double v = parts[k] / s->perfect * BAR_CELLS;
+		int n = v > 0 ? (v < BAR_CELLS ? (int)lround(v) : BAR_CELLS) : 0;
+
+		for (; n > 0 && cells < BAR_CELLS; n--, cells++)
 			fputc(marks[k], f);
-	for (; cells < max; cells++)
+	}
+	for (; cells < BAR_CELLS; cells++)
 		fputc(' ', f);
 	fputs("|\n", f);
 }
