@@ -40,6 +40,16 @@ profile_input_group() {
 		"timeout 20 '$SB' report -i '$TOP/tests/fuzz/regress/chip-busy-time-overflow' >'$TMP/pi-chip.txt' 2>&1 &&
 		 grep -q '^Cache:' '$TMP/pi-chip.txt'"
 
+	# A STACK row of 4026531841 threads (fuzz_profile, tests/fuzz/regress/):
+	# its bar took 12 cells a thread once.
+	timeout 20 "$SB" report -i "$TOP/tests/fuzz/regress/stack-bar-threads-overflow" 2>&1 |
+		head -c 100000 >"$TMP/pi-stack.txt"
+	rc=${PIPESTATUS[0]}
+	check "report of a speedup stack of 2^32 threads: exit 0, bars of 48 cells (rc=$rc, $(wc -c <"$TMP/pi-stack.txt") bytes)" \
+		bash -c "[ $rc -eq 0 ] && [ \$(wc -c <'$TMP/pi-stack.txt') -lt 20000 ] &&
+			 grep -q '^Speedup stacks' '$TMP/pi-stack.txt' &&
+			 ! grep -qE '^    \\|.{50,}' '$TMP/pi-stack.txt'"
+
 	# Profiles are private to their owner whatever the umask, as perf.data.
 	(umask 000 && "$SB" record -q -o "$TMP/pi-mode.sbp" -- /bin/true) >/dev/null 2>&1
 	check "record writes its profile 0600 under umask 000 (got $(stat -c %a "$TMP/pi-mode.sbp" 2>&1))" \
