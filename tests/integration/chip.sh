@@ -377,9 +377,10 @@ chip_sections_group() {
 			"$j" "($fs.mode == \"sampled\") and ($fl.mode == \"sampled\") and
 			 $fs.threads_profiled == 1" ||
 			echo "     rows: $(jq -c '[.chip[] | [.kind, .region, .mode]]' "$j")"
-		jqcheck "chip sections: phase_small's windows show its 256 KB, within 30%" "$j" \
+		# (~90 probes in its 0.5 s: the mean's own error is 15-20%)
+		jqcheck "chip sections: phase_small's windows show its 256 KB, within 40%" "$j" \
 			"([$fs.footprint[] | .bytes] | add / length) as \$s |
-			 \$s >= 0.7 * 262144 and \$s <= 1.3 * 262144" ||
+			 \$s >= 0.6 * 262144 and \$s <= 1.4 * 262144" ||
 			echo "     footprints (window ns, KB): $(jq -c "[$fs, $fl] | map([.footprint[] |
 				[.window_ns, (.bytes / 1024 | floor)]])" "$j")"
 		jqcheck "chip sections: phase_large's windows of 10 ms+ show half its 8 MB or more" \
