@@ -66,6 +66,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "no-auto-barrier", no_argument, NULL, 'A' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "max-instances", required_argument, NULL, 'M' },
+		{ "single-joins", no_argument, NULL, 'J' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "events", required_argument, NULL, 'E' },
 		{ "unwind", required_argument, NULL, 'U' },
@@ -143,6 +144,9 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		case 'M':
 			if ((ret = sb_opt_u64(optarg, 0, 1000000000, &r->max_instances)))
 				return opt_fail("--max-instances", optarg, ret, "0..1000000000");
+			break;
+		case 'J':
+			r->single_joins = true;
 			break;
 		case 'R':
 			if ((ret = sb_opt_u64(optarg, 1, 1024, &v)) || (v & (v - 1)))

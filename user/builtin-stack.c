@@ -158,7 +158,7 @@ static double now_s(void)
 static int run_one(const struct stack_opts *o, const char *self, const char *file, unsigned t)
 {
 	char **args = argv_for(o, t), num[16];
-	const char *av[8 + 1024];
+	const char *av[10 + 1024];
 	int n = 0, status;
 	pid_t pid;
 
@@ -172,6 +172,7 @@ static int run_one(const struct stack_opts *o, const char *self, const char *fil
 	av[n++] = "-q";
 	av[n++] = "-o";
 	av[n++] = file;
+	av[n++] = "--single-joins";   /* a fork-join phase at one thread */
 	if (t == 1)
 		av[n++] = "--chip";   /* the virtual pirate's cache profile */
 	av[n++] = "--";

@@ -27,6 +27,11 @@ struct sb_builder *sb_builder_alloc(uint64_t max_instances)
 	return b;
 }
 
+void sb_builder_single_joins(struct sb_builder *b, bool on)
+{
+	b->single_joins = on;
+}
+
 static void free_map_values(struct sb_idmap *m, void (*fn)(void *))
 {
 	size_t it = 0;

@@ -314,6 +314,7 @@ int sb_condbar_rebuild(struct sb_builder *b)
 		err = SB_ERR_NOMEM;
 		goto out;
 	}
+	nb->single_joins = b->single_joins;
 	err = rebuild(b, nb, objs);
 	if (err)
 		goto out;

@@ -113,6 +113,10 @@ struct sb_idmap;
 
 /* max_instances: instances kept in full per section (aggregates count all). */
 struct sb_builder *sb_builder_alloc(uint64_t max_instances);
+/* A join of one thread (a program's one worker) is no parallel section,
+ * and is left out, unless on: `scalebpf stack`'s one-thread runs, whose
+ * fork-join phases are just that. */
+void sb_builder_single_joins(struct sb_builder *b, bool on);
 void sb_builder_free(struct sb_builder *b);
 
 /* Returns 0 or SB_ERR_NOMEM. */

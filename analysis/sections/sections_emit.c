@@ -247,9 +247,10 @@ void sb_sect_finalize(struct sb_builder *b, struct sb_sect_inst *in, uint64_t si
 	uint32_t *life;
 
 	/* One thread joined is no parallel section, unless it carries a
-	 * cache hit profile: a serial run is CHiP's own setting (§IV). */
+	 * cache hit profile (a serial run is CHiP's own setting, §IV) or the
+	 * recording asked (a speedup stack's one-thread run). */
 	if (in->partial || in->n == 0 ||
-	    (in->prim == SB_PRIM_JOIN && in->n < 2 &&
+	    (in->prim == SB_PRIM_JOIN && in->n < 2 && !b->single_joins &&
 	     !sb_counts_get(in->a[0].counts, SB_KEY_TOTAL | SB_KEY_CHIP_ACCESSES))) {
 		if (in->partial)
 			b->st.partial_instances++;

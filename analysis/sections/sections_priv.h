@@ -91,6 +91,7 @@ struct sb_sect_wait {
 
 struct sb_builder {
 	uint64_t max_instances;
+	bool single_joins;      /* a join of one thread is a section */
 	struct sb_evqueue *queue;
 	struct sb_idmap *threads;    /* tid -> bthread */
 	struct sb_idmap *syncobjs;   /* (prim, obj) -> current inst */

@@ -109,6 +109,8 @@ static struct sb_proc *proc_new(struct sb_rec *r, int pid, const char *exe,
 	p->maps = sb_maps_alloc();
 	p->threads = sb_idmap_alloc();
 	p->builder = sb_builder_alloc(r->max_instances);
+	if (p->builder)
+		sb_builder_single_joins(p->builder, r->single_joins);
 	p->addrs = p->maps ? sb_addr_sampler_alloc(p->maps, pid, 0) : NULL;
 	p->stacks = p->maps ? sb_stacks_alloc(p->maps, pid) : NULL;
 	p->recs.plan = &r->plan;

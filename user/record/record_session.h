@@ -42,6 +42,7 @@ struct sb_rec {
 				      * but an explicit --no-follow (-p too) */
 	unsigned sample_hz;
 	uint64_t max_instances;
+	bool single_joins;      /* --single-joins */
 	unsigned long ringbuf_mb;
 	char **cmd;
 	int ncmd;

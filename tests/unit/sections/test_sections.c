@@ -188,6 +188,39 @@ static void test_join_and_partial(void)
 	sb_builder_free(b);
 }
 
+/* One worker created and joined: no parallel section, unless the
+ * builder keeps single joins (a speedup stack's one-thread run), then a
+ * join section of that one thread with its busy time. */
+static void test_single_join(void)
+{
+	for (int keep = 0; keep < 2; keep++) {
+		struct sb_builder *b = sb_builder_alloc(100);
+		struct sb_profile *p = sb_profile_alloc();
+		const struct sb_section *s;
+		struct sb_event e[] = {
+			ev(0, 7, SB_EV_THREAD_SEEN, 0, 0, 0, 0),
+			ev(1, 8, SB_EV_THREAD_START, 0, 0, 7, 0),
+			ev(5, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0),
+			ev(30 * MS, 8, SB_EV_THREAD_EXIT, 0, 0, 0, 25 * MS),
+			ev(30 * MS + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0),
+		};
+
+		sb_builder_single_joins(b, keep);
+		for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+			sb_builder_add(b, &e[i]);
+		CHECK(sb_builder_finish(b) == 0 && test_emit(b, p, NULL) == 0, "finish, emit");
+		s = find_section(p, SB_SECT_JOIN);
+		if (!keep)
+			CHECK(!s, "one thread joined: no section by default");
+		else
+			CHECK(s && s->nthreads == 1 && s->per_thread[0].tid == 8 &&
+			      s->per_thread[0].busy_ns == 25 * MS && s->ninstances == 1,
+			      "kept: a join section of the one worker, its 25 ms busy");
+		sb_profile_free(p);
+		sb_builder_free(b);
+	}
+}
+
 /* The children exit before their creator reaches pthread_join (it works
  * itself meanwhile), twice, at two join sites; in the first phase the
  * second child is created only after the first has exited.  Each phase is
@@ -563,6 +596,7 @@ int main(void)
 	test_omp_region();
 	test_join_and_partial();
 	test_join_late();
+	test_single_join();
 	test_unfinished();
 	return CHECK_DONE("test_sections");
 }
