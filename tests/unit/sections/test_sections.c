@@ -210,12 +210,10 @@ static void test_single_join(void)
 			sb_builder_add(b, &e[i]);
 		CHECK(sb_builder_finish(b) == 0 && test_emit(b, p, NULL) == 0, "finish, emit");
 		s = find_section(p, SB_SECT_JOIN);
-		if (!keep)
-			CHECK(!s, "one thread joined: no section by default");
-		else
-			CHECK(s && s->nthreads == 1 && s->per_thread[0].tid == 8 &&
-			      s->per_thread[0].busy_ns == 25 * MS && s->ninstances == 1,
-			      "kept: a join section of the one worker, its 25 ms busy");
+		CHECK(keep ? s && s->nthreads == 1 && s->per_thread[0].tid == 8 &&
+			     s->per_thread[0].busy_ns == 25 * MS && s->ninstances == 1 : !s,
+		      "%s", keep ? "kept: a join section of the one worker, its 25 ms busy"
+				 : "one thread joined: no section by default");
 		sb_profile_free(p);
 		sb_builder_free(b);
 	}
