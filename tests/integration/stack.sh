@@ -91,6 +91,31 @@ stack_imbalance_group() {
 		\"synchronization \\(($ph.times_ns.time - $ph.times_ns.free) / 1e6 | floor) ms, its imbalance \\($ph.times_ns.imbalance / 1e6 | floor) ms; the section lost \\(\$s.lost_ns / \$s.threads / 1e6 | floor) ms a thread\"" "$j")"
 }
 
+# Both OpenMP runtimes: omp_cg (NPB-CG-shaped, a dozen regions, threads
+# from OMP_NUM_THREADS): every region a phase at 1 and 2 threads, each
+# stack summing to perfect - measured.  Its regions last microseconds, so
+# no probe window fits one: no cache profile per region, pirate "none".
+stack_omp_group() {
+	local cc=$1 j=$TMP/stack_omp_$1.json
+	if SCALEBPF_CALIBRATION=$STK_CAL "$SB" stack -q -t 1,2 -o "${j%.json}.sbp" -- \
+		"$(wl "$cc" omp_cg)" 20000 4 \
+		2>"$TMP/stack.err" && "$SB" report -i "${j%.json}.sbp" --format json >"$j"; then
+		jqcheck "stack omp_cg ($cc): 5+ regions stacked at 1 and 2 threads, each summing to perfect - measured" \
+			"$j" "([.stacks[] | select(.threads == 2)] | length) >= 5 and
+			 ([.stacks[] | select(.threads == 1)] | length) ==
+			 ([.stacks[] | select(.threads == 2)] | length) and
+			 all(.stacks[]; ((.components.cache // 0) + .components.memory +
+			  .components.sync + .components.residual -
+			  (.speedup_perfect - .speedup_measured) | fabs) < 1e-3)" ||
+			echo "     $(jq -c '[.stacks[] | [.location, .threads, .speedup_measured]]' "$j")"
+		jqcheck "stack omp_cg ($cc): regions too short for a cache profile: pirate none" \
+			"$j" "all(.stacks[]; .pirate.kind == \"none\" and .components.cache == null)"
+	else
+		bad "stack omp_cg ($cc): stack"
+		cat "$TMP/stack.err"
+	fi
+}
+
 stack_cli_group() {
 	local exe
 	exe=$(wl gcc stack_ub)
@@ -111,5 +136,7 @@ if wl_built gcc stack_ub; then
 	timed_group "stack seq (gcc)" stack_group gcc seq 15 20000 1600 3 none
 	timed_group "stack imb (gcc)" stack_imbalance_group
 	wl_built clang stack_ub && timed_group "stack tiny (clang)" stack_group clang tiny 20 20000 800
+	wl_built gcc omp_cg && stack_omp_group gcc
+	wl_built clang omp_cg && stack_omp_group clang
 	stack_cli_group
 fi
