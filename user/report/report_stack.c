@@ -109,10 +109,11 @@ static int stack_text(const struct sb_report_ctx *r, FILE *f)
 
 	if (!p->nstack)
 		return 0;
-	fprintf(f, "Speedup stacks: each phase's speedup at T threads against the perfect T, "
-		"and what the difference is (runs at %s threads)\n",
-		sb_profile_meta_get(p, "stack_threads") ? sb_profile_meta_get(p, "stack_threads")
-							: "?");
+	fputs("Speedup stacks: each phase's speedup at T threads against the perfect T, "
+	      "and what the difference is (runs at ", f);
+	/* (the profile's string: escaped, as every string a profile carries) */
+	sb_text_str(f, sb_profile_meta_get(p, "stack_threads"));
+	fputs(" threads)\n", f);
 	fputs("  columns: speedup measured, synchronization-free, with the pirate; lost to "
 	      "cache, memory, sync (lock/barrier/imbalance), residual\n"
 	      "  bar: # measured, c cache, m memory, s synchronization, ? residual\n", f);
