@@ -58,6 +58,9 @@ static uint64_t blocked(const struct sb_thread_time *x)
 	return x->wall_ns > used ? x->wall_ns - used : 0;
 }
 
+/* Threads whose lock-code share is taken (the rest count busy as work) */
+#define STACK_MAX_SHARES 256
+
 static bool has_prefix(const char *s, const char *pre)
 {
 	return !strncmp(s, pre, strlen(pre));
@@ -99,13 +102,14 @@ static bool sync_event(const struct sb_profile *p, const struct sb_event_def *e)
  * synchronization code (sync_event), from the stored instances' vectors:
  * on-CPU time inside lock calls (the lock word's cache misses, the futex
  * system calls) that busy time holds but a synchronization-free run
- * would not spend.  share[k] for sec->per_thread[k]; 0 without samples.
+ * would not spend.  share[k] for sec->per_thread[k], the first
+ * STACK_MAX_SHARES threads (the others': none); 0 without samples.
  */
 static void sync_shares(const struct sb_profile *p, size_t i, double *share)
 {
 	const struct sb_section *sec = &p->sections[i];
-	double all[64] = { 0 }, sync[64] = { 0 };
-	uint32_t n = sec->nthreads < 64 ? sec->nthreads : 64;
+	double all[STACK_MAX_SHARES] = { 0 }, sync[STACK_MAX_SHARES] = { 0 };
+	uint32_t n = sec->nthreads < STACK_MAX_SHARES ? sec->nthreads : STACK_MAX_SHARES;
 
 	for (size_t v = 0; v < p->nvectors; v++) {
 		const struct sb_vector *vec = &p->vectors[v];
@@ -126,8 +130,8 @@ static void sync_shares(const struct sb_profile *p, size_t i, double *share)
 					break;
 				}
 	}
-	for (uint32_t k = 0; k < sec->nthreads; k++)
-		share[k] = k < n && all[k] > 0 ? sync[k] / all[k] : 0;
+	for (uint32_t k = 0; k < n; k++)
+		share[k] = all[k] > 0 ? sync[k] / all[k] : 0;
 }
 
 int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack_times *t)
@@ -136,7 +140,7 @@ int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack
 	uint64_t stored = 0, span = 0, wall = 0;
 	double crit = 0, scale;
 
-	double share[64];
+	double share[STACK_MAX_SHARES] = { 0 };
 
 	if (i >= p->nsections || !(sec = &p->sections[i])->nthreads)
 		return -EINVAL;
@@ -146,7 +150,8 @@ int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack
 		const struct sb_thread_time *x = &sec->per_thread[k];
 		uint64_t nolock = x->busy_ns + blocked(x);
 		/* its work: busy time less the part sampled in lock code */
-		uint64_t work = (uint64_t)((double)x->busy_ns * (1 - (k < 64 ? share[k] : 0)));
+		uint64_t work = (uint64_t)((double)x->busy_ns *
+					   (1 - (k < STACK_MAX_SHARES ? share[k] : 0)));
 
 		wall = x->wall_ns > wall ? x->wall_ns : wall;
 		t->nolock_ns = nolock > t->nolock_ns ? nolock : t->nolock_ns;

@@ -209,6 +209,28 @@ static void check_lock_samples(void)
 	sb_profile_free(p);
 }
 
+/* A section of 300 threads (more than the lock shares are kept for):
+ * their times, no write past the shares (ASan). */
+static void check_many_threads(void)
+{
+	static struct sb_thread_time many[300];
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_loc l = { .addr = 0x401000, .binary = -1, .line = 3, .file = "x.c",
+			    .function = "main" };
+	struct sb_section s = { .kind = SB_SECT_BARRIER, .loc = 0, .ninstances = 1,
+				.nthreads = 300, .per_thread = many };
+	struct sb_stack_times t;
+
+	for (uint32_t k = 0; k < 300; k++)
+		many[k] = (struct sb_thread_time){ k + 1, 1000 + k, 0, 2000 };
+	sb_profile_add_loc(p, &l);
+	sb_profile_add_section(p, &s);
+	memset(&t, 0, sizeof(t));
+	CHECK(sb_stack_section_times(p, 0, &t) == 0 && t.free_ns == 1299 && t.time_ns == 2000,
+	      "300 threads: free %llu", (unsigned long long)t.free_ns);
+	sb_profile_free(p);
+}
+
 static void check_rows(void)
 {
 	struct sb_profile *one = phase_profile(7), *two = phase_profile(7), *other = phase_profile(9);
@@ -237,6 +259,7 @@ static void check_rows(void)
 int main(void)
 {
 	check_lock_samples();
+	check_many_threads();
 	check_rows();
 	check_compute();
 	check_times();
