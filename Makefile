@@ -11,7 +11,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(WARN) -std=gnu11 -D_GNU_SOURCE -DSB_VERSION=\"$(VERSION)\" \
-	     -Iinclude -Ianalysis -Iuser -I$(BUILD)
+	     -Iinclude -Ianalysis -Iuser -Ipirate -I$(BUILD)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
 
@@ -28,7 +28,8 @@ LIBS_HWLOC    := -lhwloc
 # likewise unit-testable anywhere; the rest of user/ loads BPF.
 ANALYSIS_SRC := $(wildcard analysis/*/*.c)
 USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c \
-		user/opt_parse.c user/calibrate/calibrate_cache.c user/record/record_region.c
+		user/opt_parse.c user/calibrate/calibrate_cache.c user/record/record_region.c \
+		pirate/pirate.c pirate/profiled_stats.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
@@ -50,7 +51,7 @@ vpath test_%.c $(sort $(dir $(UNIT_SRC)))
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all deps demo check check-unit check-integration bench clean workloads fuzz accuracy
-all: $(BUILD)/scalebpf $(BUILD)/libscalebpf-rt.a
+all: $(BUILD)/scalebpf $(BUILD)/libscalebpf-rt.a $(BUILD)/libscalebpf-profiled.so
 
 # Missing Debian packages are installed once (root + apt-get); the stamp
 # is redone when the script changes.
@@ -90,6 +91,17 @@ $(BUILD)/analysis/%.o: analysis/%.c | $(DEPS_STAMP)
 $(BUILD)/user/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/pirate/%.o: pirate/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The speedup stacks' profiled-thread framework with its Cache Pirate
+# (pirate/profiled.h), preloaded into the program by `scalebpf stack`.
+PROFILED_SRC := pirate/profiled.c pirate/pirate.c pirate/profiled_stats.c
+$(BUILD)/libscalebpf-profiled.so: $(PROFILED_SRC) pirate/*.h | $(DEPS_STAMP)
+	$(CC) -O2 -g -fPIC -shared $(WARN) -std=gnu11 -D_GNU_SOURCE $(PROFILED_SRC) -o $@ \
+		-ldl -lpthread
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS)

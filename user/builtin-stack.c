@@ -23,9 +23,12 @@
 #include "opt_parse.h"
 #include "profile/profile.h"
 #include "stack/stack.h"
+#include "stack/stack_pirate.h"
 
 #define MAX_RUNS 16
 #define MAX_REPEAT 9
+
+enum pirate_mode { PIRATE_AUTO, PIRATE_REAL, PIRATE_VIRTUAL };
 
 struct stack_opts {
 	unsigned threads[MAX_RUNS];
@@ -35,11 +38,13 @@ struct stack_opts {
 	int ncmd;
 	unsigned repeat;
 	bool quiet;
+	int pirate;              /* enum pirate_mode */
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: scalebpf stack [-t 1,2,4] [-r N] [-o FILE] [--threads-env VAR] -- CMD [ARGS]\n\n"
+	fputs("usage: scalebpf stack [-t 1,2,4] [-r N] [-o FILE] [--threads-env VAR] [--pirate MODE]\n"
+	      "                      -- CMD [ARGS]\n\n"
 	      "Why a program's parallel phases fall short of a linear speedup, as a\n"
 	      "speedup stack per phase and thread count (Eklov et al., speedup stacks):\n"
 	      "the perfect speedup T split into what was measured and what was lost to\n"
@@ -60,6 +65,14 @@ static void usage(FILE *f)
 	      "    calibrate` first); where the last-level cache is private it is 0;\n"
 	      "  - memory: the rest of the lost speedup between the pirate's estimate\n"
 	      "    and the synchronization-free one.\n"
+	      "  - a real Cache Pirate instead (§3, §6.1), where the calibration found a\n"
+	      "    last-level cache shared by CPUs: one more run per count above 1, under\n"
+	      "    the profiled-thread framework (preloaded: one thread runs alone\n"
+	      "    between pthread barriers while a co-runner on another CPU holds all\n"
+	      "    but 1/T of the cache, checking by its own latency or fetch ratio that\n"
+	      "    it does); a pirate that did not hold is reported and its measurement\n"
+	      "    discarded; a program the framework cannot control (OpenMP, condition\n"
+	      "    variables) gets the virtual pirate.\n"
 	      "One profile comes out (the run with the most threads, every run's phase\n"
 	      "times in it); `scalebpf report` shows the stacks, the runs' own profiles\n"
 	      "are kept in FILE.runs/.\n\n"
@@ -71,6 +84,10 @@ static void usage(FILE *f)
 	      "                       used (a VM's memory speed can drift by 2x within a\n"
 	      "                       minute: 3 or 5 tame it)\n"
 	      "      --threads-env VAR  also set VAR to the thread count\n"
+	      "      --pirate MODE    auto (default: real where the calibration found a\n"
+	      "                       shared last-level cache, else virtual), real (even\n"
+	      "                       where the cache is private: its set then sits in its\n"
+	      "                       own cache and steals nothing), virtual\n"
 	      "  -q, --quiet          no progress lines\n"
 	      "  -h, --help           this text\n", f);
 }
@@ -152,13 +169,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run: `scalebpf record -q -o file [--chip] -- CMD` at t threads.
+/* One run: `scalebpf record -q -o file [--chip] -- CMD` at t threads;
+ * with sp, `-- env LD_PRELOAD=framework CMD` beside the real pirate of
+ * sp's run k.
  * 0; 1 when the program exited non-zero (its profile written); -1 with
  * the reason printed when there is no profile. */
-static int run_one(const struct stack_opts *o, const char *self, const char *file, unsigned t)
+static int run_one(const struct stack_opts *o, const char *self, const char *file, unsigned t,
+		   const struct sb_stack_pirate_runs *sp, size_t k)
 {
-	char **args = argv_for(o, t), num[16];
-	const char *av[10 + 1024];
+	char **args = argv_for(o, t), num[16], preload[2 * PATH_MAX + 16];
+	const char *av[12 + 1024], *old = getenv("LD_PRELOAD");
 	int n = 0, status;
 	pid_t pid;
 
@@ -173,9 +193,15 @@ static int run_one(const struct stack_opts *o, const char *self, const char *fil
 	av[n++] = "-o";
 	av[n++] = file;
 	av[n++] = "--single-joins";   /* a fork-join phase at one thread */
-	if (t == 1)
+	if (t == 1 && !sp)
 		av[n++] = "--chip";   /* the virtual pirate's cache profile */
 	av[n++] = "--";
+	if (sp) {   /* the program alone loads it: `record` follows env's exec */
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", sp->lib,
+			 old && *old ? ":" : "", old && *old ? old : "");
+		av[n++] = "env";
+		av[n++] = preload;
+	}
 	for (int i = 0; i < o->ncmd; i++)
 		av[n++] = args[i];
 	av[n] = NULL;
@@ -191,6 +217,18 @@ static int run_one(const struct stack_opts *o, const char *self, const char *fil
 		setenv("OMP_NUM_THREADS", num, 1);
 		if (o->env)
 			setenv(o->env, num, 1);
+		if (sp) {
+			char v[64];
+
+			setenv("SCALEBPF_PROFILED_OUT", sp->stats[k], 1);
+			snprintf(v, sizeof(v), "%llu",
+				 (unsigned long long)sb_stack_pirate_bytes(sp, t));
+			setenv("SCALEBPF_PIRATE_BYTES", v, 1);
+			snprintf(v, sizeof(v), "%.3f", sp->hit_ns);
+			setenv("SCALEBPF_PIRATE_HIT_NS", v, 1);
+			snprintf(v, sizeof(v), "%.3f", sp->miss_ns);
+			setenv("SCALEBPF_PIRATE_MISS_NS", v, 1);
+		}
 		execv(self, (char *const *)av);
 		fprintf(stderr, "scalebpf stack: cannot run %s: %s\n", self, strerror(errno));
 		_exit(127);
@@ -225,6 +263,7 @@ static int parse(int argc, char **argv, struct stack_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "threads-env", required_argument, NULL, 'E' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "pirate", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -267,6 +306,19 @@ static int parse(int argc, char **argv, struct stack_opts *o)
 			}
 			o->env = optarg;
 			break;
+		case 'P':
+			if (!strcmp(optarg, "auto"))
+				o->pirate = PIRATE_AUTO;
+			else if (!strcmp(optarg, "real"))
+				o->pirate = PIRATE_REAL;
+			else if (!strcmp(optarg, "virtual"))
+				o->pirate = PIRATE_VIRTUAL;
+			else {
+				fprintf(stderr, "scalebpf stack: --pirate %s: auto, real or "
+					"virtual\n", optarg);
+				return 2;
+			}
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -293,11 +345,13 @@ static int parse(int argc, char **argv, struct stack_opts *o)
 	return 0;
 }
 
-/* The runs' phase times into the largest run's profile, written to
- * o->out; 0 or 1. */
-static int assemble(const struct stack_opts *o, char files[][PATH_MAX], const double *secs)
+/* The runs' phase times (and the real pirate's, with sp) into the
+ * largest run's profile, written to o->out; 0 or 1. */
+static int assemble(const struct stack_opts *o, char files[][PATH_MAX], const double *secs,
+		    struct sb_stack_pirate_runs *sp)
 {
 	struct sb_profile *runs[MAX_RUNS] = { NULL };
+	struct sb_stack_real real[MAX_RUNS];
 	char err[512], key[64], list[256] = "";
 	size_t phases = 0, len = 0;
 	int ret = 1;
@@ -307,8 +361,11 @@ static int assemble(const struct stack_opts *o, char files[][PATH_MAX], const do
 			fprintf(stderr, "scalebpf stack: cannot read %s: %s\n", files[k], err);
 			goto out;
 		}
+	if (sp && sb_stack_pirate_real(sp, o->threads, o->n, real, runs[o->n - 1]))
+		goto out;
+	sb_profile_meta_set(runs[o->n - 1], "stack_pirate", sp ? "real" : "virtual");
 	if (sb_stack_rows(runs[o->n - 1], (const struct sb_profile *const *)runs, o->threads,
-			  o->n, &phases)) {
+			  o->n, sp ? real : NULL, &phases)) {
 		fprintf(stderr, "scalebpf stack: out of memory\n");
 		goto out;
 	}
@@ -338,6 +395,8 @@ static int assemble(const struct stack_opts *o, char files[][PATH_MAX], const do
 out:
 	for (size_t k = 0; k < o->n; k++)
 		sb_profile_free(runs[k]);
+	if (sp)
+		sb_stack_pirate_release(sp);
 	return ret;
 }
 
@@ -362,8 +421,10 @@ int cmd_stack(int argc, char **argv)
 	static char files[MAX_RUNS][MAX_REPEAT][PATH_MAX], use[MAX_RUNS][PATH_MAX];
 	char self[PATH_MAX], dir[PATH_MAX];
 	double secs[MAX_RUNS][MAX_REPEAT], med[MAX_RUNS];
+	static struct sb_stack_pirate_runs sp;
 	ssize_t n;
-	int ret, failed = 0;
+	int ret, failed = 0, real = 0;
+	size_t runs;
 
 	if ((ret = parse(argc, argv, &o)))
 		return ret == 1 ? 0 : ret;
@@ -382,6 +443,12 @@ int cmd_stack(int argc, char **argv)
 		fprintf(stderr, "scalebpf stack: cannot make %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	/* the real pirate's plan before any run: a forced one may be
+	 * impossible */
+	if (o.pirate != PIRATE_VIRTUAL &&
+	    (real = sb_stack_pirate_plan(&sp, o.pirate == PIRATE_REAL, self, o.quiet)) < 0)
+		return 1;
+	runs = o.n * o.repeat + (real ? o.n - 1 : 0);
 	/* the counts take turns: a drift over the runs hits each alike */
 	for (unsigned r = 0; r < o.repeat; r++)
 		for (size_t k = 0; k < o.n; k++) {
@@ -392,10 +459,10 @@ int cmd_stack(int argc, char **argv)
 				 o.threads[k], o.repeat > 1 ? "-" : "", o.repeat > 1 ? r + 1 : 0);
 			if (!o.quiet)
 				fprintf(stderr, "scalebpf stack: run %zu of %zu: %u thread%s%s\n",
-					r * o.n + k + 1, o.n * o.repeat, o.threads[k],
+					r * o.n + k + 1, runs, o.threads[k],
 					o.threads[k] == 1 ? "" : "s",
 					o.threads[k] == 1 ? " (with --chip: the cache profile)" : "");
-			if ((ret = run_one(&o, self, f, o.threads[k])) < 0)
+			if ((ret = run_one(&o, self, f, o.threads[k], NULL, 0)) < 0)
 				return 1;
 			failed += ret;
 			secs[k][r] = now_s() - t0;
@@ -408,7 +475,29 @@ int cmd_stack(int argc, char **argv)
 		snprintf(use[k], sizeof(use[k]), "%s", files[k][m]);
 		med[k] = secs[k][m];
 	}
-	ret = assemble(&o, use, med);
+	/* then each count above one under the profiled-thread framework,
+	 * beside the pirate */
+	for (size_t k = 1; real && k < o.n; k++) {
+		unsigned t = o.threads[k];
+
+		snprintf(sp.file[k], PATH_MAX, "%.*s/pirate-%u.sbp", PATH_MAX - 40, dir, t);
+		snprintf(sp.stats[k], PATH_MAX, "%.*s/pirate-%u.stats", PATH_MAX - 40, dir, t);
+		unlink(sp.stats[k]);
+		if (!o.quiet)
+			fprintf(stderr, "scalebpf stack: run %zu of %zu: %u threads, one at a time "
+				"between barriers, the pirate holding %.1f MB of %.1f\n",
+				o.n * o.repeat + k, runs, t,
+				(double)sb_stack_pirate_bytes(&sp, t) / (1 << 20),
+				(double)sp.llc / (1 << 20));
+		if ((ret = run_one(&o, self, sp.file[k], t, &sp, k)) < 0) {
+			fprintf(stderr, "scalebpf stack: the virtual pirate is used at %u threads\n",
+				t);
+			continue;
+		}
+		failed += ret;
+		sb_stack_pirate_judge(&sp, k, t, o.quiet);
+	}
+	ret = assemble(&o, use, med, real ? &sp : NULL);
 	if (failed && !ret)
 		fprintf(stderr, "scalebpf stack: %d run%s failed (above): its stack may not be "
 			"what the program does\n", failed, failed == 1 ? "" : "s");

@@ -24,12 +24,17 @@ int sb_stack_compute(const struct sb_stack_times *t, struct sb_stack *s)
 	s->perfect = T;
 	s->measured = (double)t->base_ns / (double)t->time_ns;
 	s->free_est = (double)t->base_ns / (double)t->free_ns;
-	s->cache_known = t->pirate != SB_STACK_PIRATE_NONE && t->slowdown >= 1;
+	/* a real pirate's may come out below 1 (the profiled thread's share
+	 * ran faster than a one-thread run's per-thread part): cache 0 */
+	s->cache_known = t->pirate != SB_STACK_PIRATE_NONE && t->slowdown > 0;
 	s->pirate_est = s->cache_known ? T / t->slowdown : NAN;
 	s->sync = clamp0(s->free_est - s->measured);
 	if (s->cache_known) {
+		/* a pirate above perfect (the share ran faster than its part
+		 * of the one-thread run) loses nothing to the cache and
+		 * leaves memory no more than perfect − free */
 		s->cache = clamp0(T - s->pirate_est);
-		s->memory = clamp0(s->pirate_est - s->free_est);
+		s->memory = clamp0((s->pirate_est < T ? s->pirate_est : T) - s->free_est);
 	} else {
 		/* no pirate: cache and memory together, as "memory" */
 		s->memory = clamp0(T - s->free_est);
@@ -226,5 +231,28 @@ int sb_stack_virtual_pirate(const struct sb_profile *p, size_t row, unsigned thr
 	extra_s = clamp0(sb_chip_hits(s.est, s.depth_llc) - sb_chip_hits(s.est, s.depth_llc / share)) *
 		  penalty;
 	*slowdown = 1 + extra_s / s.t_ser;
+	return 0;
+}
+
+int sb_stack_real_pirate(const struct sb_profile *p, size_t i, const int32_t *tids, size_t ntids,
+			 unsigned threads, uint64_t base_ns, double *slowdown)
+{
+	const struct sb_section *sec;
+	uint64_t busy = 0;
+	bool any = false;
+
+	if (i >= p->nsections || !threads || !base_ns)
+		return -EINVAL;
+	sec = &p->sections[i];
+	for (uint32_t k = 0; k < sec->nthreads; k++)
+		for (size_t j = 0; j < ntids; j++)
+			if ((int64_t)sec->per_thread[k].tid == (int64_t)tids[j]) {
+				busy += sec->per_thread[k].busy_ns;
+				any = true;
+				break;
+			}
+	if (!any || !busy)
+		return -EINVAL;
+	*slowdown = (double)busy / ((double)base_ns / threads);
 	return 0;
 }

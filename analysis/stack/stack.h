@@ -26,6 +26,8 @@
  *     times the calibrated miss penalty, over the phase's serial time.
  *     Where the machine's last-level cache is not shared (measured) a
  *     thread's share is the whole cache: nothing to steal, slowdown 1.
+ * (A real pirate's slowdown may be below 1; any above 0 splits the
+ * cache out.)
  * Components (speedup units): cache = T − S_pirate, memory = S_pirate −
  * S_free, sync = S_free − S; each negative one is 0 and the difference
  * shows as the residual, so the stack sums to T − S.  Pure computation.
@@ -81,16 +83,58 @@ int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack
 int sb_stack_virtual_pirate(const struct sb_profile *p, size_t row, unsigned threads,
 			    double *slowdown, uint64_t *bytes);
 
+/* The real pirate's slowdown at `threads` (§6.2): section i of p, a
+ * run under the profiled-thread framework beside a Cache Pirate
+ * (pirate/profiled.h), where the profiled threads `tids` ran alone with
+ * the cache the pirate left them: their busy time in the section over
+ * the one-thread time's per-thread part, base_ns / threads.  (Below 1
+ * when the share ran faster than that: no cache lost.)  -EINVAL when
+ * none of tids worked in the section. */
+int sb_stack_real_pirate(const struct sb_profile *p, size_t i, const int32_t *tids, size_t ntids,
+			 unsigned threads, uint64_t base_ns, double *slowdown);
+
+/* A run under the profiled-thread framework at threads[k], for
+ * sb_stack_rows: its profile (NULL: none at this count), the profiled
+ * threads, the cache the pirate left them, and whether the pirate held
+ * its set (if not, the measurement is discarded: the row says real, not
+ * held, and the cache is not split out). */
+/* The shortest per-thread share of a phase (base_ns / threads) a real
+ * pirate's slowdown is taken for. */
+#define SB_STACK_REAL_MIN_NS 1000000ull
+
+struct sb_stack_site {       /* the framework's own time at a barrier site */
+	uint64_t vaddr;             /* the call, as sb_loc.offset */
+	const char *binary;         /* its path (compared by base name) */
+	uint64_t busy_ns;           /* the profiled threads' on-CPU time */
+};
+
+struct sb_stack_real {
+	const struct sb_profile *run;
+	const int32_t *tids;
+	size_t ntids;
+	const struct sb_stack_site *sites;  /* preferred where the phase's
+					     * location is one of them: the
+					     * run's own barrier sections sit
+					     * at the framework's call */
+	size_t nsites;
+	uint64_t bytes;
+	int held;
+};
+
 /*
  * The STACK rows of a program's runs at threads[k] threads (runs[k]'s
  * profile; one of them at one thread): a row per phase of out (the run
  * with the most threads, whose sections name the phases) and run where
  * the phase is found in that run and in the one-thread run; the pirate
- * virtual where the one-thread run's CHiP row of the phase can give one.
- * Appended to out->stack; *phases: phases with rows.  0, -EINVAL without
- * a one-thread run, -ENOMEM.
+ * real where real (NULL, or n entries) has a framework run at that count
+ * in which the phase is found (by its closing site among the
+ * framework's, else by location) and its share is at least
+ * SB_STACK_REAL_MIN_NS, else virtual where the one-thread run's
+ * CHiP row of the phase can give one.  Appended to out->stack; *phases:
+ * phases with rows.  0, -EINVAL without a one-thread run, -ENOMEM.
  */
 int sb_stack_rows(struct sb_profile *out, const struct sb_profile *const *runs,
-		  const unsigned *threads, size_t n, size_t *phases);
+		  const unsigned *threads, size_t n, const struct sb_stack_real *real,
+		  size_t *phases);
 
 #endif

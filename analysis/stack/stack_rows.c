@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <string.h>
 
 /* The CHiP row of section s in p, or -1. */
 static long chip_row_of(const struct sb_profile *p, size_t s)
@@ -15,8 +16,63 @@ static long chip_row_of(const struct sb_profile *p, size_t s)
 	return -1;
 }
 
+static const char *base_name(const char *f)
+{
+	const char *b = f ? strrchr(f, '/') : NULL;
+
+	return b ? b + 1 : f ? f : "";
+}
+
+/* The framework's time at section s's closing site, if it kept one: 1. */
+static int site_time(const struct sb_profile *out, size_t s, const struct sb_stack_real *x,
+		     uint64_t *busy)
+{
+	const struct sb_section *sec = &out->sections[s];
+	const struct sb_loc *l = sec->loc < out->nlocs ? &out->locs[sec->loc] : NULL;
+	const char *bin;
+
+	if (!l || l->binary < 0 || (size_t)l->binary >= out->nbinaries ||
+	    !(bin = out->binaries[l->binary].path))
+		return 0;
+	for (size_t i = 0; i < x->nsites; i++)
+		if (x->sites[i].vaddr == l->offset && x->sites[i].busy_ns &&
+		    !strcmp(base_name(x->sites[i].binary), base_name(bin))) {
+			*busy = x->sites[i].busy_ns;
+			return 1;
+		}
+	return 0;
+}
+
+/* Row r's pirate from the framework run x, if it has the phase: 1 when
+ * set (held or discarded), 0 when the phase is not in it. */
+static int real_pirate(const struct sb_profile *out, size_t s, const struct sb_stack_real *x,
+		       struct sb_stack_row *r)
+{
+	long m;
+	uint64_t busy;
+	double slow;
+
+	/* a share below a millisecond is thread start-up and timer noise:
+	 * the ratio would say nothing about the cache */
+	if (r->base_ns / r->threads < SB_STACK_REAL_MIN_NS)
+		return 0;
+	if (site_time(out, s, x, &busy))
+		slow = (double)busy / ((double)r->base_ns / r->threads);
+	else if ((m = sb_section_match(out, s, x->run)) < 0 ||
+		 sb_stack_real_pirate(x->run, (size_t)m, x->tids, x->ntids, r->threads,
+				      r->base_ns, &slow))
+		return 0;
+	r->pirate = SB_STACK_PIRATE_REAL;
+	r->pirate_bytes = x->bytes;
+	r->held = x->held ? 1 : 0;
+	/* not held: the profiled thread had more cache than its share */
+	r->slowdown_ppm = x->held ? (uint64_t)llround(slow * 1e6) : 0;
+	return 1;
+}
+
 int sb_stack_rows(struct sb_profile *out, const struct sb_profile *const *runs,
-		  const unsigned *threads, size_t n, size_t *phases)
+		  const unsigned *threads, size_t n, const struct sb_stack_real *real,
+		  size_t *phases)
 {
 	const struct sb_profile *one = NULL;
 
@@ -48,7 +104,10 @@ int sb_stack_rows(struct sb_profile *out, const struct sb_profile *const *runs,
 			r.nolock_ns = t.nolock_ns;
 			r.free_ns = t.free_ns;
 			r.imbalance_ns = t.imbalance_ns;
-			if (row >= 0 &&
+			/* a framework run's real pirate first, else the virtual */
+			if (!(threads[k] > 1 && real && real[k].run &&
+			      real_pirate(out, s, &real[k], &r)) &&
+			    row >= 0 &&
 			    !sb_stack_virtual_pirate(one, (size_t)row, threads[k], &slow, &bytes)) {
 				r.pirate = SB_STACK_PIRATE_VIRTUAL;
 				r.held = 1;

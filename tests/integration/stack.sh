@@ -58,10 +58,14 @@ stack_group() {
 				 $tol * $tr.speedup_measured"
 		fi
 		echo "     synchronization-free: estimated $(jq "$ph.speedup_sync_free" "$j"), unsynchronized $(jq "$tr.speedup_measured" "$j"); with it measured $(jq "$ph.speedup_measured" "$j")"
-		jqcheck "stack $kind ($cc): a virtual pirate; private caches here: nothing to steal" "$j" \
-			"$ph.pirate.kind == \"virtual\" and $ph.components.cache == 0 and
-			 $ph.pirate.slowdown == 1" ||
-			echo "     pirate: $(jq -c "$ph.pirate" "$j")"
+		if [ "$(awk '$1 == "llc_effective_shared_by" { print $2 }' "$STK_CAL")" -ge 2 ] 2>/dev/null; then
+			jqcheck "stack $kind ($cc): a shared cache: the real pirate (tests/integration/pirate.sh)" \
+				"$j" "$ph.pirate.kind == \"real\""
+		else
+			jqcheck "stack $kind ($cc): a virtual pirate; private caches here: nothing to steal" "$j" \
+				"$ph.pirate.kind == \"virtual\" and $ph.components.cache == 0 and
+				 $ph.pirate.slowdown == 1"
+		fi || echo "     pirate: $(jq -c "$ph.pirate" "$j")"
 	else
 		bad "stack $kind ($cc): stack"
 		cat "$TMP/stack.err"

@@ -125,6 +125,8 @@ void sb_loc_format_section(const struct sb_profile *p, size_t s, char *buf, size
 void sb_loc_short(const struct sb_profile *p, int32_t loc, char *buf, size_t len);
 /* Human duration: "1.23 s", "45.6 ms", "789 us", "12 ns". */
 void sb_fmt_ns(uint64_t ns, char *buf, size_t len);
+/* Human size: "1.5 GB", "2 MB", "512 KB". */
+void sb_fmt_bytes(uint64_t b, char *buf, size_t len);
 
 /*
  * Text output of strings a profile carries (function and file names,

@@ -34,16 +34,6 @@ static unsigned n_threads(const struct sb_profile *p)
 	return n;
 }
 
-static void fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b >= (1ull << 30))
-		snprintf(buf, len, "%.3g GB", (double)b / (1ull << 30));
-	else if (b >= (1ull << 20))
-		snprintf(buf, len, "%.3g MB", (double)b / (1ull << 20));
-	else
-		snprintf(buf, len, "%.3g KB", (double)b / 1024);
-}
-
 /* (a sampled row's: its demand at the machine's cache, per second) */
 static double miss_traffic(const struct sb_chip_summary *s)
 {
@@ -116,7 +106,7 @@ static void verdict_text(const struct sb_chip_summary *s, FILE *f)
 
 	fprintf(f, "    verdict: %s", sb_chip_verdict_name(s->verdict));
 	if (s->verdict == SB_CHIP_CACHE_BOUND) {
-		fmt_bytes(s->machine.llc_bytes / sb_chip_sharers(&s->machine, s->verdict_from), share,
+		sb_fmt_bytes(s->machine.llc_bytes / sb_chip_sharers(&s->machine, s->verdict_from), share,
 			  sizeof(share));
 		fprintf(f, " from %u threads: each thread's %s share of the cache no longer "
 			"holds its working set, so DRAM traffic grows faster than the threads",
@@ -173,16 +163,16 @@ static void sampled_text(const struct sb_chip_summary *s, FILE *f)
 	fprintf(f, "    footprint (distinct bytes a thread touches in a window; %llu probes):",
 		(unsigned long long)s->fp.probes);
 	for (unsigned i = 0; i < s->fp.n; i++) {
-		fmt_bytes((uint64_t)(s->fp.bytes[i] > 0 ? s->fp.bytes[i] : 0), a, sizeof(a));
+		sb_fmt_bytes((uint64_t)(s->fp.bytes[i] > 0 ? s->fp.bytes[i] : 0), a, sizeof(a));
 		fprintf(f, "%s %.3g ms %s", i % 4 ? "," : i ? "\n     " : "\n     ",
 			s->fp.t[i] * 1e3, a);
-		fmt_bytes((uint64_t)s->fp.err[i], a, sizeof(a));
+		sb_fmt_bytes((uint64_t)s->fp.err[i], a, sizeof(a));
 		fprintf(f, " (+-%s)", a);
 	}
 	fputs("\n    DRAM demand by cache size (bytes/s it lets through; <: at most, the cache "
 	      "outgrows what the windows show):", f);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
-		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
+		sb_fmt_bytes(s->cache_bytes[d], a, sizeof(a));
 		fprintf(f, "%s%s %s%.2f GB/s", d % 4 ? ", " : "\n      ", a,
 			s->demand_resolved[d] ? "" : "<", s->demand[d] / 1e9);
 	}
@@ -219,7 +209,7 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 		sampled_text(s, f);
 		return;
 	}
-	fmt_bytes(s->cache_bytes[0], a, sizeof(a));
+	sb_fmt_bytes(s->cache_bytes[0], a, sizeof(a));
 	fprintf(f, "    hit ratio by cache size (%s steps): |", a);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
 		double h = s->hit_ratio[d];
@@ -228,7 +218,7 @@ static void row_text(const struct sb_profile *p, const struct sb_chip_summary *s
 	}
 	fputs("|\n     ", f);
 	for (int d = 0; d < SB_CHIP_DEPTH; d++) {
-		fmt_bytes(s->cache_bytes[d], a, sizeof(a));
+		sb_fmt_bytes(s->cache_bytes[d], a, sizeof(a));
 		fprintf(f, "%s%s %s%.2f", d % 4 ? ", " : d ? "\n      " : " ", a,
 			(s->resolved >> d) & 1 ? "" : ">=", s->hit_ratio[d]);
 	}
@@ -304,8 +294,8 @@ static int cache_text(const struct sb_report_ctx *r, FILE *f)
 	fputs("\nCache: hit ratio by cache size and the DRAM bandwidth each region needs as "
 	      "threads are added (CHiP)\n", f);
 	if (n) {
-		fmt_bytes(s[0].machine.llc_bytes, a, sizeof(a));
-		fmt_bytes(s[0].llc_nominal, b, sizeof(b));
+		sb_fmt_bytes(s[0].machine.llc_bytes, a, sizeof(a));
+		sb_fmt_bytes(s[0].llc_nominal, b, sizeof(b));
 		fprintf(f, "  machine: last-level cache %s%s%s%s, %s, from %s\n", a,
 			s[0].llc_nominal ? " effective (" : "", s[0].llc_nominal ? b : "",
 			s[0].llc_nominal ? " nominal)" : "",

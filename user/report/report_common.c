@@ -289,3 +289,13 @@ void sb_json_member(struct sb_json *j, const char *name)
 	sb_json_str(j->f, name);
 	fputs(": ", j->f);
 }
+
+void sb_fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1ull << 30))
+		snprintf(buf, len, "%.3g GB", (double)b / (1ull << 30));
+	else if (b >= (1ull << 20))
+		snprintf(buf, len, "%.3g MB", (double)b / (1ull << 20));
+	else
+		snprintf(buf, len, "%.3g KB", (double)b / 1024);
+}

@@ -102,6 +102,24 @@ static void reading(FILE *f, const struct sb_profile *p, const struct sb_stack_r
 	fputc('\n', f);
 }
 
+/* Which pirate a row's cache component came from, and what it left. */
+static void pirate_line(FILE *f, const struct sb_stack_row *row)
+{
+	char b[32];
+
+	sb_fmt_bytes(row->pirate_bytes, b, sizeof(b));
+	if (row->pirate == SB_STACK_PIRATE_REAL && !row->held)
+		fprintf(f, "       pirate: real, did not hold its set: discarded (the thread had "
+			"more than %s of cache)\n", b);
+	else if (row->pirate == SB_STACK_PIRATE_REAL)
+		fprintf(f, "       pirate: real, %s of cache left to the profiled thread, held\n", b);
+	else if (row->pirate == SB_STACK_PIRATE_VIRTUAL)
+		fprintf(f, "       pirate: virtual, a thread's share of the cache %s (predicted "
+			"from the cache profile)\n", b);
+	else
+		fputs("       pirate: none (no cache profile of the phase)\n", f);
+}
+
 static int stack_text(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
@@ -127,8 +145,7 @@ static int stack_text(const struct sb_report_ctx *r, FILE *f)
 			sb_fmt_ns(row->base_ns, t, sizeof(t));
 			fputs("phase ", f);
 			sb_text_str(f, loc);
-			fprintf(f, ": %s at one thread; pirate: %s\n", t,
-				row->pirate < SB_STACK_PIRATE_MAX ? pirate_names[row->pirate] : "?");
+			fprintf(f, ": %s at one thread\n", t);
 			last = row->section;
 		}
 		stack_of(row, &s);
@@ -139,6 +156,7 @@ static int stack_text(const struct sb_report_ctx *r, FILE *f)
 			"residual %+.2f\n", s.perfect, s.cache_known ? "" : "?", s.cache, s.memory,
 			s.sync, s.lock, s.barrier, s.imbalance, s.residual);
 		if (row->threads > 1) {
+			pirate_line(f, row);
 			bar(f, &s);
 			reading(f, p, row, &s);
 		}

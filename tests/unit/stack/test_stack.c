@@ -239,7 +239,7 @@ static void check_rows(void)
 	size_t phases = 9;
 
 	one->sections[0].per_thread[1].busy_ns = 0;
-	CHECK(sb_stack_rows(two, runs, th, 2, &phases) == 0 && phases == 1 && two->nstack == 2,
+	CHECK(sb_stack_rows(two, runs, th, 2, NULL, &phases) == 0 && phases == 1 && two->nstack == 2,
 	      "a row per run: %zu rows, %zu phases", two->nstack, phases);
 	if (two->nstack == 2)
 		CHECK(two->stack[0].threads == 1 && two->stack[1].threads == 2 &&
@@ -247,17 +247,124 @@ static void check_rows(void)
 		      two->stack[1].free_ns == 9000 && two->stack[0].pirate == SB_STACK_PIRATE_NONE,
 		      "rows: base from the one-thread run, no pirate without a cache profile");
 	runs[0] = other;
-	CHECK(sb_stack_rows(one, runs, th, 2, &phases) == 0 && phases == 0 && !one->nstack,
+	CHECK(sb_stack_rows(one, runs, th, 2, NULL, &phases) == 0 && phases == 0 && !one->nstack,
 	      "a phase not in the one-thread run: no row");
-	CHECK(sb_stack_rows(two, runs + 1, th + 1, 1, &phases) == -EINVAL,
+	CHECK(sb_stack_rows(two, runs + 1, th + 1, 1, NULL, &phases) == -EINVAL,
 	      "no one-thread run refused");
 	sb_profile_free(one);
 	sb_profile_free(two);
 	sb_profile_free(other);
 }
 
+/* p's times x f (the phases of phase_profile are microseconds; a real
+ * pirate takes none under a millisecond per thread). */
+static void scale(struct sb_profile *p, uint64_t f)
+{
+	for (size_t i = 0; i < p->nsections; i++)
+		for (uint32_t k = 0; k < p->sections[i].nthreads; k++) {
+			p->sections[i].per_thread[k].busy_ns *= f;
+			p->sections[i].per_thread[k].wait_ns *= f;
+			p->sections[i].per_thread[k].wall_ns *= f;
+		}
+	for (size_t i = 0; i < p->ninstances; i++) {
+		struct sb_instance *in = &p->instances[i];
+
+		in->start_ns *= f;
+		in->end_ns *= f;
+		for (uint32_t k = 0; k < in->nthreads; k++) {
+			in->per_thread[k].busy_ns *= f;
+			in->per_thread[k].wait_ns *= f;
+			in->per_thread[k].wall_ns *= f;
+		}
+	}
+}
+
+/* A framework run beside a real pirate: the profiled thread (tid 2,
+ * busy 7 ms in the phase) over the one-thread run's 13.5 ms / 2: a
+ * slowdown of 7 / 6.75; the framework's own time at the phase's site
+ * first; discarded when the pirate did not hold; none for a phase under
+ * a millisecond per thread. */
+static void check_real_rows(void)
+{
+	struct sb_profile *one = phase_profile(7), *two = phase_profile(7), *fw = phase_profile(7);
+	const struct sb_profile *runs[2] = { one, two };
+	const unsigned th[2] = { 1, 2 };
+	const int32_t tids[2] = { 2, 99 };
+	struct sb_stack_site site = { .vaddr = 0x1234, .binary = "/other/dir/prog",
+				      .busy_ns = 8100000 };
+	struct sb_stack_real real[2] = { { 0 }, { .run = fw, .tids = tids, .ntids = 2,
+						  .bytes = 1 << 20, .held = 1 } };
+	struct sb_stack s;
+	struct sb_stack_times t = { .threads = 2, .base_ns = 13500, .time_ns = 13500,
+				    .nolock_ns = 10000, .free_ns = 9000,
+				    .pirate = SB_STACK_PIRATE_REAL };
+	size_t phases;
+	double slow = 0;
+	long bin;
+
+	scale(one, 1000);
+	scale(two, 1000);
+	scale(fw, 1000);
+	CHECK(sb_stack_real_pirate(fw, 0, tids, 2, 2, 13500000, &slow) == 0, "real pirate");
+	CHECK_NEAR(slow, 7000.0 / 6750.0, 1e-9);
+	CHECK(sb_stack_real_pirate(fw, 0, tids + 1, 1, 2, 13500000, &slow) == -EINVAL,
+	      "a profiled thread not in the phase: none");
+	CHECK(sb_stack_rows(two, runs, th, 2, real, &phases) == 0 && two->nstack == 2,
+	      "rows with a real pirate: %zu", two->nstack);
+	if (two->nstack == 2)
+		CHECK(two->stack[0].pirate == SB_STACK_PIRATE_NONE &&
+		      two->stack[1].pirate == SB_STACK_PIRATE_REAL && two->stack[1].held == 1 &&
+		      two->stack[1].pirate_bytes == 1 << 20 &&
+		      two->stack[1].slowdown_ppm == 1037037,
+		      "at 2 threads: real, held, slowdown %llu ppm",
+		      (unsigned long long)two->stack[1].slowdown_ppm);
+
+	/* the framework's time at the phase's closing site (same binary by
+	 * base name, same ELF address) over the section's */
+	bin = sb_profile_add_binary(two, "/build/prog", NULL);
+	two->locs[0].binary = (int32_t)bin;
+	two->locs[0].offset = 0x1234;
+	real[1].sites = &site;
+	real[1].nsites = 1;
+	two->nstack = 0;
+	CHECK(sb_stack_rows(two, runs, th, 2, real, &phases) == 0 && two->nstack == 2 &&
+	      two->stack[1].slowdown_ppm == 1200000, "by site: 8.1 / 6.75: %llu ppm",
+	      (unsigned long long)two->stack[1].slowdown_ppm);
+	two->locs[0].offset = 0x1235;
+	two->nstack = 0;
+	CHECK(sb_stack_rows(two, runs, th, 2, real, &phases) == 0 && two->nstack == 2 &&
+	      two->stack[1].slowdown_ppm == 1037037, "another site: by section");
+
+	/* a slowdown below 1 still splits the cache out: cache 0 */
+	t.slowdown = 0.95;
+	CHECK(sb_stack_compute(&t, &s) == 0 && s.cache_known && s.cache == 0 &&
+	      fabs(s.residual - (2 - 1 - s.memory - s.sync)) < 1e-9,
+	      "slowdown 0.95: cache 0, residual %.3f", s.residual);
+	real[1].held = 0;
+	two->nstack = 0;
+	CHECK(sb_stack_rows(two, runs, th, 2, real, &phases) == 0 && two->nstack == 2 &&
+	      two->stack[1].pirate == SB_STACK_PIRATE_REAL && !two->stack[1].held &&
+	      !two->stack[1].slowdown_ppm, "not held: real, discarded");
+	t.slowdown = 0;
+	CHECK(sb_stack_compute(&t, &s) == 0 && !s.cache_known, "discarded: cache not split");
+
+	/* microseconds: no real pirate (none here: no cache profile) */
+	scale(one, 0);
+	one->instances[0].end_ns = 1000000;   /* x 3/2 stored: 1.5 ms, 0.75 a thread */
+	one->sections[0].per_thread[0].wall_ns = 1000000;
+	real[1].held = 1;
+	two->nstack = 0;
+	CHECK(sb_stack_rows(two, runs, th, 2, real, &phases) == 0 && two->nstack == 2 &&
+	      two->stack[1].pirate == SB_STACK_PIRATE_NONE, "under 1 ms a thread: %u",
+	      two->nstack == 2 ? two->stack[1].pirate : 99);
+	sb_profile_free(one);
+	sb_profile_free(two);
+	sb_profile_free(fw);
+}
+
 int main(void)
 {
+	check_real_rows();
 	check_lock_samples();
 	check_many_threads();
 	check_rows();
