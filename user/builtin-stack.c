@@ -370,6 +370,15 @@ static int assemble(const struct stack_opts *o, char files[][PATH_MAX], const do
 		goto out;
 	}
 	for (size_t k = 0; k < o->n; k++) {
+		uint64_t total, par;
+
+		/* the program's time and its part in phases: Amdahl beside */
+		if (!sb_stack_program(runs[k], &total, &par)) {
+			snprintf(key, sizeof(key), "stack_program_%u_ns", o->threads[k]);
+			sb_profile_meta_set_u64(runs[o->n - 1], key, total);
+			snprintf(key, sizeof(key), "stack_parallel_%u_ns", o->threads[k]);
+			sb_profile_meta_set_u64(runs[o->n - 1], key, par);
+		}
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", k ? "," : "",
 					o->threads[k]);
 		snprintf(key, sizeof(key), "stack_run_%u", o->threads[k]);

@@ -28,6 +28,8 @@
  *     thread's share is the whole cache: nothing to steal, slowdown 1.
  * (A real pirate's slowdown may be below 1; any above 0 splits the
  * cache out.)
+ * The program's serial part (outside every phase, at one thread) gives
+ * Amdahl's limit, shown beside the program's measured speedup.
  * Components (speedup units): cache = T − S_pirate, memory = S_pirate −
  * S_free, sync = S_free − S; each negative one is 0 and the difference
  * shows as the residual, so the stack sums to T − S.  Pure computation.
@@ -82,6 +84,16 @@ int sb_stack_section_times(const struct sb_profile *p, size_t i, struct sb_stack
  * machine latencies, no time). */
 int sb_stack_virtual_pirate(const struct sb_profile *p, size_t row, unsigned threads,
 			    double *slowdown, uint64_t *bytes);
+
+/* A run's whole time (its threads' first start to last end) and the
+ * part inside parallel phases: the union of its stored instances' spans
+ * (nested sections counted once), plus each section's mean span for its
+ * instances beyond the stored ones.  -EINVAL without threads, -ENOMEM. */
+int sb_stack_program(const struct sb_profile *p, uint64_t *total_ns, uint64_t *parallel_ns);
+
+/* Amdahl's speedup at `threads` of a program whose serial fraction (at
+ * one thread) is `serial`: 1 / (s + (1 - s) / T); 0 out of range. */
+double sb_stack_amdahl(double serial, unsigned threads);
 
 /* The real pirate's slowdown at `threads` (§6.2): section i of p, a
  * run under the profiled-thread framework beside a Cache Pirate

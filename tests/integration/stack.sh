@@ -132,6 +132,18 @@ stack_cli_group() {
 		-o "$TMP/stack_bad.sbp" -- "$exe" nosuchkind 1 '{T}' 1 1 1
 	check "stack: the text report reads each stack in a line" bash -c \
 		"'$SB' report -i '$TMP/stack_tiny_gcc.sbp' | grep -q '2 threads: '"
+	# the whole program: its serial part is microseconds of set-up (tiny:
+	# 32 KB), so Amdahl allows nearly 2; the phases at 2 threads fill
+	# the program's time but for that
+	jqcheck "stack: the program's serial part (tiny: under 2%) and Amdahl's limit beside its measured speedup" \
+		"$TMP/stack_tiny_gcc.json" ".stack_program.serial_fraction < 0.02 and
+		 (.stack_program.runs | length) == 2 and .stack_program.runs[0].threads == 1 and
+		 (.stack_program.runs[1].speedup_amdahl - 1 / (.stack_program.serial_fraction +
+		  (1 - .stack_program.serial_fraction) / 2) | fabs) < 1e-3 and
+		 .stack_program.runs[1].speedup_amdahl >= 1.96" ||
+		echo "     $(jq -c .stack_program "$TMP/stack_tiny_gcc.json")"
+	check "stack: the text report gives the program's line" bash -c \
+		"'$SB' report -i '$TMP/stack_tiny_gcc.sbp' | grep -q \"Amdahl's limit\""
 }
 
 if wl_built gcc stack_ub; then

@@ -13,16 +13,87 @@
  * memory then holds both), sync_detail{lock, barrier, imbalance},
  * times_ns{base, time, nolock, free, imbalance}, pirate{kind:
  * "real"|"virtual"|"none", bytes, held, slowdown}}], phases in profile
- * order, thread counts ascending.
+ * order, thread counts ascending; stack_program{serial_fraction, runs[
+ * {threads, time_ns, speedup_measured, speedup_amdahl}]}: the whole
+ * program's speedup beside Amdahl's limit from its serial part (the time
+ * outside every phase at one thread).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 #include "stack/stack.h"
 
 static const char *const pirate_names[SB_STACK_PIRATE_MAX] = { "none", "virtual", "real" };
+
+#define PROGRAM_RUNS 16
+
+/* The program's runs (stack_threads, stack_program_T_ns): their counts
+ * and times, the one-thread run's first; *serial the fraction of it
+ * outside every phase.  0 when the profile does not say (an older
+ * stack's, or no one-thread time). */
+static size_t program_runs(const struct sb_profile *p, unsigned *t, uint64_t *ns, double *serial)
+{
+	const char *list = sb_profile_meta_get(p, "stack_threads"), *c = list;
+	char key[64];
+	uint64_t par;
+	size_t n = 0;
+
+	while (c && *c && n < PROGRAM_RUNS) {
+		char *end;
+		unsigned long v = strtoul(c, &end, 10);
+
+		if (end == c || v == 0 || v > 4096)
+			break;
+		snprintf(key, sizeof(key), "stack_program_%lu_ns", v);
+		if ((ns[n] = sb_profile_meta_get_u64(p, key)))
+			t[n++] = (unsigned)v;
+		c = *end == ',' ? end + 1 : end;
+	}
+	if (!n || t[0] != 1)
+		return 0;
+	par = sb_profile_meta_get_u64(p, "stack_parallel_1_ns");
+	*serial = par < ns[0] ? 1 - (double)par / (double)ns[0] : 0;
+	return n;
+}
+
+static void program_text(const struct sb_profile *p, FILE *f)
+{
+	unsigned t[PROGRAM_RUNS];
+	uint64_t ns[PROGRAM_RUNS];
+	double serial;
+	size_t n = program_runs(p, t, ns, &serial);
+	char a[32];
+
+	if (!n)
+		return;
+	sb_fmt_ns(ns[0], a, sizeof(a));
+	fprintf(f, "program: %s at one thread, %.1f%% of it outside every phase (serial)\n", a,
+		100 * serial);
+	for (size_t k = 1; k < n; k++)
+		fprintf(f, "  %3u: %.2f measured; Amdahl's limit %.2f of %u\n", t[k],
+			(double)ns[0] / (double)ns[k], sb_stack_amdahl(serial, t[k]), t[k]);
+}
+
+static void program_json(const struct sb_profile *p, struct sb_json *j)
+{
+	unsigned t[PROGRAM_RUNS];
+	uint64_t ns[PROGRAM_RUNS];
+	double serial;
+	size_t n = program_runs(p, t, ns, &serial);
+
+	if (!n)
+		return;
+	sb_json_member(j, "stack_program");
+	fprintf(j->f, "{\"serial_fraction\": %.6f, \"runs\": [", serial);
+	for (size_t k = 0; k < n; k++)
+		fprintf(j->f, "%s{\"threads\": %u, \"time_ns\": %llu, \"speedup_measured\": %.4f, "
+			"\"speedup_amdahl\": %.4f}", k ? ", " : "", t[k], (unsigned long long)ns[k],
+			(double)ns[0] / (double)ns[k], sb_stack_amdahl(serial, t[k]));
+	fputs("]}", j->f);
+}
 
 static void stack_of(const struct sb_stack_row *r, struct sb_stack *s)
 {
@@ -135,6 +206,7 @@ static int stack_text(const struct sb_report_ctx *r, FILE *f)
 	fputs("  columns: speedup measured, synchronization-free, with the pirate; lost to "
 	      "cache, memory, sync (lock/barrier/imbalance), residual\n"
 	      "  bar: # measured, c cache, m memory, s synchronization, ? residual\n", f);
+	program_text(p, f);
 	for (size_t i = 0; i < p->nstack; i++) {
 		const struct sb_stack_row *row = &p->stack[i];
 		struct sb_stack s;
@@ -212,6 +284,7 @@ static int stack_json(const struct sb_report_ctx *r, struct sb_json *j)
 			(double)row->slowdown_ppm / 1e6);
 	}
 	fputs("\n  ]", j->f);
+	program_json(p, j);
 	return 0;
 }
 

@@ -362,8 +362,54 @@ static void check_real_rows(void)
 	sb_profile_free(fw);
 }
 
+/* Threads from 0 to 10 ms; instances [1, 3] and [2, 5] (nested:
+ * overlapping, 4 ms together) and [7, 8]: 5 ms parallel, s = 0.5,
+ * Amdahl 4/3 at 2 threads; a third instance of the first section not
+ * stored: its section's mean span (1.5 ms) added. */
+static void check_program(void)
+{
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_thread th[2] = { { .tid = 1, .start_ns = 0, .end_ns = 9000000 },
+				   { .tid = 2, .start_ns = 500000, .end_ns = 10000000 } };
+	struct sb_loc l = { .addr = 0x401000, .binary = -1, .line = 3, .file = "x.c",
+			    .function = "main" };
+	struct sb_thread_time one = { 1, 1, 0, 1 };
+	struct sb_section a = { .kind = SB_SECT_JOIN, .loc = 0, .ninstances = 2, .nthreads = 1,
+				.per_thread = &one };
+	struct sb_section b = a;
+	struct sb_instance i0 = { .section = 0, .start_ns = 1000000, .end_ns = 3000000,
+				  .nthreads = 1, .per_thread = &one };
+	struct sb_instance i1 = { .section = 1, .start_ns = 2000000, .end_ns = 5000000,
+				  .nthreads = 1, .per_thread = &one };
+	struct sb_instance i2 = { .section = 0, .seq = 1, .start_ns = 7000000, .end_ns = 8000000,
+				  .nthreads = 1, .per_thread = &one };
+	uint64_t total = 0, par = 0;
+
+	b.ninstances = 1;
+	CHECK(sb_stack_program(p, &total, &par) == -EINVAL, "no threads: no program time");
+	sb_profile_add_thread(p, &th[0]);
+	sb_profile_add_thread(p, &th[1]);
+	sb_profile_add_loc(p, &l);
+	sb_profile_add_section(p, &a);
+	sb_profile_add_section(p, &b);
+	sb_profile_add_instance(p, &i0);
+	sb_profile_add_instance(p, &i1);
+	sb_profile_add_instance(p, &i2);
+	CHECK(sb_stack_program(p, &total, &par) == 0 && total == 10000000 && par == 5000000,
+	      "total %llu parallel %llu", (unsigned long long)total, (unsigned long long)par);
+	CHECK_NEAR(sb_stack_amdahl(0.5, 2), 4.0 / 3, 1e-12);
+	CHECK_NEAR(sb_stack_amdahl(0, 8), 8, 1e-12);
+	CHECK_NEAR(sb_stack_amdahl(1, 8), 1, 1e-12);
+	CHECK(sb_stack_amdahl(1.5, 2) == 0 && sb_stack_amdahl(0.5, 0) == 0, "out of range: 0");
+	p->sections[0].ninstances = 3;
+	CHECK(sb_stack_program(p, &total, &par) == 0 && par == 6500000,
+	      "one unstored instance of a 1.5 ms mean: parallel %llu", (unsigned long long)par);
+	sb_profile_free(p);
+}
+
 int main(void)
 {
+	check_program();
 	check_real_rows();
 	check_lock_samples();
 	check_many_threads();
