@@ -29,8 +29,9 @@ LIBS_HWLOC    := -lhwloc
 ANALYSIS_SRC := $(wildcard analysis/*/*.c)
 USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c \
 		user/opt_parse.c user/calibrate/calibrate_cache.c user/record/record_region.c \
-		pirate/pirate.c pirate/profiled_stats.c
-USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c))
+		pirate/pirate.c pirate/profiled_stats.c user/report/export/pb.c
+USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c \
+		user/report/export/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
 SKELS        := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
 
@@ -152,7 +153,8 @@ $(BUILD)/asan/tests/test_%: test_%.c $(ASAN_ANALYSIS_OBJ) $(ASAN_USER_LIB_OBJ)
 # clang (its runtime: libclang-rt-14-dev) under ASan/UBSan, from the
 # analysis modules and the report views it drives.  The seeds are
 # profiles the module's own writer makes at build time.
-FUZZ_SRC   := $(ANALYSIS_SRC) $(wildcard user/report/*.c) $(wildcard user/binary/*.c)
+FUZZ_SRC   := $(ANALYSIS_SRC) $(wildcard user/report/*.c user/report/export/*.c) \
+	      $(wildcard user/binary/*.c)
 FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(FUZZ_SRC))
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	      -fno-omit-frame-pointer

@@ -593,6 +593,9 @@ fi
 # Speedup stacks: what a stack costs over the plain runs (tests/bench_stack.sh).
 . tests/bench_stack.sh
 
+# The report's exports on ~1 M events (tests/bench_export.sh).
+. tests/bench_export.sh
+
 # ccSIM over trace files (goal: piped >= 20 M references/s per core).
 build/tests/test_coherence_bench | grep '^coherence bench:' || die "the ccSIM benchmark failed"
 exit 0

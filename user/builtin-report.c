@@ -6,17 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builtin.h"
 #include "opt_parse.h"
 #include "causes/causes.h"
 #include "profile/profile.h"
+#include "report/export/export.h"
 #include "report/report.h"
 
 /* The usage text: the listing views' options go between the two halves. */
 static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
 "                       [--source-dir DIR | --no-source] [--times PLAIN]\n"
+"       scalebpf report [-i FILE] --format pprof|perfetto -o OUT\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
@@ -45,7 +48,10 @@ static const char report_usage_head[] =
 "\n"
 "  -i, --input FILE     profile to read (default: scalebpf.data)\n"
 "  -f, --format FMT     text (default) or json (a stable contract for scripts:\n"
-"                       sections, waits, locks, sharing, meta)\n"
+"                       sections, waits, locks, sharing, meta), or an export\n"
+"                       for other tools (below)\n"
+"  -o, --output OUT     write there (default: standard output; an export is\n"
+"                       written whole or not at all)\n"
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
 "  -n, --top N          sections shown in detail (default 5)\n";
@@ -76,6 +82,9 @@ static const char report_usage_tail[] =
 static void usage(FILE *f)
 {
 	fputs(report_usage_head, f);
+	fputs("Exports (--format NAME -o OUT):\n", f);
+	for (size_t i = 0; sb_export_formats[i]; i++)
+		fprintf(f, "  %-20s %s\n", sb_export_formats[i]->name, sb_export_formats[i]->what);
 	for (size_t i = 0; i < sb_report_nviews; i++)
 		if (sb_report_views[i]->list_text)
 			fputs(sb_report_views[i]->list_help, f);
@@ -96,6 +105,7 @@ static struct option *long_options(void)
 	static const struct option fixed[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "cluster-threshold", required_argument, NULL, 'T' },
@@ -120,7 +130,8 @@ static struct option *long_options(void)
 struct report_args {
 	struct sb_report_opts o;
 	struct sb_lime_opts lo;
-	const char *format;
+	const char *format, *output;
+	const struct sb_export_format *export;
 	const struct sb_report_view *list;  /* `--<name>`: this listing alone */
 	size_t list_index;
 };
@@ -145,6 +156,9 @@ static int one_option(int c, struct report_args *a)
 		return -1;
 	case 'f':
 		a->format = optarg;
+		return -1;
+	case 'o':
+		a->output = optarg;
 		return -1;
 	case 's':
 		a->o.sort = optarg;
@@ -201,7 +215,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		return 1;
 	}
 	optind = 1;
-	while (ret < 0 && (c = getopt_long(argc, argv, "i:f:s:n:h", longopts, NULL)) != -1)
+	while (ret < 0 && (c = getopt_long(argc, argv, "i:f:o:s:n:h", longopts, NULL)) != -1)
 		ret = one_option(c, a);
 	free(longopts);
 	if (ret >= 0)
@@ -210,12 +224,70 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		fprintf(stderr, "scalebpf report: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (strcmp(a->format, "text") && strcmp(a->format, "json")) {
-		fprintf(stderr, "scalebpf report: unknown format '%s' (text or json)\n",
-			a->format);
+	a->export = sb_export_find(a->format);
+	if (strcmp(a->format, "text") && strcmp(a->format, "json") && !a->export) {
+		fprintf(stderr, "scalebpf report: unknown format '%s' (text, json, pprof or "
+			"perfetto)\n", a->format);
+		return 2;
+	}
+	if (a->export && a->list) {
+		fprintf(stderr, "scalebpf report: --format %s exports the whole profile: not with "
+			"--%s\n", a->format, a->list->name);
+		return 2;
+	}
+	if (a->export && a->export->binary && !a->output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "scalebpf report: --format %s is binary: give -o FILE (or "
+			"redirect standard output)\n", a->format);
 		return 2;
 	}
 	return -1;
+}
+
+/* Where the report goes: standard output, or a temporary beside OUT
+ * that done() renames over it (an export is there whole or not at all). */
+struct output {
+	FILE *f;
+	char tmp[4096];
+	const char *path;
+};
+
+static int output_open(struct output *o, const char *path)
+{
+	o->path = path;
+	o->f = stdout;
+	if (!path)
+		return 0;
+	if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path, (int)getpid()) >=
+	    sizeof(o->tmp) || !(o->f = fopen(o->tmp, "w"))) {
+		fprintf(stderr, "scalebpf report: cannot write %s: %s\n", path,
+			strerror(errno ? errno : ENAMETOOLONG));
+		return -1;
+	}
+	return 0;
+}
+
+/* 0, or 1 with why said (then nothing is left at OUT's place). */
+static int output_done(struct output *o, int failed)
+{
+	int bad = failed || fflush(o->f) || ferror(o->f);
+
+	if (!o->path) {
+		if (bad && !failed)
+			fprintf(stderr, "scalebpf report: cannot write the report\n");
+		return bad;
+	}
+	bad |= fclose(o->f) != 0;
+	if (!bad && rename(o->tmp, o->path)) {
+		fprintf(stderr, "scalebpf report: cannot write %s: %s\n", o->path,
+			strerror(errno));
+		bad = 1;
+	} else if (bad && !failed) {
+		fprintf(stderr, "scalebpf report: cannot write %s: %s\n", o->path,
+			strerror(errno ? errno : EIO));
+	}
+	if (bad)
+		unlink(o->tmp);
+	return bad;
 }
 
 int cmd_report(int argc, char **argv)
@@ -226,6 +298,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct sb_causes causes;
 	struct sb_profile *p, *times = NULL;
+	struct output out;
 	char err[512];
 	int ret, json;
 
@@ -243,29 +316,35 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	a.o.times = times;
+	if (output_open(&out, a.output)) {
+		ret = 1;
+		goto free;
+	}
+	if (a.export) {
+		if ((ret = a.export->write(p, out.f, err, sizeof(err))))
+			fprintf(stderr, "scalebpf report: --format %s: %s\n", a.format, err);
+		ret = output_done(&out, ret != 0);
+		goto free;
+	}
 	if (a.list) {
-		ret = sb_report_list(a.list, p, &a.o, json, stdout);
-		if (fflush(stdout) || ret) {
+		if ((ret = sb_report_list(a.list, p, &a.o, json, out.f)))
 			fprintf(stderr, "scalebpf report: cannot write the report\n");
-			ret = 1;
-		}
-		sb_profile_free(p);
-		sb_profile_free(times);
-		return ret;
+		ret = output_done(&out, ret != 0);
+		goto free;
 	}
 	if (sb_causes_compute(p, &a.lo, &causes, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
-		sb_profile_free(p);
-		sb_profile_free(times);
-		return 1;
-	}
-	ret = json ? sb_report_json(p, &causes, &a.o, stdout)
-		   : sb_report_text(p, &causes, &a.o, stdout);
-	sb_causes_free(&causes);
-	if (fflush(stdout) || ret) {
-		fprintf(stderr, "scalebpf report: cannot write the report\n");
+		output_done(&out, 1);
 		ret = 1;
+		goto free;
 	}
+	ret = json ? sb_report_json(p, &causes, &a.o, out.f)
+		   : sb_report_text(p, &causes, &a.o, out.f);
+	sb_causes_free(&causes);
+	if (ret)
+		fprintf(stderr, "scalebpf report: cannot write the report\n");
+	ret = output_done(&out, ret != 0);
+free:
 	sb_profile_free(p);
 	sb_profile_free(times);
 	return ret;

@@ -4,7 +4,8 @@
  * everything `scalebpf report` does with a profile: decode and validate
  * (sb_profile_read_mem), the summaries, the address counts, LIME's causes
  * (which deserialize the CFGs the profile carries), then every view of
- * the text and JSON reports and every listing, written to /dev/null.
+ * the text and JSON reports, every listing and every export (pprof,
+ * perfetto), written to /dev/null.
  *
  * Invariant checked beyond "no crash, no leak, no sanitizer report": a
  * profile the reader accepts is one the writer would write (sb_pfmt_check),
@@ -32,6 +33,7 @@
 #include "causes/causes.h"
 #include "profile/profile.h"
 #include "profile/profile_priv.h"
+#include "report/export/export.h"
 #include "report/report.h"
 #include "summary/summary.h"
 #include "util/bytes.h"
@@ -108,6 +110,9 @@ static void reports(const struct sb_profile *p)
 		sb_report_list(sb_report_views[i], p, &o, 0, sink());
 		sb_report_list(sb_report_views[i], p, &o, 1, sink());
 	}
+	for (size_t i = 0; sb_export_formats[i]; i++)
+		if (sb_export_formats[i]->write(p, sink(), err, sizeof(err)) && !err[0])
+			abort();    /* a failure must say why */
 	sb_lime_opts_default(&lo);
 	if (sb_causes_compute(p, &lo, &c, err, sizeof(err))) {
 		if (!err[0])
