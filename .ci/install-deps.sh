@@ -13,10 +13,12 @@ set -e
 # with pgrep and count the report's opens with strace; a minimal Debian 12
 # root has neither, and a missing pgrep made a check pass without looking.
 # protobuf-compiler and python3-protobuf: the tests decode `report --format
-# pprof` against profile.proto with Google's own protobuf runtime.
+# pprof` against profile.proto with Google's own protobuf runtime;
+# chromium: they render `report --format html` in a real browser.
 DEFAULT_PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
 libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
-libclang-rt-14-dev g++ libstdc++-12-dev procps strace protobuf-compiler python3-protobuf"
+libclang-rt-14-dev g++ libstdc++-12-dev procps strace protobuf-compiler python3-protobuf
+chromium"
 # Arguments: other packages instead (.ci/install-bench-deps.sh).
 PKGS=${*:-$DEFAULT_PKGS}
 missing=""

@@ -4,7 +4,8 @@
 # (tests/tools/synth_profile.c: 110,000 stored instances of 4 threads,
 # a block-sample vector each: 990,000 slices, 330,000 release arrows,
 # 110,000 counter points) rendered to each format, beside the JSON report
-# of the same profile (its peer: reads the same profile, writes little).
+# of the same profile (its peer: reads the same profile, writes little)
+# and the HTML page (a heat strip of 240 instances a section).
 # Wall time and the largest resident size (GNU time, when installed).
 # Goal: each under 2 s, memory O(output) (the profile as read is the
 # floor).
@@ -13,7 +14,7 @@ synth=$tmpdir/synth_profile
 if ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -Ianalysis tests/tools/synth_profile.c \
 	build/analysis/*/*.o -lgsl -lgslcblas -lm -o "$synth" 2>"$tmpdir/synth.err" &&
 	"$synth" "$tmpdir/big.sbp" 110000 4; then
-	for fmt in json pprof perfetto; do
+	for fmt in json html pprof perfetto; do
 		t0=$(date +%s%N)
 		if [ -x /usr/bin/time ]; then
 			/usr/bin/time -f '%M' -o "$tmpdir/rss" "$SCALEBPF" report -i "$tmpdir/big.sbp" \

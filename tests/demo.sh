@@ -15,3 +15,12 @@ build/scalebpf record -F 999 -o "$out" -- build/workloads/demo || exit 1
 echo >&2
 echo "== scalebpf report -i $out" >&2
 build/scalebpf report -i "$out"
+html=build/demo.html
+# the page, with the demo's sources beside its causes (the build names
+# them relative to the top: --source-dir .)
+if build/scalebpf report -i "$out" --format html --source-dir . -o "$html"; then
+	echo >&2
+	echo "== the same as one page: $html (open it in a browser)" >&2
+else
+	exit 1
+fi

@@ -19,7 +19,7 @@
 static const char report_usage_head[] =
 "usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
 "                       [--source-dir DIR | --no-source] [--times PLAIN]\n"
-"       scalebpf report [-i FILE] --format pprof|perfetto -o OUT\n"
+"       scalebpf report [-i FILE] --format html|pprof|perfetto -o OUT\n"
 "       scalebpf report [-i FILE] --addresses\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
@@ -47,9 +47,11 @@ static const char report_usage_head[] =
 "each thread's true work.\n"
 "\n"
 "  -i, --input FILE     profile to read (default: scalebpf.data)\n"
-"  -f, --format FMT     text (default) or json (a stable contract for scripts:\n"
-"                       sections, waits, locks, sharing, meta), or an export\n"
-"                       for other tools (below)\n"
+"  -f, --format FMT     text (default), json (a stable contract for scripts:\n"
+"                       sections, waits, locks, sharing, meta), html (one page\n"
+"                       that opens offline: sections to open, bars, causes\n"
+"                       with their source, a panel per analysis), or an\n"
+"                       export for other tools (below)\n"
 "  -o, --output OUT     write there (default: standard output; an export is\n"
 "                       written whole or not at all)\n"
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
@@ -225,9 +227,15 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		return 2;
 	}
 	a->export = sb_export_find(a->format);
-	if (strcmp(a->format, "text") && strcmp(a->format, "json") && !a->export) {
-		fprintf(stderr, "scalebpf report: unknown format '%s' (text, json, pprof or "
+	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "html") &&
+	    !a->export) {
+		fprintf(stderr, "scalebpf report: unknown format '%s' (text, json, html, pprof or "
 			"perfetto)\n", a->format);
+		return 2;
+	}
+	if (!strcmp(a->format, "html") && a->list) {
+		fprintf(stderr, "scalebpf report: --format html is the whole report: not with "
+			"--%s\n", a->list->name);
 		return 2;
 	}
 	if (a->export && a->list) {
@@ -339,7 +347,8 @@ int cmd_report(int argc, char **argv)
 		goto free;
 	}
 	ret = json ? sb_report_json(p, &causes, &a.o, out.f)
-		   : sb_report_text(p, &causes, &a.o, out.f);
+	      : !strcmp(a.format, "html") ? sb_report_html(p, &causes, &a.o, out.f)
+					   : sb_report_text(p, &causes, &a.o, out.f);
 	sb_causes_free(&causes);
 	if (ret)
 		fprintf(stderr, "scalebpf report: cannot write the report\n");

@@ -4,8 +4,8 @@
  * everything `scalebpf report` does with a profile: decode and validate
  * (sb_profile_read_mem), the summaries, the address counts, LIME's causes
  * (which deserialize the CFGs the profile carries), then every view of
- * the text and JSON reports, every listing and every export (pprof,
- * perfetto), written to /dev/null.
+ * the text, JSON and HTML reports, every listing and every export
+ * (pprof, perfetto), written to /dev/null.
  *
  * Invariant checked beyond "no crash, no leak, no sanitizer report": a
  * profile the reader accepts is one the writer would write (sb_pfmt_check),
@@ -121,6 +121,7 @@ static void reports(const struct sb_profile *p)
 	}
 	sb_report_text(p, &c, &o, sink());
 	sb_report_json(p, &c, &o, sink());
+	sb_report_html(p, &c, &o, sink());
 	sb_causes_free(&c);
 }
 

@@ -70,6 +70,10 @@ struct sb_report_view {
 	int (*list_text)(const struct sb_report_ctx *r, FILE *f);
 	int (*list_json)(const struct sb_report_ctx *r, struct sb_json *j);
 	const char *list_help;
+	/* The HTML page's panel (report_html.c), titled `title`: 0, 1 when
+	 * the profile has nothing of it ("not recorded"), -1 on error. */
+	const char *title;
+	int (*html)(const struct sb_report_ctx *r, FILE *f);
 };
 
 /* The table (report_views.c), in report order. */
@@ -102,6 +106,31 @@ int sb_report_text(const struct sb_profile *p, const struct sb_causes *c,
 		   const struct sb_report_opts *o, FILE *f);
 int sb_report_json(const struct sb_profile *p, const struct sb_causes *c,
 		   const struct sb_report_opts *o, FILE *f);
+/* The whole report as one HTML page (report_html.c); 0 or -1. */
+int sb_report_html(const struct sb_profile *p, const struct sb_causes *c,
+		   const struct sb_report_opts *o, FILE *f);
+/* HTML pieces: a profile string, text- then HTML-escaped; a horizontal
+ * stacked bar of parts (colours var(--NAME), tooltips names) over total;
+ * a colour key. */
+void sb_html_str(FILE *f, const char *s);
+/* Text a view already made safe (sb_text_escape'd): HTML's five only. */
+void sb_html_text(FILE *f, const char *s);
+/* What fn writes to a FILE, as HTML text (sb_html_text) between before
+ * and after; nothing at all when fn writes nothing.  0 or -1. */
+int sb_html_capture(FILE *f, void (*fn)(void *ctx, FILE *m), void *ctx, const char *before,
+		    const char *after);
+void sb_html_bar(FILE *f, const double *parts, const char *const *vars, const char *const *names,
+		 size_t n, double total);
+void sb_html_key(FILE *f, const char *const *vars, const char *const *names, size_t n);
+/* A line chart of y[0..n) (NaN as 0) at evenly spaced x labelled xlabel,
+ * from 0 to ymax; what: its title (the tooltip). */
+void sb_html_chart(FILE *f, const double *y, const char *const *xlabel, size_t n, double ymax,
+		   const char *ytitle, const char *what);
+/* Section s's causes, with the source lines around each, as HTML (the
+ * sections panel, report_causes.c). */
+struct sb_source;
+void sb_report_causes_html(const struct sb_report_ctx *r, uint32_t s, struct sb_source *src,
+			   FILE *f);
 /* One view's listing alone, in text or JSON; 0 or -1. */
 int sb_report_list(const struct sb_report_view *v, const struct sb_profile *p,
 		   const struct sb_report_opts *o, int json, FILE *f);

@@ -7,9 +7,11 @@
  * have no counts: no line, no member.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "addrs/addrs.h"
 #include "report.h"
+#include "util/idmap.h"
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -71,7 +73,84 @@ static int addrs_table(const struct sb_report_ctx *r, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+#define TOP_SITES 15
+
+struct site_count {
+	int32_t loc;
+	uint64_t loads, stores;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct site_count *x = a, *y = b;
+	uint64_t m = x->loads + x->stores, n = y->loads + y->stores;
+
+	return m < n ? 1 : m > n ? -1 : (x->loc > y->loc) - (x->loc < y->loc);
+}
+
+/* The kept samples' counts and the code that made most of them (kept
+ * samples are a uniform reservoir: their sites in proportion). */
+static int addrs_html(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	struct sb_addrs_counts c;
+	struct site_count *sites = calloc(p->naddrs + 1, sizeof(*sites));
+	struct sb_idmap *index = sb_idmap_alloc();
+	size_t n = 0;
+	char where[512];
+	int ret = 0;
+
+	if (!sites || !index) {
+		ret = -1;
+		goto out;
+	}
+	if (sb_addrs_counts_read(p, &c)) {
+		ret = 1;
+		goto out;
+	}
+	fprintf(f, "<p>%" PRIu64 " of %" PRIu64 " samples were memory accesses; %" PRIu64
+		" decoded (%.1f%%), %" PRIu64 " kept.</p>\n", c.decoded + c.undecodable,
+		c.samples, c.decoded, pct(c.decoded, c.decoded + c.undecodable), c.kept);
+	for (size_t i = 0; i < p->naddrs; i++) {
+		const struct sb_addr *a = &p->addrs[i];
+		void **slot = sb_idmap_slot(index, (uint64_t)(int64_t)a->loc, 0, true);
+
+		if (!slot) {
+			ret = -1;
+			goto out;
+		}
+		if (!*slot) {
+			sites[n] = (struct site_count){ a->loc, 0, 0 };
+			*slot = (void *)(uintptr_t)++n;
+		}
+		if (a->flags & SB_ADDR_STORE)
+			sites[(uintptr_t)*slot - 1].stores++;
+		else
+			sites[(uintptr_t)*slot - 1].loads++;
+	}
+	if (!n)
+		goto out;
+	qsort(sites, n, sizeof(*sites), by_count);
+	fputs("<div class=\"scroll\"><table><tr><th>code</th><th class=\"n\">loads</th>"
+	      "<th class=\"n\">stores</th></tr>\n", f);
+	for (size_t k = 0; k < n && k < TOP_SITES; k++) {
+		sb_loc_format(p, sites[k].loc, where, sizeof(where));
+		fputs("<tr><td>", f);
+		sb_html_str(f, where);
+		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
+			"</td></tr>\n", sites[k].loads, sites[k].stores);
+	}
+	fputs("</table></div>\n<p class=\"none\">scalebpf report --addresses lists every kept "
+	      "sample.</p>\n", f);
+out:
+	free(sites);
+	sb_idmap_free(index);
+	return ret;
+}
+
 const struct sb_report_view sb_view_addresses = {
+	.title = "Sampled data addresses",
+	.html = addrs_html,
 	.name = "addresses",
 	.head = addrs_head,
 	.json = addrs_json,

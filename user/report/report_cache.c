@@ -412,8 +412,82 @@ static int cache_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+struct cache_capture {
+	const struct sb_report_ctx *r;
+	int ret;
+};
+
+static void cap_text(void *v, FILE *m)
+{
+	struct cache_capture *x = v;
+
+	x->ret = cache_text(x->r, m);
+}
+
+#define HTML_REGIONS 12
+
+/* A curve per region (the 12 with the most DRAM traffic): hit ratio by
+ * cache size, or for a sampled profile without hit ratios the footprint
+ * by window; the text view's numbers below. */
+static int cache_html(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	struct cache_capture x = { .r = r };
+	struct sb_chip_summary *s;
+	char label[320], lb[SB_CHIP_FP_WINDOWS > SB_CHIP_DEPTH ? SB_CHIP_FP_WINDOWS :
+			    SB_CHIP_DEPTH][32];
+	const char *labels[sizeof(lb) / sizeof(lb[0])];
+	size_t n;
+
+	if (!p->nchip)
+		return 1;
+	if (!(s = summaries(p, r->o, &n)))
+		return -1;
+	for (size_t i = 0; i < n && i < HTML_REGIONS; i++) {
+		double y[sizeof(lb) / sizeof(lb[0])], top = 0;
+		size_t m = 0;
+
+		region_label(p, &s[i], label, sizeof(label));
+		fputs("<h3>", f);
+		sb_html_str(f, label);
+		fprintf(f, ": %s</h3>\n", sb_chip_verdict_name(s[i].verdict));
+		if (!s[i].sampled) {
+			for (int d = 0; d < SB_CHIP_DEPTH; d++) {
+				sb_fmt_bytes(s[i].cache_bytes[d], lb[m], sizeof(lb[m]));
+				labels[m] = lb[m];
+				y[m++] = s[i].hit_ratio[d];
+			}
+			sb_html_chart(f, y, labels, m, 1, "hit ratio", "hit ratio by cache size");
+		} else {
+			for (unsigned w = 0; w < s[i].fp.n && m < sizeof(lb) / sizeof(lb[0]); w++) {
+				char t[32];
+
+				sb_fmt_ns((uint64_t)(s[i].fp.t[w] * 1e9), t, sizeof(t));
+				snprintf(lb[m], sizeof(lb[m]), "%s", t);
+				labels[m] = lb[m];
+				y[m] = s[i].fp.bytes[w] / (1 << 20);
+				top = y[m] > top ? y[m] : top;
+				m++;
+			}
+			if (m)
+				sb_html_chart(f, y, labels, m, top * 1.1, "MB touched",
+					      "footprint by time window (sampled: no hit ratios)");
+			else
+				fputs("<p class=\"none\">no footprint windows</p>\n", f);
+		}
+	}
+	free(s);
+	if (sb_html_capture(f, cap_text, &x, "<details><summary>the numbers (as the text report "
+			    "gives them)</summary><div class=\"scroll\"><pre>",
+			    "</pre></div></details>\n"))
+		return -1;
+	return x.ret;
+}
+
 const struct sb_report_view sb_view_cache = {
 	.name = "chip",
 	.text = cache_text,
 	.json = cache_json,
+	.title = "Cache (CHiP)",
+	.html = cache_html,
 };

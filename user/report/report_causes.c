@@ -358,6 +358,77 @@ static int causes_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+/* What the captures below need. */
+struct cause_capture {
+	const struct sb_report_ctx *r;
+	uint32_t section;
+	int32_t loc;
+	struct sb_source *src;
+};
+
+static void cap_evidence(void *v, FILE *m)
+{
+	struct cause_capture *x = v;
+
+	evidence_line(x->r->p, x->r->causes, x->section, m);
+}
+
+static void cap_none(void *v, FILE *m)
+{
+	struct cause_capture *x = v;
+
+	no_cause(x->r->p, x->r->causes, x->section, m);
+}
+
+static void cap_source(void *v, FILE *m)
+{
+	struct cause_capture *x = v;
+
+	sb_source_lines(x->src, x->loc, m);
+}
+
+void sb_report_causes_html(const struct sb_report_ctx *r, uint32_t s, struct sb_source *src,
+			   FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	const struct sb_causes *c = r->causes;
+	struct cause_capture x = { .r = r, .section = s, .src = src };
+	size_t shown = 0;
+	char loc[512];
+
+	fputs("<h3>Causes of imbalance (LIME)</h3>\n", f);
+	if (!c || !p->nvectors) {
+		fputs("<p class=\"none\">no per-thread event vectors in this profile (record "
+		      "with -F &gt; 0)</p>\n", f);
+		return;
+	}
+	sb_html_capture(f, cap_evidence, &x, "<p>", "</p>\n");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sb_cause *y = &c->c[i];
+
+		if (y->section != s || y->same_cluster)
+			continue;
+		if (!shown++)
+			fputs("<div class=\"scroll\"><table><tr><th class=\"n\">#</th>"
+			      "<th class=\"n\">score</th><th>kind</th><th>where</th></tr>\n", f);
+		sb_loc_format(p, y->loc, loc, sizeof(loc));
+		fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"n\">%.3f</td><td>%s</td><td>",
+			y->rank, y->score, sb_cause_kind_name(y->kind));
+		sb_html_str(f, loc);
+		if (y->alternative_of)
+			fprintf(f, " (alternative to #%u: may decide instead)", y->alternative_of);
+		fputs("</td></tr>\n", f);
+		x.loc = y->loc;
+		sb_html_capture(f, cap_source, &x, "<tr><td></td><td colspan=\"3\"><pre>",
+				"</pre></td></tr>\n");
+	}
+	if (shown) {
+		fputs("</table></div>\n", f);
+	} else {
+		sb_html_capture(f, cap_none, &x, "<p>", "</p>\n");
+	}
+}
+
 const struct sb_report_view sb_view_causes = {
 	.name = "causes",
 	.text = causes_text,

@@ -268,8 +268,150 @@ static int sections_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+static const char *const bar_vars[] = { "busy", "wait", "blocked" };
+static const char *const bar_names[] = { "busy (on CPU)", "waiting at the closing sync",
+					 "blocked inside (locks, I/O, no CPU)" };
+
+/* Per-thread busy / wait / blocked bars, all on the busiest thread's
+ * scale. */
+static void html_threads(const struct sb_section *s, FILE *f)
+{
+	double scale = 0;
+	char b1[32], b2[32];
+
+	for (uint32_t t = 0; t < s->nthreads; t++) {
+		const struct sb_thread_time *x = &s->per_thread[t];
+		double all = (double)(x->wall_ns > x->busy_ns + x->wait_ns ? x->wall_ns :
+				      x->busy_ns + x->wait_ns);
+
+		scale = all > scale ? all : scale;
+	}
+	fputs("<div class=\"scroll\"><table><tr><th class=\"n\">thread</th>"
+	      "<th style=\"width:55%\">busy / wait / blocked</th><th class=\"n\">busy</th>"
+	      "<th class=\"n\">wait</th></tr>\n", f);
+	for (uint32_t t = 0; t < s->nthreads; t++) {
+		const struct sb_thread_time *x = &s->per_thread[t];
+		uint64_t used = x->busy_ns + x->wait_ns;
+		double parts[3] = { (double)x->busy_ns, (double)x->wait_ns,
+				    x->wall_ns > used ? (double)(x->wall_ns - used) : 0 };
+
+		sb_fmt_ns(x->busy_ns, b1, sizeof(b1));
+		sb_fmt_ns(x->wait_ns, b2, sizeof(b2));
+		fprintf(f, "<tr><td class=\"n\">%u</td><td>", x->tid);
+		sb_html_bar(f, parts, bar_vars, bar_names, 3, scale);
+		fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", b1, b2);
+	}
+	fputs("</table></div>\n", f);
+}
+
+#define HEAT_COLUMNS 240   /* instances drawn (evenly picked beyond) */
+#define HEAT_ROWS 64       /* threads drawn */
+
+/* The stored instances over time: a row per thread, a column per
+ * instance, darker where the thread was busy for more of it. */
+static void html_heat(const struct sb_profile *p, size_t si, FILE *f)
+{
+	const struct sb_section *s = &p->sections[si];
+	size_t n = 0, col = 0, step;
+	uint32_t rows = s->nthreads < HEAT_ROWS ? s->nthreads : HEAT_ROWS;
+
+	for (size_t i = 0; i < p->ninstances; i++)
+		n += p->instances[i].section == si;
+	fputs("<h3>Instances over time</h3>\n", f);
+	if (!n || !rows) {
+		fputs("<p class=\"none\">no stored instances</p>\n", f);
+		return;
+	}
+	step = (n + HEAT_COLUMNS - 1) / HEAT_COLUMNS;
+	fprintf(f, "<p>%zu stored instance%s of %llu%s; a row per thread (as in the table), "
+		"darker: busy for more of the instance.</p>\n", n, n == 1 ? "" : "s",
+		(unsigned long long)s->ninstances, step > 1 ? ", every few drawn" : "");
+	fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %zu %u\" preserveAspectRatio=\"none\" "
+		"style=\"height:%upx\" role=\"img\"><title>busy fraction per thread and "
+		"instance</title>", (n + step - 1) / step, rows, rows * 8 < 40 ? 40 : rows * 8);
+	for (size_t i = 0, k = 0; i < p->ninstances; i++) {
+		const struct sb_instance *in = &p->instances[i];
+
+		if (in->section != si || k++ % step)
+			continue;
+		for (uint32_t r = 0; r < rows; r++)
+			for (uint32_t j = 0; j < in->nthreads; j++) {
+				const struct sb_thread_time *x = &in->per_thread[j];
+				double all = (double)(x->wall_ns > x->busy_ns + x->wait_ns ?
+						      x->wall_ns : x->busy_ns + x->wait_ns);
+
+				if (x->tid != s->per_thread[r].tid)
+					continue;
+				fprintf(f, "<rect x=\"%zu\" y=\"%u\" width=\"1\" height=\"1\" "
+					"fill=\"var(--busy)\" fill-opacity=\"%.2f\"/>", col, r,
+					all > 0 ? 0.1 + 0.9 * (double)x->busy_ns / all : 0);
+				break;
+			}
+		col++;
+	}
+	fputs("</svg>\n", f);
+}
+
+static void source_note(void *src, FILE *m)
+{
+	sb_source_note(src, m);
+}
+
+static int sections_html(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	struct sb_source *src;
+	char loc[512], b[32];
+
+	if (!p->nsections)
+		return 1;
+	if (!r->order || !(src = sb_source_open(p, r->o)))
+		return -1;
+	fprintf(f, "<p>%zu section%s ranked by lost thread-time (idle at the closing sync); "
+		"imbalance: the mean idle fraction (LIME). Open one for its threads, its "
+		"instances over time and the causes of its imbalance.</p>\n", p->nsections,
+		p->nsections == 1 ? "" : "s");
+	sb_html_key(f, bar_vars, bar_names, 3);
+	fputs("<div class=\"hdr\"><span>#</span><span>section</span><span class=\"opt\">kind"
+	      "</span><span class=\"opt\">instances</span><span class=\"opt\">imbalance</span>"
+	      "<span>lost</span><span>threads: busy / wait</span></div>\n", f);
+	for (size_t k = 0; k < p->nsections; k++) {
+		size_t si = r->order[k];
+		const struct sb_section *s = &p->sections[si];
+		double parts[3] = { 0, 0, 0 }, all;
+
+		for (uint32_t t = 0; t < s->nthreads; t++) {
+			parts[0] += (double)s->per_thread[t].busy_ns;
+			parts[1] += (double)s->per_thread[t].wait_ns;
+		}
+		all = parts[0] + parts[1];
+		sb_loc_format_section(p, si, loc, sizeof(loc));
+		sb_fmt_ns(s->lost_ns, b, sizeof(b));
+		/* the first open: the page's answer at a glance */
+		fprintf(f, "<details class=\"sec\" id=\"section-%zu\"%s><summary><span>%zu</span>"
+			"<span>", k + 1, k ? "" : " open", k + 1);
+		sb_html_str(f, loc);
+		fprintf(f, "</span><span class=\"opt\">%s</span><span class=\"opt\">%llu</span>"
+			"<span class=\"opt\">%.1f%%</span><span>%s</span><span>",
+			sb_section_kind_name(s->kind), (unsigned long long)s->ninstances,
+			sb_summary_imbalance_pct(s), b);
+		sb_html_bar(f, parts, bar_vars, bar_names, 2, all);
+		fputs("</span></summary>\n<div class=\"body\">\n", f);
+		fprintf(f, "<h3>Threads (%u)</h3>\n", s->nthreads);
+		html_threads(s, f);
+		html_heat(p, si, f);
+		sb_report_causes_html(r, (uint32_t)si, src, f);
+		fputs("</div></details>\n", f);
+	}
+	sb_html_capture(f, source_note, src, "<p class=\"none\">", "</p>\n");
+	sb_source_close(src);
+	return ferror(f) ? -1 : 0;
+}
+
 const struct sb_report_view sb_view_sections = {
 	.name = "sections",
 	.text = sections_text,
 	.json = sections_json,
+	.title = "Parallel sections",
+	.html = sections_html,
 };

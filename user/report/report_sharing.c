@@ -391,7 +391,34 @@ static void sharing_head(const struct sb_report_ctx *r, FILE *f)
 	fputs(" s\n", f);
 }
 
+struct text_capture {
+	const struct sb_report_ctx *r;
+	int ret;
+};
+
+static void cap_text(void *v, FILE *m)
+{
+	struct text_capture *x = v;
+
+	x->ret = sharing_text(x->r, m);
+}
+
+/* The text view's tables as they are, in a block (the same columns, the
+ * same ranks; each string escaped by the view, then by HTML). */
+static int sharing_html(const struct sb_report_ctx *r, FILE *f)
+{
+	struct text_capture x = { .r = r };
+
+	if (!r->p->nsharing && !sb_profile_meta_get(r->p, "coherence_error"))
+		return 1;
+	if (sb_html_capture(f, cap_text, &x, "<div class=\"scroll\"><pre>", "</pre></div>\n"))
+		return -1;
+	return x.ret;
+}
+
 const struct sb_report_view sb_view_sharing = {
+	.title = "Data shared between caches",
+	.html = sharing_html,
 	.name = "sharing",
 	.head = sharing_head,
 	.text = sharing_text,

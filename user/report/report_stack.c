@@ -288,8 +288,83 @@ static int stack_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+static const char *const stack_vars[] = { "busy", "cache", "memory", "sync", "residual" };
+static const char *const stack_names[] = { "measured", "cache", "memory bandwidth",
+					   "synchronization", "residual" };
+
+struct reading_capture {
+	const struct sb_profile *p;
+	const struct sb_stack_row *row;
+	const struct sb_stack *s;
+};
+
+static void cap_reading(void *v, FILE *m)
+{
+	struct reading_capture *x = v;
+
+	reading(m, x->p, x->row, x->s);
+}
+
+static void cap_program(void *p, FILE *m)
+{
+	program_text(p, m);
+}
+
+/* Per phase, a stacked bar per thread count above one: the perfect
+ * speedup split into measured, cache, memory, synchronization and the
+ * residual; the reading beside it. */
+static int stack_html(const struct sb_report_ctx *r, FILE *f)
+{
+	const struct sb_profile *p = r->p;
+	uint32_t last = UINT32_MAX;
+
+	if (!p->nstack)
+		return 1;
+	sb_html_capture(f, cap_program, (void *)p, "<pre>", "</pre>\n");
+	sb_html_key(f, stack_vars, stack_names, 5);
+	for (size_t i = 0; i < p->nstack; i++) {
+		const struct sb_stack_row *row = &p->stack[i];
+		struct reading_capture x = { .p = p, .row = row };
+		struct sb_stack s;
+		double parts[5];
+		char loc[256];
+
+		if (row->section != last) {
+			if (last != UINT32_MAX)
+				fputs("</table></div>\n", f);
+			sb_loc_format_section(p, row->section, loc, sizeof(loc));
+			fputs("<h3>", f);
+			sb_html_str(f, loc);
+			fputs("</h3>\n<div class=\"scroll\"><table><tr><th class=\"n\">threads</th>"
+			      "<th class=\"n\">measured</th><th style=\"width:40%\">of perfect</th>"
+			      "<th>reading</th></tr>\n", f);
+			last = row->section;
+		}
+		if (row->threads < 2)
+			continue;
+		stack_of(row, &s);
+		x.s = &s;
+		parts[0] = s.measured;
+		parts[1] = s.cache;
+		parts[2] = s.memory;
+		parts[3] = s.sync;
+		parts[4] = fabs(s.residual);
+		fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"n\">%.2f of %.0f</td><td>",
+			row->threads, s.measured, s.perfect);
+		sb_html_bar(f, parts, stack_vars, stack_names, 5, s.perfect);
+		fputs("</td><td>", f);
+		sb_html_capture(f, cap_reading, &x, "", "");
+		fputs("</td></tr>\n", f);
+	}
+	if (last != UINT32_MAX)
+		fputs("</table></div>\n", f);
+	return 0;
+}
+
 const struct sb_report_view sb_view_stack = {
 	.name = "stacks",
 	.text = stack_text,
 	.json = stack_json,
+	.title = "Speedup stacks",
+	.html = stack_html,
 };

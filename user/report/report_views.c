@@ -30,11 +30,11 @@
 const struct sb_report_view *const sb_report_views[] = {
 	&sb_view_counts,        /* a listing only; --counts wins over --addresses */
 	&sb_view_meta,
-	&sb_view_addresses,
 	&sb_view_sections,
 	&sb_view_causes,
 	&sb_view_waits,
 	&sb_view_locks,
+	&sb_view_addresses,     /* (a head line and an HTML panel: after the waits) */
 	&sb_view_sharing,
 	&sb_view_cache,
 	&sb_view_stack,

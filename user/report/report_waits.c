@@ -42,10 +42,41 @@ static int waits_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+static const char *const wait_var[] = { "wait" };
+
+static int waits_html(const struct sb_report_ctx *r, FILE *f)
+{
+	struct sb_summary_prim_total prims[SB_PRIM_MAX];
+	size_t np = sb_summary_waits_by_prim(r->p, prims);
+	double most = 0;
+	char b[32];
+
+	if (!np)
+		return 1;
+	for (size_t i = 0; i < np; i++)
+		most = (double)prims[i].wait_ns > most ? (double)prims[i].wait_ns : most;
+	fputs("<div class=\"scroll\"><table><tr><th>primitive</th><th class=\"n\">count</th>"
+	      "<th class=\"n\">wait</th><th style=\"width:45%\"></th></tr>\n", f);
+	for (size_t i = 0; i < np; i++) {
+		double v = (double)prims[i].wait_ns;
+		const char *name = sb_prim_name(prims[i].prim);
+
+		sb_fmt_ns(prims[i].wait_ns, b, sizeof(b));
+		fprintf(f, "<tr><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td>",
+			name, (unsigned long long)prims[i].count, b);
+		sb_html_bar(f, &v, wait_var, &name, 1, most);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table></div>\n", f);
+	return 0;
+}
+
 const struct sb_report_view sb_view_waits = {
 	.name = "waits",
 	.text = waits_text,
 	.json = waits_json,
+	.title = "Waits by primitive",
+	.html = waits_html,
 };
 
 static int locks_text(const struct sb_report_ctx *r, FILE *f)
@@ -98,8 +129,39 @@ static int locks_json(const struct sb_report_ctx *r, struct sb_json *j)
 	return 0;
 }
 
+static int locks_html(const struct sb_report_ctx *r, FILE *f)
+{
+	struct sb_summary_lock_total *locks;
+	long nl = sb_summary_locks_ranked(r->p, &locks);
+	char b[32], loc[512];
+
+	if (nl < 0)
+		return -1;
+	if (!nl) {
+		free(locks);
+		return 1;
+	}
+	fputs("<div class=\"scroll\"><table><tr><th>primitive</th><th class=\"n\">contentions"
+	      "</th><th class=\"n\">wait</th><th>call site</th></tr>\n", f);
+	for (long i = 0; i < nl && i < 50; i++) {
+		sb_fmt_ns(locks[i].wait_ns, b, sizeof(b));
+		sb_loc_format_addr(r->p, locks[i].loc, loc, sizeof(loc));
+		fprintf(f, "<tr><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td>",
+			sb_prim_name(locks[i].prim), (unsigned long long)locks[i].contentions, b);
+		sb_html_str(f, loc);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table></div>\n", f);
+	if (nl > 50)
+		fprintf(f, "<p class=\"none\">and %ld more (the JSON report lists all)</p>\n", nl - 50);
+	free(locks);
+	return 0;
+}
+
 const struct sb_report_view sb_view_locks = {
 	.name = "locks",
 	.text = locks_text,
 	.json = locks_json,
+	.title = "Contended locks and condition variables",
+	.html = locks_html,
 };
