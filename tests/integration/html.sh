@@ -18,7 +18,7 @@ HT_CHROME=$(command -v chromium || command -v chromium-browser || true)
 # PAGE OUT: the page as Chromium renders it (its DOM) into OUT; its
 # messages into OUT.err
 ht_dom() {
-	timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+	timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
 		--enable-logging=stderr --v=0 --window-size="${3:-1280},2400" \
 		--virtual-time-budget=2000 --dump-dom "file://$1" >"$2" 2>"$2.err"
 }
@@ -76,14 +76,14 @@ EOF
 		local shot=$page
 		[ "$w" = 390 ] && shot=$TMP/ht_phone.html
 		rm -f "$TOP/build/html-report-$w.png"
-		timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+		timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
 			--allow-file-access-from-files --window-size="$((w < 500 ? 500 : w)),2400" \
 			--virtual-time-budget=2000 --screenshot="$TOP/build/html-report-$w.png" \
 			"file://$shot" >/dev/null 2>&1
 		check "html, chromium: a screenshot at $w px (build/html-report-$w.png)" \
 			bash -c "head -c 8 '$TOP/build/html-report-$w.png' 2>/dev/null | grep -q PNG"
 	done
-	if timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+	if timeout 120 "$HT_CHROME" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
 		--allow-file-access-from-files --window-size=800,2400 --virtual-time-budget=3000 \
 		--dump-dom "file://$TMP/ht_phone.html" >"$TMP/ht_phone_dom.html" 2>/dev/null; then
 		w=$(sed -n 's|.*<pre id="probe">\([0-9]*\)</pre>.*|\1|p' "$TMP/ht_phone_dom.html")
