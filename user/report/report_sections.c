@@ -304,6 +304,28 @@ static void html_threads(const struct sb_section *s, FILE *f)
 	fputs("</table></div>\n", f);
 }
 
+/* The section's waits by what they waited for: its closing primitive,
+ * and blocked inside it (the waits table has them by call site). */
+static void html_waits(const struct sb_section *s, FILE *f)
+{
+	uint64_t wait = 0, blocked = 0;
+	char a[32], b[32];
+
+	for (uint32_t t = 0; t < s->nthreads; t++) {
+		const struct sb_thread_time *x = &s->per_thread[t];
+		uint64_t used = x->busy_ns + x->wait_ns;
+
+		wait += x->wait_ns;
+		blocked += x->wall_ns > used ? x->wall_ns - used : 0;
+	}
+	sb_fmt_ns(wait, a, sizeof(a));
+	sb_fmt_ns(blocked, b, sizeof(b));
+	fprintf(f, "<p>Its waits, all threads: %s at its closing %s; %s blocked inside it "
+		"(locks, condition variables, I/O, waiting for a CPU: by call site under "
+		"<a href=\"#locks\">contended locks</a>).</p>\n", a, sb_section_kind_name(s->kind),
+		b);
+}
+
 #define HEAT_COLUMNS 240   /* instances drawn (evenly picked beyond) */
 #define HEAT_ROWS 64       /* threads drawn */
 
@@ -399,6 +421,7 @@ static int sections_html(const struct sb_report_ctx *r, FILE *f)
 		fputs("</span></summary>\n<div class=\"body\">\n", f);
 		fprintf(f, "<h3>Threads (%u)</h3>\n", s->nthreads);
 		html_threads(s, f);
+		html_waits(s, f);
 		html_heat(p, si, f);
 		sb_report_causes_html(r, (uint32_t)si, src, f);
 		fputs("</div></details>\n", f);
