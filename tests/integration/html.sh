@@ -94,6 +94,24 @@ EOF
 	fi
 }
 
+# Firefox too, where it is installed (the CI installs Chromium only: the
+# page has no script, so the two differ only in layout)
+ht_firefox_group() {
+	local ff prof
+	ff=$(command -v firefox-esr || command -v firefox || true)
+	if [ -z "$ff" ]; then
+		echo "skip html in Firefox: not installed (apt-get install firefox-esr to check)"
+		return
+	fi
+	prof=$(mktemp -d "$TMP/ff.XXXXXX")
+	rm -f "$TOP/build/html-report-firefox.png"
+	timeout 120 "$ff" --headless --profile "$prof" --window-size=1280,2400 \
+		--screenshot "$TOP/build/html-report-firefox.png" "file://$TMP/ht_demo.html" \
+		>"$TMP/ff.log" 2>&1
+	check "html, Firefox: a screenshot at 1280 px (build/html-report-firefox.png)" \
+		bash -c "head -c 8 '$TOP/build/html-report-firefox.png' 2>/dev/null | grep -q PNG"
+}
+
 # markup in a profile's strings is text, never markup
 ht_crafted_group() {
 	local tool=$TMP/ht_craft
@@ -146,5 +164,6 @@ EOF
 
 if wl_built gcc demo; then
 	timed_group "html (demo)" ht_group
+	[ -s "$TMP/ht_demo.html" ] && ht_firefox_group
 fi
 ht_crafted_group
