@@ -74,10 +74,12 @@ ex_group() {
 	fi
 	if "$SB" report -i "$sbp" --format perfetto -o "$tr" 2>"$TMP/ex.err" &&
 		"$EX_PY" "$TOP/tests/tools/trace_check.py" "$tr" >"$tc" 2>"$TMP/ex.err"; then
-		jqcheck "export $name, perfetto: the schema holds (fields, B/E, time order and nesting per track, flows)" \
-			"$tc" '.problems == [] and .slices > 0 and .tracks >= 2' || jq -c .problems "$tc"
-		jqcheck "export $name, perfetto: every instance on the timeline" "$tc" \
-			'.metadata.instances == .metadata.instances_stored'
+		jqcheck "export $name, perfetto: the schema holds (fields, B/E and b/e pairs, time order and nesting per track, flows)" \
+			"$tc" '.problems == [] and .slices > 0 and .tracks >= 1' || jq -c .problems "$tc"
+		exq "export $name, perfetto: every instance on the timeline, on its section's track" \
+			"$tc" "$j" '.metadata.instances == .metadata.instances_stored and
+			 .async_slices == .metadata.instances_stored and
+			 .metadata.instances == ([$r[0].sections[].instances] | add // 0)'
 		exq "export $name, perfetto: busy and wait per thread = the report's sections' per thread" \
 			"$tc" "$j" \
 			'([$r[0].sections[].per_thread[]] | group_by(.tid)) as $g |

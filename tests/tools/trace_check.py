@@ -3,11 +3,12 @@
 by `scalebpf report --format perfetto` and prints one JSON object:
   problems   the schema's rules broken: an event without ph/pid/tid/ts, a
              B without its E (or an E without a B), slices of one track out
-             of time order or straddling an open slice's end, a flow start
+             of time order or straddling an open slice's end, an async (b/e)
+             slice unended, ended twice or before its begin, a flow start
              without its finish, a negative ts or dur
   busy, wait {tid: ns}: the work slices' busy_ns and the wait slices'
              wait_ns summed per thread
-  tracks, slices, flows, counters: how many
+  tracks, slices, async_slices, flows, counters: how many
 """
 import json
 import sys
@@ -19,6 +20,8 @@ problems = []
 busy, wait = {}, {}
 tracks = {}
 open_b = {}
+async_open = {}
+asyncs = 0
 flows_s, flows_f = set(), set()
 counters = slices = 0
 for e in ev:
@@ -50,12 +53,25 @@ for e in ev:
             problems.append("an E without its B on %r" % (key,))
         else:
             open_b[key] -= 1
+    elif ph in ("b", "e"):
+        k = (e["pid"], e.get("cat"), e.get("id"), e.get("name"))
+        if ph == "b":
+            asyncs += 1
+            if k in async_open:
+                problems.append("async slice %r begun twice" % (k,))
+            async_open[k] = e["ts"]
+        elif k not in async_open:
+            problems.append("async end without its begin: %r" % (k,))
+        elif e["ts"] < async_open.pop(k):
+            problems.append("async slice %r ends before it begins" % (k,))
     elif ph == "s":
         flows_s.add(e["id"])
     elif ph == "f":
         flows_f.add(e["id"])
     elif ph == "C":
         counters += 1
+for k in async_open:
+    problems.append("async slice %r never ends" % (k,))
 for key, n in open_b.items():
     if n:
         problems.append("%d B without an E on %r" % (n, key))
@@ -76,6 +92,6 @@ for key, sl in tracks.items():
                             % (key, ts, stack[-1]))
         stack.append(end)
 json.dump({"problems": problems[:20], "busy": busy, "wait": wait, "tracks": len(tracks),
-           "slices": slices, "flows": len(flows_s), "counters": counters,
+           "slices": slices, "async_slices": asyncs, "flows": len(flows_s), "counters": counters,
            "metadata": doc.get("metadata", {}) if isinstance(doc, dict) else {}}, sys.stdout)
 print()

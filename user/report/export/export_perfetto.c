@@ -9,7 +9,8 @@
  *     "wait: PRIMITIVE @ SECTION" to the instance's end (args: wait_ns).
  *     A thread's departure is taken as the instance's end: the profile
  *     keeps each thread's segment length and wait, not its own clock;
- *   - a "sections" track (tid 0) with one slice per instance;
+ *   - per section a process-level track (async slices, named by the
+ *     section) with one slice per instance;
  *   - flow arrows from the last thread to arrive (the one that waited
  *     least: it released the others) to each waiter's wait slice;
  *   - a "samples/s" counter: each instance's cpu-clock samples over its
@@ -29,7 +30,7 @@
 
 #include "report/report.h"
 
-enum ev_kind { EV_WORK, EV_WAIT, EV_INSTANCE };
+enum ev_kind { EV_WORK, EV_WAIT };
 
 #define MAX_NEST 64   /* slices open at once on a track (deeper: not tracked) */
 
@@ -62,18 +63,6 @@ static void put(struct line *l, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n > sizeof(l->b) - 1 - l->n)
-		n = sizeof(l->b) - 1 - l->n;
-	memcpy(l->b + l->n, s, n);
-	l->n += n;
-}
-
-/* s less its last n_less bytes */
-static void put_less(struct line *l, const char *s, size_t n_less)
-{
-	size_t n = strlen(s);
-
-	n = n > n_less ? n - n_less : 0;
 	if (n > sizeof(l->b) - 1 - l->n)
 		n = sizeof(l->b) - 1 - l->n;
 	memcpy(l->b + l->n, s, n);
@@ -167,7 +156,7 @@ static void slice(struct perfetto *x, const struct ev *e)
 {
 	const struct sb_instance *in = &x->p->instances[e->instance];
 	int known = in->section < x->p->nsections;
-	const struct sb_thread_time *t = e->kind == EV_INSTANCE ? NULL : &in->per_thread[e->slot];
+	const struct sb_thread_time *t = &in->per_thread[e->slot];
 	struct line l = { .n = 0 };
 
 	put(&l, x->first ? "\n  " : ",\n  ");
@@ -180,18 +169,7 @@ static void slice(struct perfetto *x, const struct ev *e)
 	put_us(&l, e->ts);
 	put(&l, ",\"dur\":");
 	put_us(&l, e->dur);
-	if (e->kind == EV_INSTANCE) {
-		/* "SECTION #seq": its JSON string, the closing quote after */
-		put(&l, ",\"name\":");
-		put_less(&l, known ? x->sec_json[in->section] : "\"?\"", 1);
-		put(&l, " #");
-		put_u64(&l, in->seq);
-		put(&l, "\",\"args\":{\"section\":");
-		put(&l, known ? x->sec_json[in->section] : "\"?\"");
-		put(&l, ",\"threads\":");
-		put_u64(&l, in->nthreads);
-		put(&l, "}}");
-	} else if (e->kind == EV_WORK) {
+	if (e->kind == EV_WORK) {
 		uint64_t used = t->busy_ns + t->wait_ns;
 
 		put(&l, ",\"name\":\"work\",\"args\":{\"section\":");
@@ -216,9 +194,7 @@ static size_t instance_events(struct perfetto *x, size_t i, struct ev *ev, size_
 {
 	const struct sb_instance *in = &x->p->instances[i];
 	uint64_t end = in->end_ns > x->t0 ? in->end_ns - x->t0 : 0;
-	uint64_t start = in->start_ns > x->t0 ? in->start_ns - x->t0 : 0;
 
-	ev[n++] = (struct ev){ 0, EV_INSTANCE, start, end > start ? end - start : 0, i, 0 };
 	for (uint32_t k = 0; k < in->nthreads; k++) {
 		const struct sb_thread_time *t = &in->per_thread[k];
 		uint64_t wall = t->wall_ns < end ? t->wall_ns : end;
@@ -228,6 +204,43 @@ static size_t instance_events(struct perfetto *x, size_t i, struct ev *ev, size_
 		ev[n++] = (struct ev){ t->tid, EV_WAIT, end - wait, wait, i, k };
 	}
 	return n;
+}
+
+/* Instance i on its section's process-level track: an async slice (b,
+ * e) named by the section, its id the instance's index. */
+static void instance_slice(struct perfetto *x, size_t i)
+{
+	const struct sb_instance *in = &x->p->instances[i];
+	const char *name = in->section < x->p->nsections ? x->sec_json[in->section] : "\"?\"";
+	uint64_t start = in->start_ns > x->t0 ? in->start_ns - x->t0 : 0;
+	uint64_t end = in->end_ns > x->t0 ? in->end_ns - x->t0 : 0;
+	struct line l = { .n = 0 };
+
+	if (end < start)
+		end = start;
+	put(&l, x->first ? "\n  " : ",\n  ");
+	x->first = 0;
+	for (int e = 0; e < 2; e++) {
+		put(&l, e ? "},\n  {\"ph\":\"e\",\"pid\":" : "{\"ph\":\"b\",\"pid\":");
+		put_u64(&l, x->pid);
+		put(&l, ",\"tid\":");
+		put_u64(&l, x->pid);
+		put(&l, ",\"cat\":\"section\",\"id\":");
+		put_u64(&l, i + 1);
+		put(&l, ",\"name\":");
+		put(&l, name);
+		put(&l, ",\"ts\":");
+		put_us(&l, e ? end : start);
+		if (!e) {
+			put(&l, ",\"args\":{\"instance\":");
+			put_u64(&l, in->seq);
+			put(&l, ",\"threads\":");
+			put_u64(&l, in->nthreads);
+			put(&l, "}");
+		}
+	}
+	put(&l, "}");
+	fwrite(l.b, 1, l.n, x->f);
 }
 
 /* One end of a release arrow: head ("{"ph":"s"..."), then the rest. */
@@ -317,7 +330,7 @@ static int perfetto_write(const struct sb_profile *p, FILE *f, char *err, size_t
 	int ret = -ENOMEM;
 
 	for (size_t i = 0; i < p->ninstances; i++)
-		cap += 1 + 2 * (size_t)p->instances[i].nthreads;
+		cap += 2 * (size_t)p->instances[i].nthreads;
 	ev = malloc((cap + 1) * sizeof(*ev));
 	samples = calloc(p->ninstances + 1, sizeof(*samples));
 	x.section_names = calloc(p->nsections + 1, sizeof(*x.section_names));
@@ -362,7 +375,6 @@ static int perfetto_write(const struct sb_profile *p, FILE *f, char *err, size_t
 	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", f);
 	meta_name(&x, "process_name", 0, sb_profile_meta_get(p, "executable") ?
 		  sb_profile_meta_get(p, "executable") : "target");
-	meta_name(&x, "thread_name", 0, "sections");
 	for (size_t t = 0; t < p->nthreads; t++) {
 		snprintf(name, sizeof(name), "%s %" PRIu32,
 			 p->threads[t].comm ? p->threads[t].comm : "thread", p->threads[t].tid);
@@ -390,6 +402,8 @@ static int perfetto_write(const struct sb_profile *p, FILE *f, char *err, size_t
 		if (depth < MAX_NEST)
 			open[depth++] = end;
 	}
+	for (size_t i = 0; i < p->ninstances; i++)
+		instance_slice(&x, i);
 	for (size_t i = 0; i < p->ninstances; i++)
 		flows(&x, i, &flow_id);
 	counters(&x, samples);
