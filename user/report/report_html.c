@@ -26,6 +26,8 @@ static const char css[] =
 	"body{margin:0;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
 	"color:var(--ink);background:var(--bg)}\n"
 	"header,main,footer{max-width:1200px;margin:0 auto;padding:12px 16px}\n"
+	/* a long path or name breaks anywhere rather than widen a phone's page */
+	"h1,h2,h3,p,td,th,summary span{overflow-wrap:anywhere}\n"
 	"h1{font-size:1.35em;margin:.3em 0}h2{font-size:1.15em;margin:1.2em 0 .4em;"
 	"border-bottom:2px solid var(--line)}h3{font-size:1em;margin:.8em 0 .3em}\n"
 	".strip{display:grid;grid-template-columns:repeat(auto-fit,minmax(230px,1fr));gap:6px 16px;"
