@@ -129,8 +129,16 @@ $(BUILD)/asan/%.o: %.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS)
+$(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ) \
+		| $(BUILD)/asan/libscalebpf-profiled.so
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(filter %.o,$^) -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) \
+		$(LIBS_ELF) $(LIBS_ANALYSIS)
+
+# `scalebpf stack` finds the framework beside its binary: the sanitizer
+# build's gets the same library (it runs in the program, never under ASan).
+$(BUILD)/asan/libscalebpf-profiled.so: $(BUILD)/libscalebpf-profiled.so
+	@mkdir -p $(@D)
+	cp $< $@
 
 # Loads the hardware samplers' BPF programs through record's own loader
 # (tests/integration/hw.sh): they must pass the verifier even where no

