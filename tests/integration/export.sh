@@ -132,14 +132,62 @@ if ex_ready; then
 			bad "export: record omp_cg ($cc)"
 		fi
 	done
+	# a crafted profile's strings (invalid UTF-8, control characters):
+	# pprof's strings must be UTF-8 for its readers (Python's protobuf
+	# refuses others), the trace must stay JSON
+	if ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$TOP/analysis" -x c - -x none \
+		"$TOP"/build/analysis/*/*.o -lgsl -lgslcblas -lm -o "$TMP/ex_craft" \
+		2>"$TMP/ex_craft.err" <<'EOF'
+#include "profile/profile.h"
+int main(int argc, char **argv)
+{
+	struct sb_profile *p = sb_profile_alloc();
+	struct sb_thread_time t[2] = { { 1, 100, 900, 1000 }, { 2, 900, 100, 1000 } };
+	struct sb_loc l = { .addr = 0x401000, .binary = -1, .line = 7,
+			    .function = "f\xff\xfe\x1b[31m\"quoted\"", .file = "x\xc3.c" };
+	struct sb_section s = { .kind = SB_SECT_BARRIER, .loc = 0, .ninstances = 1,
+				.nthreads = 2, .per_thread = t, .lost_ns = 800 };
+	struct sb_instance in = { .section = 0, .start_ns = 10, .end_ns = 1010,
+				  .nthreads = 2, .per_thread = t };
+	struct sb_thread th = { .tid = 1, .comm = "c\xff\n", .start_ns = 0, .end_ns = 2000 };
+	struct sb_wait w = { .prim = SB_PRIM_BARRIER, .loc = 0, .count = 2, .wait_ns = 1000 };
+	(void)argc;
+	sb_profile_add_thread(p, &th);
+	sb_profile_add_loc(p, &l);
+	sb_profile_add_section(p, &s);
+	sb_profile_add_instance(p, &in);
+	sb_profile_add_wait(p, &w);
+	return sb_profile_write(p, argv[1], 0, 0) ? 1 : 0;
+}
+EOF
+	then
+		if "$TMP/ex_craft" "$TMP/ex_craft.sbp" &&
+			"$SB" report -i "$TMP/ex_craft.sbp" --format pprof -o "$TMP/ex_craft.pb.gz" &&
+			"$SB" report -i "$TMP/ex_craft.sbp" --format perfetto -o "$TMP/ex_craft.json"; then
+			"$EX_PY" "$TOP/tests/tools/pprof_totals.py" "$EX_PB" "$TMP/ex_craft.pb.gz" \
+				>"$TMP/ex_craft.pt" 2>"$TMP/ex_craft.pterr"
+			jqcheck "export: a crafted profile's strings: its pprof decodes (UTF-8 strings)" \
+				"$TMP/ex_craft.pt" '.problems == [] and .totals.busy == 1000' ||
+				cat "$TMP/ex_craft.pterr"
+			"$EX_PY" "$TOP/tests/tools/trace_check.py" "$TMP/ex_craft.json" \
+				>"$TMP/ex_craft.tc" 2>"$TMP/ex_craft.tcerr"
+			jqcheck "export: a crafted profile's strings: its trace is UTF-8 JSON, the schema holds" \
+				"$TMP/ex_craft.tc" '.problems == []' || cat "$TMP/ex_craft.tcerr"
+		else
+			bad "export: the crafted profile's exports"
+		fi
+	else
+		bad "export: build the crafted profile's writer"
+		cat "$TMP/ex_craft.err"
+	fi
 	# nothing recorded: valid, empty exports
 	if "$SB" record -q -o "$TMP/exr_true.sbp" -- /bin/true 2>"$TMP/exr_true.err" &&
 		"$SB" report -i "$TMP/exr_true.sbp" --format pprof -o "$TMP/ex_true.pb.gz" &&
 		"$SB" report -i "$TMP/exr_true.sbp" --format perfetto -o "$TMP/ex_true.trace.json"; then
 		check "export: an empty profile's pprof decodes" bash -c \
-			"'$EX_PY' '$TOP/tests/tools/pprof_totals.py' '$EX_PB' '$TMP/ex_true.pb.gz' | jq -e '.problems == []' >/dev/null"
+			"set -o pipefail; '$EX_PY' '$TOP/tests/tools/pprof_totals.py' '$EX_PB' '$TMP/ex_true.pb.gz' | jq -e '.problems == []' >/dev/null"
 		check "export: an empty profile's trace is valid" bash -c \
-			"'$EX_PY' '$TOP/tests/tools/trace_check.py' '$TMP/ex_true.trace.json' | jq -e '.problems == []' >/dev/null"
+			"set -o pipefail; '$EX_PY' '$TOP/tests/tools/trace_check.py' '$TMP/ex_true.trace.json' | jq -e '.problems == []' >/dev/null"
 	else
 		bad "export: a profile with nothing in it"
 		cat "$TMP/exr_true.err"

@@ -149,14 +149,14 @@ EOF
 			bash -c "! grep -qi '<script\|<img' '$TMP/ht_craft.html' &&
 				 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' '$TMP/ht_craft.html'"
 		check "html: the crafted page still parses" bash -c \
-			"'$HT_PY' '$TOP/tests/tools/html_check.py' '$TMP/ht_craft.html' | jq -e '.problems == [] and .sections == 1' >/dev/null"
+			"set -o pipefail; '$HT_PY' '$TOP/tests/tools/html_check.py' '$TMP/ht_craft.html' | jq -e '.problems == [] and .sections == 1' >/dev/null"
 	else
 		bad "html: the crafted profile's page"
 	fi
 	if "$SB" record -q -o "$TMP/ht_true.sbp" -- /bin/true 2>/dev/null &&
 		"$SB" report -i "$TMP/ht_true.sbp" --format html -o "$TMP/ht_true.html"; then
 		check "html: a profile with nothing in it: a valid page, its panels 'not recorded'" \
-			bash -c "'$HT_PY' '$TOP/tests/tools/html_check.py' '$TMP/ht_true.html' | jq -e '.problems == [] and (.text | contains(\"not recorded\"))' >/dev/null"
+			bash -c "set -o pipefail; '$HT_PY' '$TOP/tests/tools/html_check.py' '$TMP/ht_true.html' | jq -e '.problems == [] and (.text | contains(\"not recorded\"))' >/dev/null"
 	else
 		bad "html: an empty profile's page"
 	fi

@@ -251,18 +251,28 @@ void sb_fmt_ns(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 }
 
+/* JSON is UTF-8: a byte outside a valid sequence (a crafted profile's)
+ * is written as U+FFFD, as lenient readers (jq) read it anyway. */
 void sb_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
+		unsigned cp;
+		size_t n;
 
-		if (c == '"' || c == '\\')
+		if (c == '"' || c == '\\') {
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
+		} else if (c < 0x20) {
 			fprintf(f, "\\u%04x", c);
-		else
+		} else if (c < 0x80) {
 			fputc(c, f);
+		} else if ((n = utf8_seq((const unsigned char *)s, &cp))) {
+			fwrite(s, 1, n, f);
+			s += n - 1;
+		} else {
+			fputs("\\ufffd", f);
+		}
 	}
 	fputc('"', f);
 }

@@ -68,15 +68,20 @@ static uint64_t fnv(const char *s)
 	return h;
 }
 
-/* s's index in the string table, added if new; 0 ("") on ENOMEM. */
-static uint64_t str_id(struct pprof *x, const char *s)
+/* s's index in the string table, added if new; 0 ("") on ENOMEM.  The
+ * table holds s as the text report shows it (sb_text_escape): proto3
+ * strings must be UTF-8, and a crafted profile's need not be. */
+static uint64_t str_id(struct pprof *x, const char *raw)
 {
+	char buf[4096];
+	const char *s;
 	void **slot;
 	size_t i;
 	char *copy;
 
-	if (!s || !*s)
+	if (!raw || !*raw)
 		return 0;
+	s = sb_text_escape(raw, buf, sizeof(buf));
 	slot = sb_idmap_slot(x->str_ids, fnv(s), strlen(s), true);
 	if (!slot) {
 		x->out.oom = 1;
