@@ -40,6 +40,14 @@ profile_input_group() {
 		"timeout 20 '$SB' report -i '$TOP/tests/fuzz/regress/chip-busy-time-overflow' >'$TMP/pi-chip.txt' 2>&1 &&
 		 grep -q '^Cache:' '$TMP/pi-chip.txt'"
 
+	# A sampled CHIP row whose last footprint window is 2^64 - 2 ns
+	# (fuzz_profile in CI, tests/fuzz/regress/): its HTML chart label cast
+	# a double beyond 2^64 to an integer, undefined (the ASan pass aborts).
+	check "HTML report of a footprint window of 2^64 ns: exit 0, the Cache panel" bash -c \
+		"timeout 20 '$SB' report -i '$TOP/tests/fuzz/regress/chip-fp-window-overflow' \
+			--format html -o '$TMP/pi-fp.html' >/dev/null 2>&1 &&
+		 grep -q 'footprint by time window' '$TMP/pi-fp.html'"
+
 	# A STACK row of 4026531841 threads (fuzz_profile, tests/fuzz/regress/):
 	# its bar took 12 cells a thread once.
 	timeout 20 "$SB" report -i "$TOP/tests/fuzz/regress/stack-bar-threads-overflow" 2>&1 |

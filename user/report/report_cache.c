@@ -121,11 +121,16 @@ static void verdict_text(const struct sb_chip_summary *s, FILE *f)
 }
 
 /* ns of seconds, saturated: a crafted profile's times may not fit */
+/* A double from a profile as a count: a crafted chunk can make it NaN,
+ * negative or beyond 2^64, where a plain cast is undefined. */
+static uint64_t u64_of(double x)
+{
+	return x >= 0 && x < 1.8e19 ? (uint64_t)x : x >= 1.8e19 ? UINT64_MAX : 0;
+}
+
 static uint64_t ns_of(double sec)
 {
-	double ns = sec * 1e9;
-
-	return ns >= 0 && ns < 1.8e19 ? (uint64_t)ns : ns >= 1.8e19 ? UINT64_MAX : 0;
+	return u64_of(sec * 1e9);
 }
 
 static const char *const kind_names[SB_CHIP_KIND_MAX] = { "section", "function", "run" };
@@ -163,10 +168,10 @@ static void sampled_text(const struct sb_chip_summary *s, FILE *f)
 	fprintf(f, "    footprint (distinct bytes a thread touches in a window; %llu probes):",
 		(unsigned long long)s->fp.probes);
 	for (unsigned i = 0; i < s->fp.n; i++) {
-		sb_fmt_bytes((uint64_t)(s->fp.bytes[i] > 0 ? s->fp.bytes[i] : 0), a, sizeof(a));
+		sb_fmt_bytes(u64_of(s->fp.bytes[i]), a, sizeof(a));
 		fprintf(f, "%s %.3g ms %s", i % 4 ? "," : i ? "\n     " : "\n     ",
 			s->fp.t[i] * 1e3, a);
-		sb_fmt_bytes((uint64_t)s->fp.err[i], a, sizeof(a));
+		sb_fmt_bytes(u64_of(s->fp.err[i]), a, sizeof(a));
 		fprintf(f, " (+-%s)", a);
 	}
 	fputs("\n    DRAM demand by cache size (bytes/s it lets through; <: at most, the cache "
@@ -462,7 +467,7 @@ static int cache_html(const struct sb_report_ctx *r, FILE *f)
 			for (unsigned w = 0; w < s[i].fp.n && m < sizeof(lb) / sizeof(lb[0]); w++) {
 				char t[32];
 
-				sb_fmt_ns((uint64_t)(s[i].fp.t[w] * 1e9), t, sizeof(t));
+				sb_fmt_ns(ns_of(s[i].fp.t[w]), t, sizeof(t));
 				snprintf(lb[m], sizeof(lb[m]), "%s", t);
 				labels[m] = lb[m];
 				y[m] = s[i].fp.bytes[w] / (1 << 20);
