@@ -100,6 +100,19 @@ wl_built() {
 	return 1
 }
 
+# exq DESC FILE REPORT FILTER: FILTER on FILE holds, with the JSON
+# report REPORT as $r[0]
+exq() {
+	local desc=$1 file=$2 rep=$3 filter=$4
+	if [ -s "$file" ] && jq -e --slurpfile r "$rep" "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then
+		ok "$desc"
+	else
+		bad "$desc"
+		cat "$TMP/jq.err" 2>/dev/null
+		return 1
+	fi
+}
+
 # record_json OUT.json ARGS...: record, then the JSON report; the record's
 # stderr is kept in OUT.err.
 record_json() {

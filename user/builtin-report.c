@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* scalebpf report: read a profile, rank where thread-time is lost. */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,10 +18,11 @@
 
 /* The usage text: the listing views' options go between the two halves. */
 static const char report_usage_head[] =
-"usage: scalebpf report [-i FILE] [--format text|json] [--sort KEY] [--top N]\n"
+"usage: scalebpf report [-i FILE|DIR] [--format text|json] [--sort KEY] [--top N]\n"
 "                       [--source-dir DIR | --no-source] [--times PLAIN]\n"
 "       scalebpf report [-i FILE] --format html|pprof|perfetto -o OUT\n"
 "       scalebpf report [-i FILE] --addresses\n"
+"       scalebpf report --diff A B [--format text|json]\n"
 "\n"
 "Read a profile written by `scalebpf record` (on this or any other machine:\n"
 "locations were symbolized when recording) and show:\n"
@@ -46,7 +48,10 @@ static const char report_usage_head[] =
 "Busy time is on-CPU time, so runs with more threads than cores still show\n"
 "each thread's true work.\n"
 "\n"
-"  -i, --input FILE     profile to read (default: scalebpf.data)\n"
+"  -i, --input FILE     profile to read (default: scalebpf.data); a directory:\n"
+"                       its *.sbp merged into one (`record --rotate` writes\n"
+"                       them): sections by place, counts added, settings\n"
+"                       the newest's (the header says which differ)\n"
 "  -f, --format FMT     text (default), json (a stable contract for scripts:\n"
 "                       sections, waits, locks, sharing, meta), html (one page\n"
 "                       that opens offline: sections to open, bars, causes\n"
@@ -56,7 +61,12 @@ static const char report_usage_head[] =
 "                       written whole or not at all)\n"
 "  -s, --sort KEY       order sections by lost (default), imbalance,\n"
 "                       instances or wait\n"
-"  -n, --top N          sections shown in detail (default 5)\n";
+"  -n, --top N          sections shown in detail (default 5)\n"
+"      --diff A B       compare B with the baseline A (profiles or directories\n"
+"                       of them): sections matched by place with instances,\n"
+"                       imbalance and lost thread-time per second recorded,\n"
+"                       the causes that appeared or vanished, waits per\n"
+"                       primitive per second\n";
 static const char report_usage_tail[] =
 "      --cluster-threshold R  LIME: stop clustering events at correlation R\n"
 "                       (default 0.9)\n"
@@ -99,6 +109,7 @@ static void usage(FILE *f)
 #define OPT_SOURCE_DIR 0x80
 #define OPT_NO_SOURCE 0x81
 #define OPT_TIMES 0x82
+#define OPT_DIFF 0x83
 
 /* The long options: the fixed ones, then one per listing view (in table
  * order), then --help.  Caller frees; NULL on ENOMEM. */
@@ -114,6 +125,7 @@ static struct option *long_options(void)
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 		{ "times", required_argument, NULL, OPT_TIMES },
+		{ "diff", required_argument, NULL, OPT_DIFF },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), n = nfixed;
 	struct option *opts = calloc(nfixed + sb_report_nviews + 2, sizeof(*opts));
@@ -133,6 +145,8 @@ struct report_args {
 	struct sb_report_opts o;
 	struct sb_lime_opts lo;
 	const char *format, *output;
+	const char *diff_a, *diff_b;   /* --diff A B */
+	bool input_set;
 	const struct sb_export_format *export;
 	const struct sb_report_view *list;  /* `--<name>`: this listing alone */
 	size_t list_index;
@@ -155,6 +169,7 @@ static int one_option(int c, struct report_args *a)
 	switch (c) {
 	case 'i':
 		a->o.input = optarg;
+		a->input_set = true;
 		return -1;
 	case 'f':
 		a->format = optarg;
@@ -197,6 +212,9 @@ static int one_option(int c, struct report_args *a)
 	case OPT_TIMES:
 		a->o.times_input = optarg;
 		return -1;
+	case OPT_DIFF:
+		a->diff_a = optarg;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return 0;
@@ -222,6 +240,22 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	free(longopts);
 	if (ret >= 0)
 		return ret;
+	if (a->diff_a) {
+		/* --diff A B: B is the one operand */
+		if (optind >= argc) {
+			fprintf(stderr, "scalebpf report: --diff A B: give B too (the profile or "
+				"directory to compare with the baseline A)\n");
+			return 2;
+		}
+		a->diff_b = argv[optind++];
+		if (a->input_set || a->list || a->o.times_input ||
+		    (strcmp(a->format, "text") && strcmp(a->format, "json"))) {
+			fprintf(stderr, "scalebpf report: --diff A B compares two profiles as text "
+				"or json: not with -i, --times, a listing or --format %s\n",
+				a->format);
+			return 2;
+		}
+	}
 	if (optind < argc) {
 		fprintf(stderr, "scalebpf report: unexpected argument '%s'\n", argv[optind]);
 		return 2;
@@ -298,6 +332,44 @@ static int output_done(struct output *o, int failed)
 	return bad;
 }
 
+/* `report --diff A B`: both read (files or directories), their causes,
+ * then the comparison. */
+static int report_diff(struct report_args *a)
+{
+	struct sb_profile *pa = NULL, *pb = NULL;
+	struct sb_causes ca = { 0 }, cb = { 0 };
+	bool have_a = false, have_b = false;
+	struct output out;
+	char err[512];
+	int ret = 1;
+
+	if (sb_report_load(a->diff_a, &pa, stderr, err, sizeof(err)) ||
+	    sb_report_load(a->diff_b, &pb, stderr, err, sizeof(err))) {
+		fprintf(stderr, "scalebpf report: --diff: %s\n", err);
+		goto out;
+	}
+	if (sb_causes_compute(pa, &a->lo, &ca, err, sizeof(err)) || !(have_a = true) ||
+	    sb_causes_compute(pb, &a->lo, &cb, err, sizeof(err)) || !(have_b = true)) {
+		fprintf(stderr, "scalebpf report: --diff: %s\n", err);
+		goto out;
+	}
+	if (output_open(&out, a->output))
+		goto out;
+	ret = sb_report_diff(a->diff_a, pa, &ca, a->diff_b, pb, &cb, !strcmp(a->format, "json"),
+			     out.f);
+	if (ret)
+		fprintf(stderr, "scalebpf report: cannot write the comparison\n");
+	ret = output_done(&out, ret != 0);
+out:
+	if (have_a)
+		sb_causes_free(&ca);
+	if (have_b)
+		sb_causes_free(&cb);
+	sb_profile_free(pa);
+	sb_profile_free(pb);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = {
@@ -313,8 +385,10 @@ int cmd_report(int argc, char **argv)
 	sb_lime_opts_default(&a.lo);
 	if ((ret = parse_args(argc, argv, &a)) >= 0)
 		return ret;
+	if (a.diff_a)
+		return report_diff(&a);
 	json = !strcmp(a.format, "json");
-	if (sb_profile_read(a.o.input, &p, err, sizeof(err))) {
+	if (sb_report_load(a.o.input, &p, stderr, err, sizeof(err))) {
 		fprintf(stderr, "scalebpf report: %s\n", err);
 		return 1;
 	}

@@ -421,6 +421,9 @@ const char *sb_profile_meta_get(const struct sb_profile *p, const char *key);
  * latest-starting one when instances nest; -1 when none does.  The index
  * is of p's instances as they are at _alloc (NULL on ENOMEM).
  */
+/* A path's last component ("" for NULL): files match by name across
+ * machines and build trees. */
+const char *sb_base_name(const char *path);
 /* The same section in another profile (another run of the program): q's
  * section of p's section s's kind, function, file name and line, the
  * k-th of several that read alike as s is in p; -1 if none. */

@@ -90,7 +90,7 @@ int32_t sb_instance_index_find(const struct sb_instance_index *x, uint32_t tid, 
 	return -1;
 }
 
-static const char *base_name(const char *f)
+const char *sb_base_name(const char *f)
 {
 	const char *b = f ? strrchr(f, '/') : NULL;
 
@@ -105,7 +105,7 @@ static bool same_place(const struct sb_profile *a, const struct sb_section *x,
 
 	return l && m && x->kind == y->kind && l->line && l->line == m->line &&
 	       l->function && m->function && !strcmp(l->function, m->function) &&
-	       !strcmp(base_name(l->file), base_name(m->file));
+	       !strcmp(sb_base_name(l->file), sb_base_name(m->file));
 }
 
 long sb_section_match(const struct sb_profile *p, size_t s, const struct sb_profile *q)

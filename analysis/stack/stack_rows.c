@@ -16,13 +16,6 @@ static long chip_row_of(const struct sb_profile *p, size_t s)
 	return -1;
 }
 
-static const char *base_name(const char *f)
-{
-	const char *b = f ? strrchr(f, '/') : NULL;
-
-	return b ? b + 1 : f ? f : "";
-}
-
 /* The framework's time at section s's closing site, if it kept one: 1. */
 static int site_time(const struct sb_profile *out, size_t s, const struct sb_stack_real *x,
 		     uint64_t *busy)
@@ -36,7 +29,7 @@ static int site_time(const struct sb_profile *out, size_t s, const struct sb_sta
 		return 0;
 	for (size_t i = 0; i < x->nsites; i++)
 		if (x->sites[i].vaddr == l->offset && x->sites[i].busy_ns &&
-		    !strcmp(base_name(x->sites[i].binary), base_name(bin))) {
+		    !strcmp(sb_base_name(x->sites[i].binary), sb_base_name(bin))) {
 			*busy = x->sites[i].busy_ns;
 			return 1;
 		}

@@ -18,19 +18,6 @@ EX_PY=/usr/bin/python3
 EX_PB=$TMP/pb
 mkdir -p "$EX_PB"
 
-# exq DESC FILE REPORT FILTER: FILTER on FILE holds, with the JSON
-# report REPORT as $r[0]
-exq() {
-	local desc=$1 file=$2 rep=$3 filter=$4
-	if [ -s "$file" ] && jq -e --slurpfile r "$rep" "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then
-		ok "$desc"
-	else
-		bad "$desc"
-		cat "$TMP/jq.err" 2>/dev/null
-		return 1
-	fi
-}
-
 ex_ready() {
 	if ! protoc --python_out="$EX_PB" -I "$TOP/tests/tools" "$TOP/tests/tools/profile.proto" \
 		2>"$TMP/protoc.err"; then

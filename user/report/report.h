@@ -131,6 +131,19 @@ void sb_html_chart(FILE *f, const double *y, const char *const *xlabel, size_t n
 struct sb_source;
 void sb_report_causes_html(const struct sb_report_ctx *r, uint32_t s, struct sb_source *src,
 			   FILE *f);
+/*
+ * `report -i PATH` (report_load.c): the profile at PATH, or, PATH being a
+ * directory, its *.sbp in name order merged into one (analysis/merge/);
+ * an unreadable one is skipped with a warning on warn and counted
+ * (merged_skipped).  0, or -1 with why in err.
+ */
+int sb_report_load(const char *path, struct sb_profile **out, FILE *warn, char *err,
+		   size_t errlen);
+/* `report --diff A B` (report_diff.c): B against the baseline A, with
+ * their causes (either may be NULL); 0 or -1. */
+int sb_report_diff(const char *name_a, const struct sb_profile *a, const struct sb_causes *ca,
+		   const char *name_b, const struct sb_profile *b, const struct sb_causes *cb,
+		   int json, FILE *f);
 /* One view's listing alone, in text or JSON; 0 or -1. */
 int sb_report_list(const struct sb_report_view *v, const struct sb_profile *p,
 		   const struct sb_report_opts *o, int json, FILE *f);

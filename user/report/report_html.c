@@ -220,7 +220,9 @@ static void strip(const struct sb_report_ctx *r, FILE *f)
 		/* (the views escaped what the profile says: HTML's turn) */
 		sb_html_text(f, line);
 		fputs("</span><span class=\"v\">", f);
-		sb_html_text(f, colon + 1 + (colon[1] == ' '));
+		for (colon++; *colon == ' '; colon++)
+			;       /* the text's alignment */
+		sb_html_text(f, colon);
 		fputs("</span></div>\n", f);
 	}
 	fputs("</div>\n", f);

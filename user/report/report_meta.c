@@ -3,6 +3,7 @@
  * and all profile metadata as strings (JSON "meta"). */
 #include <stdlib.h>
 
+#include "merge/merge.h"
 #include "report.h"
 
 /* Counted losses, each said with its number where the header shows:
@@ -51,6 +52,29 @@ static void meta_line(FILE *f, const char *label, const char *value, const char 
 	fputs(tail, f);
 }
 
+/* A merged profile (report -i DIR): of what, and what the merge could
+ * not keep. */
+static void merged_head(const struct sb_profile *p, FILE *f)
+{
+	const char *diff = sb_profile_meta_get(p, "merge_differing");
+	unsigned long long dropped = sb_profile_meta_get_u64(p, "merged_instances_dropped");
+	unsigned long long skipped = sb_profile_meta_get_u64(p, "merged_skipped");
+	char v1[512], v2[512];
+
+	fprintf(f, "  merged:   %llu profiles, %s .. %s (pid, command: the newest's)\n",
+		(unsigned long long)sb_profile_meta_get_u64(p, "merged_profiles"),
+		mv(p, "merged_first", v1, sizeof(v1)), mv(p, "merged_last", v2, sizeof(v2)));
+	if (diff && *diff)
+		meta_line(f, "  differ:   ", diff, " (the newest profile's value is shown)\n");
+	if (skipped)
+		fprintf(f, "  WARNING:  %llu profiles could not be read and are not in the "
+			"merge\n", skipped);
+	if (dropped)
+		fprintf(f, "  note:     %llu stored instances beyond %d a section were not kept "
+			"(counted in the totals; causes use the kept ones)\n", dropped,
+			SB_MERGE_MAX_INSTANCES);
+}
+
 static void meta_head(const struct sb_report_ctx *r, FILE *f)
 {
 	const struct sb_profile *p = r->p;
@@ -75,6 +99,8 @@ static void meta_head(const struct sb_report_ctx *r, FILE *f)
 			       v1, sizeof(v1)),
 		mv(p, "pid", v2, sizeof(v2)), d, p->nthreads,
 		mv(p, "stop_reason", v3, sizeof(v3)));
+	if (sb_profile_meta_get(p, "merged_profiles"))
+		merged_head(p, f);
 	fprintf(f, "  machine:  %s, ", mv(p, "kernel", v1, sizeof(v1)));
 	fprintf(f, "%s CPUs, %s; PMU: %s\n", mv(p, "ncpus", v2, sizeof(v2)),
 		mv(p, "cpu", v3, sizeof(v3)), mv(p, "pmu", v4, sizeof(v4)));
