@@ -4,6 +4,7 @@
 #include "sections_priv.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "evqueue.h"
 #include "util/idmap.h"
@@ -109,4 +110,49 @@ int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
 	while (sb_evqueue_pop_until(b->queue, watermark, &ev))
 		sb_sect_process(b, &ev);
 	return b->err;
+}
+
+int sb_builder_cut(struct sb_builder *b, uint64_t watermark, struct sb_builder **out)
+{
+	struct sb_builder *c;
+	struct sb_idmap *sections, *waits;
+	int ret;
+
+	*out = NULL;
+	if (b->logging)
+		return -1;
+	if ((ret = sb_builder_flush(b, watermark)))
+		return ret;
+	c = calloc(1, sizeof(*c));
+	sections = sb_idmap_alloc();
+	waits = sb_idmap_alloc();
+	if (!c || !sections || !waits) {
+		free(c);
+		sb_idmap_free(sections);
+		sb_idmap_free(waits);
+		return SB_ERR_NOMEM;
+	}
+	/* the result moves; the state that makes the next one stays */
+	c->max_instances = b->max_instances;
+	c->single_joins = b->single_joins;
+	c->sections = b->sections;
+	c->waits = b->waits;
+	c->secorder = b->secorder;
+	c->nsec = b->nsec;
+	c->capsec = b->capsec;
+	c->stored = b->stored;
+	c->nstored = b->nstored;
+	c->capstored = b->capstored;
+	c->st = b->st;
+	c->st.late_events = sb_evqueue_late(b->queue) - b->late_cut;
+	b->late_cut = sb_evqueue_late(b->queue);
+	b->sections = sections;
+	b->waits = waits;
+	b->secorder = NULL;
+	b->nsec = b->capsec = 0;
+	b->stored = NULL;
+	b->nstored = b->capstored = 0;
+	memset(&b->st, 0, sizeof(b->st));
+	*out = c;
+	return 0;
 }

@@ -142,6 +142,20 @@ int sb_builder_finish(struct sb_builder *b);
 void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *st);
 
 /*
+ * Rotation (`record --rotate`): moves what is finished -- the sections
+ * with their totals, the stored instances, the waits and the statistics
+ * -- into *out, a builder that holds only that (for sb_builder_totals,
+ * _keys and _emit; it takes no events), and leaves b with its threads,
+ * open instances and regions and no finished result.  So an instance is
+ * in the cut taken after it ends, and in no other: cuts add up to the
+ * builder never cut (instance numbers restart at 0 in each).  Events
+ * still queued are processed up to watermark first.  Not with a log
+ * (sb_builder_keep_log): inline barriers are found from a whole history.
+ * 0, SB_ERR_NOMEM (b unchanged), or -1 with a log.
+ */
+int sb_builder_cut(struct sb_builder *b, uint64_t watermark, struct sb_builder **out);
+
+/*
  * Moving the result into a profile takes two phases, so that call sites
  * and counter keys are named in bulk by the caller (the recorder decodes
  * keys and loads CFGs binary by binary) instead of one at a time from

@@ -317,7 +317,9 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
 {
 	*st = b->st;
 	st->sections = b->nsec;
-	st->late_events = sb_evqueue_late(b->queue);
+	/* a cut (sb_builder_cut) has no queue: its count came with it */
+	if (b->queue)
+		st->late_events = sb_evqueue_late(b->queue) - b->late_cut;
 }
 
 /* ---- the keys phase: what the caller names ---- */

@@ -110,6 +110,7 @@ struct sb_builder {
 	size_t nlog, caplog, maxlog;
 	bool logging, named_only;
 	bool log_over;          /* the log outgrew maxlog: events counted only */
+	uint64_t late_cut;      /* the queue's late events at the last cut */
 	int err;
 };
 
