@@ -22,6 +22,8 @@ LIBS_ANALYSIS := -lgsl -lgslcblas -lm
 # -lstdc++: __cxa_demangle, for C++ function names (user/binary/demangle.c)
 LIBS_ELF      := -ldw -lelf -lcapstone -lz -lstdc++
 LIBS_BPF      := -lbpf
+# record --push: HTTP(S) to Pyroscope or Parca (user/push/)
+LIBS_CURL     := -lcurl -lpthread
 LIBS_PFM      := -lpfm
 # the simulated caches' geometry (user/record/record_sharing.c)
 LIBS_HWLOC    := -lhwloc
@@ -32,7 +34,8 @@ LIBS_HWLOC    := -lhwloc
 ANALYSIS_SRC := $(wildcard analysis/*/*.c)
 USER_LIB_SRC := $(wildcard user/binary/*.c) user/hw/lbr_pebs.c user/hw/hwagg.c user/hw/pmu.c \
 		user/opt_parse.c user/calibrate/calibrate_cache.c user/record/record_region.c \
-		pirate/pirate.c pirate/profiled_stats.c user/report/export/pb.c
+		pirate/pirate.c pirate/profiled_stats.c user/report/export/pb.c \
+		user/push/push_req.c
 USER_SRC     := $(filter-out $(USER_LIB_SRC) user/rt/%,$(wildcard user/*.c user/*/*.c \
 		user/report/export/*.c))
 BPF_SRC      := $(wildcard bpf/*.bpf.c)
@@ -108,7 +111,8 @@ $(BUILD)/libscalebpf-profiled.so: $(PROFILED_SRC) pirate/*.h | $(DEPS_STAMP)
 		-ldl -lpthread
 
 $(BUILD)/scalebpf: $(USER_OBJ) $(USER_LIB_OBJ) $(ANALYSIS_OBJ)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) $(LIBS_ELF) $(LIBS_ANALYSIS) \
+		$(LIBS_CURL)
 
 # The exact-mode runtime linked into `scalebpf cc` programs: position
 # independent, never instrumented, one archive member per wrapper.
@@ -135,7 +139,7 @@ $(BUILD)/asan/%.o: %.c $(SKELS) | $(DEPS_STAMP)
 $(BUILD)/asan/scalebpf: $(ASAN_USER_OBJ) $(ASAN_USER_LIB_OBJ) $(ASAN_ANALYSIS_OBJ) \
 		| $(BUILD)/asan/libscalebpf-profiled.so
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(filter %.o,$^) -o $@ $(LIBS_BPF) $(LIBS_PFM) $(LIBS_HWLOC) \
-		$(LIBS_ELF) $(LIBS_ANALYSIS)
+		$(LIBS_ELF) $(LIBS_ANALYSIS) $(LIBS_CURL)
 
 # `scalebpf stack` finds the framework beside its binary: the sanitizer
 # build's gets the same library (it runs in the program, never under ASan).

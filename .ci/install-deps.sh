@@ -15,10 +15,11 @@ set -e
 # protobuf-compiler and python3-protobuf: the tests decode `report --format
 # pprof` against profile.proto with Google's own protobuf runtime;
 # chromium: they render `report --format html` in a real browser.
+# libcurl4-openssl-dev: `record --push` posts profiles over HTTP(S).
 DEFAULT_PKGS="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev
 libgsl-dev libhwloc-dev libpfm4-dev libomp-dev jq pkg-config make gcc
 libclang-rt-14-dev g++ libstdc++-12-dev procps strace protobuf-compiler python3-protobuf
-chromium"
+chromium libcurl4-openssl-dev"
 # Arguments: other packages instead (.ci/install-bench-deps.sh).
 PKGS=${*:-$DEFAULT_PKGS}
 missing=""

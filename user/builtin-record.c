@@ -77,6 +77,9 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "chip", no_argument, NULL, 'K' },
 		{ "chip-probes", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "push", required_argument, NULL, 'H' },
+		{ "push-app", required_argument, NULL, 'a' },
+		{ "push-wait", required_argument, NULL, 'w' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "no-follow", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -93,6 +96,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 	r->max_instances = 10000;
 	r->ringbuf_mb = 16;
 	r->watch_rate = SB_WATCH_DEFAULT_RATE;
+	r->push_wait_ms = 10000;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+p:o:d:b:F:qh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -184,6 +188,12 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			break;
 		case 'q':
 			r->quiet = true;
+			break;
+		case 'H':
+		case 'a':
+		case 'w':
+			if ((ret = sb_rec_push_option(r, c, optarg)))
+				return ret;
 			break;
 		case 'f':
 		case 'N':
@@ -546,6 +556,8 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
+	if ((ret = sb_rec_push_start(&r)))     /* a store's URL fails here, not after */
+		return ret;
 	/* Before the closer: it holds links too, under the limit it
 	 * inherits. */
 	raise_nofile();
@@ -574,6 +586,7 @@ int cmd_record(int argc, char **argv)
 		sb_target_abort(&r.child);
 		r.spawned = false;
 	}
+	sb_rec_push_finish(&r);
 	sb_rec_cleanup(&r);
 	sb_closer_end();
 	sb_tm_report();

@@ -26,6 +26,7 @@ struct sb_stacks;
 struct sb_hwsession;
 struct sb_watch;
 struct sb_fprobe;
+struct sb_push;
 
 struct sb_rec {
 	/* options */
@@ -50,6 +51,9 @@ struct sb_rec {
 	bool unwind_fp;              /* --unwind fp: no stack copies */
 	unsigned watch_rate;         /* --watch-rate: watchpoint arms/s */
 	unsigned chip_probes;        /* --chip, --chip-probes: footprint probes/s */
+	const char *push_url;        /* --push URL (record_push.c) */
+	const char *push_app;        /* --push-app: the store's application name */
+	unsigned push_wait_ms;       /* --push-wait: the last wait for the store */
 
 	/* state */
 	bool spawned, child_exited;
@@ -90,6 +94,7 @@ struct sb_rec {
 	struct sb_stacks *stacks;    /* samples' call chains (stacks.h) */
 	struct sb_hwsession *hw;     /* the hardware path (hw/hwsession.h) */
 	struct sb_watch *watch;      /* sampled sharing (record_watch.h) */
+	struct sb_push *push;        /* the sender, with --push (user/push/) */
 	/* Process images followed (follow.h): maps, builder, recs, addrs,
 	 * threads and nthreads_live above are those of fw.cur. */
 	struct sb_follow_state fw;
@@ -122,6 +127,14 @@ uint64_t sb_rec_drops(const uint64_t *counters);
 /* Detaches everything and drains what was recorded. */
 void sb_rec_stop(struct sb_rec *r);
 int sb_rec_write(struct sb_rec *r);
+/* --push (record_push.c): the options ('H' --push, 'a' --push-app, 'w'
+ * --push-wait; 0 or the exit code), the sender's start before recording
+ * (0 or the exit code), each written profile queued as pprof, and the
+ * last wait with what was sent said. */
+int sb_rec_push_option(struct sb_rec *r, int opt, const char *arg);
+int sb_rec_push_start(struct sb_rec *r);
+void sb_rec_push_profile(struct sb_rec *r, const struct sb_profile *p);
+void sb_rec_push_finish(struct sb_rec *r);
 void sb_rec_cleanup(struct sb_rec *r);
 /* The pinned target exited: its image ends now, and its pid, free for
  * another process, is read no more (mappings). */

@@ -445,6 +445,7 @@ int sb_rec_write(struct sb_rec *r)
 		sb_rec_fail(r, "%s", err);
 		goto out;
 	}
+	sb_rec_push_profile(r, p);   /* a copy for the store, when --push */
 	sb_tm_mark("write: status, free");
 	if (!r->quiet) {
 		sb_rec_status(r, true);
