@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt_parse.h"
 #include "push/push.h"
 #include "record_session.h"
 #include "report/export/export.h"
@@ -16,8 +15,8 @@ int sb_rec_push_option(struct sb_rec *r, int opt, const char *arg)
 {
 	char post[2048], err[512];
 	enum sb_push_kind kind;
-	uint64_t v;
-	int ret;
+	unsigned long long v;
+	char *end;
 
 	switch (opt) {
 	case 'H':
@@ -35,9 +34,11 @@ int sb_rec_push_option(struct sb_rec *r, int opt, const char *arg)
 		r->push_app = arg;
 		return 0;
 	default:   /* 'w' */
-		if ((ret = sb_opt_u64(arg, 0, 3600, &v))) {
-			fprintf(stderr, "scalebpf record: invalid --push-wait '%s': %s (seconds, "
-				"0..3600)\n", arg, sb_opt_why(ret));
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || errno || v > 3600) {
+			fprintf(stderr, "scalebpf record: invalid --push-wait '%s' (seconds, "
+				"0..3600)\n", arg);
 			return 2;
 		}
 		r->push_wait_ms = (unsigned)v * 1000;
