@@ -77,6 +77,9 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "chip", no_argument, NULL, 'K' },
 		{ "chip-probes", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "rotate", required_argument, NULL, 'T' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "max-bytes", required_argument, NULL, 'B' },
 		{ "push", required_argument, NULL, 'H' },
 		{ "push-app", required_argument, NULL, 'a' },
 		{ "push-wait", required_argument, NULL, 'w' },
@@ -195,6 +198,12 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 			if ((ret = sb_rec_push_option(r, c, optarg)))
 				return ret;
 			break;
+		case 'T':
+		case 'k':
+		case 'B':
+			if ((ret = sb_rec_rotate_option(r, c, optarg)))
+				return ret;
+			break;
 		case 'f':
 		case 'N':
 			r->follow = c == 'f';
@@ -238,90 +247,6 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		return 1;
 	}
 	return 0;
-}
-
-/* Capability numbers (linux/capability.h; CAP_PERFMON and CAP_BPF: 5.8). */
-#define SB_CAP_SYS_ADMIN 21
-#define SB_CAP_PERFMON 38
-#define SB_CAP_BPF 39
-
-/* The effective capability set (CapEff in /proc/self/status): no libcap
- * needed for one hexadecimal mask.  -1 when it cannot be read. */
-static int cap_effective(uint64_t *caps)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CapEff:", 7)) {
-			*caps = strtoull(line + 7, NULL, 16);
-			ret = 0;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
-/* The highest capability this kernel knows: before 5.8 there is no
- * CAP_BPF nor CAP_PERFMON, and CAP_SYS_ADMIN stands for both. */
-static int cap_last(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
-	int last = SB_CAP_BPF;
-
-	if (f) {
-		if (fscanf(f, "%d", &last) != 1)
-			last = SB_CAP_BPF;
-		fclose(f);
-	}
-	return last;
-}
-
-/*
- * What the kernel checks, not who we are: BPF programs need CAP_BPF,
- * tracing ones and uprobes CAP_PERFMON, and CAP_SYS_ADMIN the rest
- * (other users' /proc maps, perf events of other processes).  A non-root
- * user granted the three may record; root without them (a container)
- * could not load anything.
- */
-static int check_privileges(struct sb_rec *r)
-{
-	static const struct { int cap; const char *name; } need[] = {
-		{ SB_CAP_BPF, "CAP_BPF" }, { SB_CAP_PERFMON, "CAP_PERFMON" },
-		{ SB_CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
-	};
-	char missing[96] = "";
-	int last = cap_last();
-	uint64_t caps;
-
-	if (cap_effective(&caps))
-		return geteuid() == 0 ? 0 : sb_rec_fail(r, "recording needs root (CAP_BPF, "
-							 "CAP_PERFMON and CAP_SYS_ADMIN): run it with sudo");
-	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		if (need[i].cap > last || (caps >> need[i].cap & 1))
-			continue;
-		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
-			 *missing ? ", " : "", need[i].name);
-	}
-	if (!*missing)
-		return 0;
-	return sb_rec_fail(r, "recording needs root or the capabilities CAP_BPF, CAP_PERFMON "
-			   "and CAP_SYS_ADMIN (BPF programs and uprobes); missing: %s. Run it "
-			   "with sudo, or grant them (e.g. setcap or capsh --addamb)", missing);
-}
-
-/* An output that cannot be written is found before the run, not after
- * it: the profile's temporary file is created there and dropped. */
-static int check_output(struct sb_rec *r)
-{
-	char err[512];
-
-	if (sb_profile_check_path(r->output, err, sizeof(err)) == SB_OK)
-		return 0;
-	return sb_rec_fail(r, "%s (nothing recorded; choose another -o)", err);
 }
 
 static void install_signals(void)
@@ -415,6 +340,9 @@ static int record_loop(struct sb_rec *r)
 		if (n < 0 && n != -EINTR)
 			return sb_rec_fail(r, "reading the ring buffer failed: %s", strerror(-n));
 		now = sb_now_ns();
+		/* before the flush below: an interval ends at its boundary */
+		if (sb_rec_rotate_tick(r, now))
+			return 1;
 		/* Records from other CPUs may lag a little: hold back 200 ms. */
 		for (size_t i = 0; i < r->fw.nprocs; i++)
 			if (sb_builder_flush(r->fw.procs[i]->builder, now - 200000000ull))
@@ -550,9 +478,9 @@ int cmd_record(int argc, char **argv)
 	sb_tm_mark("options, privileges, output, events");
 	if ((ret = parse_opts(&r, argc, argv)))
 		return ret;
-	if ((ret = check_privileges(&r)))
+	if ((ret = sb_rec_check_privileges(&r)))
 		return ret;
-	if ((ret = check_output(&r)))
+	if ((ret = sb_rec_check_output(&r)))
 		return ret;
 	if ((ret = sb_rec_choose_events(&r)))   /* before the target starts */
 		return ret;
@@ -566,6 +494,9 @@ int cmd_record(int argc, char **argv)
 	sb_closer_start();
 	install_signals();
 	ret = sb_rec_setup(&r);
+	if (!ret && r.rot && r.plan.chip)
+		ret = sb_rec_fail(&r, "--rotate: a `scalebpf cc --chip` program's cache profile "
+				  "is of the whole run: record it without --rotate");
 	if (!ret) {
 		sb_tm_mark("recording");
 		ret = record_loop(&r);
@@ -587,6 +518,7 @@ int cmd_record(int argc, char **argv)
 		r.spawned = false;
 	}
 	sb_rec_push_finish(&r);
+	sb_rec_rotate_free(&r);
 	sb_rec_cleanup(&r);
 	sb_closer_end();
 	sb_tm_report();

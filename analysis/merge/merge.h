@@ -33,6 +33,7 @@
 #ifndef SB_MERGE_H
 #define SB_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,5 +77,10 @@ int sb_merge_add(struct sb_merge *m, const struct sb_profile *src, const char *n
 struct sb_profile *sb_merge_finish(struct sb_merge *m);
 
 void sb_merge_get_stats(const struct sb_merge *m, struct sb_merge_stats *st);
+
+/* A metadata key whose values add when profiles merge (a count over the
+ * recording: drops, records, samples; merge_meta.c has the rules).  A
+ * rotating recorder subtracts its last interval's from such a count. */
+bool sb_merge_meta_adds(const char *key);
 
 #endif

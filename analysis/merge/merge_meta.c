@@ -5,11 +5,13 @@
  *         the duration): the inputs' values add;
  *   MIN   where the recording began (start_ns, start_realtime, the first
  *         verdict's time);
- *   MAX   a maximum (a key with "_max");
+ *   MAX   a maximum (a key with "_max"), a rotation's interval number
+ *         and counts so far ("rotate_");
  *   NOTES free text: each input's notes, once;
  *   DERIVED a figure of one interval's counts (a mean, a rate, a
- *         histogram: "_mean", "_per_", "_hist"): the newest input's, as
- *         every interval has its own;
+ *         histogram: "_mean", "_per_", "_hist"; why it stopped, its
+ *         process lines): the newest input's, as every interval has its
+ *         own;
  *   LAST  a setting (the pid, the command, the sampling path): the
  *         newest input's; one whose value differs between inputs is named
  *         in merge_differing, so no one mistakes it for the whole's.
@@ -62,12 +64,16 @@ static enum rule rule_of(const char *key)
 	if (!strcmp(key, "start_ns") || !strcmp(key, "start_realtime") ||
 	    has_suffix(key, "_first_verdict_ms"))
 		return MIN;
-	if (strstr(key, "_max"))
-		return MAX;
+	if (strstr(key, "_max") || !strncmp(key, "rotate_", 7))
+		return MAX;   /* a rotation's counts so far and interval number too */
 	for (size_t i = 0; i < sizeof(lasts) / sizeof(lasts[0]); i++)
 		if (!strcmp(key, lasts[i]))
 			return LAST;
 	if (strstr(key, "_mean") || strstr(key, "_per_") || strstr(key, "_hist"))
+		return DERIVED;
+	/* an interval's own account: why it ended, its processes' lines */
+	if (!strcmp(key, "stop_reason") || !strcmp(key, "processes") ||
+	    !strcmp(key, "cfg_binaries"))
 		return DERIVED;
 	for (size_t i = 0; i < sizeof(sums) / sizeof(sums[0]); i++)
 		if (!strcmp(key, sums[i]))
@@ -76,6 +82,11 @@ static enum rule rule_of(const char *key)
 		if (has_prefix(key, sum_prefixes[i]))
 			return SUM;
 	return LAST;
+}
+
+bool sb_merge_meta_adds(const char *key)
+{
+	return rule_of(key) == SUM;
 }
 
 /* A decimal count as sb_profile_meta_set_u64 writes it. */

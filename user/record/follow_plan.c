@@ -153,8 +153,15 @@ static void remember_plan(struct sb_rec *r, const struct stat *st, const struct 
  * kept for the end (SB_COND_LOG_MAX events of 48 bytes at most). */
 void sb_follow_keep_log(struct sb_rec *r, struct sb_proc *p)
 {
-	(void)r;   /* the image decides (sb_follow_plan_image) */
-	if (p->condvars)
+	size_t len = strlen(p->notes);
+
+	/* the image decides (sb_follow_plan_image); a rotation cuts the
+	 * history into intervals, where no whole one is kept */
+	if (p->condvars && r->rotate_s > 0)
+		snprintf(p->notes + len, sizeof(p->notes) - len, "%sinline condvar barriers are "
+			 "not looked for with --rotate (they show only in a whole history)",
+			 len ? "; " : "");
+	else if (p->condvars)
 		sb_builder_keep_log(p->builder, SB_COND_LOG_MAX, p->condvars_named);
 }
 

@@ -27,6 +27,7 @@ struct sb_hwsession;
 struct sb_watch;
 struct sb_fprobe;
 struct sb_push;
+struct sb_rotation;
 
 struct sb_rec {
 	/* options */
@@ -51,6 +52,9 @@ struct sb_rec {
 	bool unwind_fp;              /* --unwind fp: no stack copies */
 	unsigned watch_rate;         /* --watch-rate: watchpoint arms/s */
 	unsigned chip_probes;        /* --chip, --chip-probes: footprint probes/s */
+	double rotate_s;             /* --rotate: seconds an interval (record_rotate.c) */
+	uint64_t keep, max_bytes;    /* --keep, --max-bytes: the directory's bound */
+	struct sb_rotation *rot;     /* its state, with --rotate */
 	const char *push_url;        /* --push URL (record_push.c) */
 	const char *push_app;        /* --push-app: the store's application name */
 	unsigned push_wait_ms;       /* --push-wait: the last wait for the store */
@@ -127,6 +131,28 @@ uint64_t sb_rec_drops(const uint64_t *counters);
 /* Detaches everything and drains what was recorded. */
 void sb_rec_stop(struct sb_rec *r);
 int sb_rec_write(struct sb_rec *r);
+/* Before anything starts (record_checks.c): the capabilities, and the
+ * output (a file, or with --rotate the directory); 0 or the exit code. */
+int sb_rec_check_privileges(struct sb_rec *r);
+int sb_rec_check_output(struct sb_rec *r);
+/*
+ * --rotate (record_rotate.c): the options ('T' --rotate, 'k' --keep, 'B'
+ * --max-bytes; 0 or the exit code); the directory made ready (by
+ * sb_rec_check_output); an interval written when one is due; the path
+ * of the last one (sb_rec_write's), and what each profile written in the
+ * rotation is given: its own start and duration, counts less the earlier
+ * intervals', threads with their on-CPU time in it.
+ */
+int sb_rec_rotate_option(struct sb_rec *r, int opt, const char *arg);
+int sb_rec_rotate_prepare(struct sb_rec *r);
+int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now);
+const char *sb_rec_rotate_last_path(struct sb_rec *r);
+const char *sb_rec_rotate_dir(struct sb_rec *r);
+/* One interval's profile of the current image (record_write.c). */
+int sb_rec_write_interval(struct sb_rec *r, const char *path);
+void sb_rec_rotate_adjust(struct sb_rec *r, struct sb_profile *p);
+void sb_rec_rotate_written(struct sb_rec *r, const char *path);
+void sb_rec_rotate_free(struct sb_rec *r);
 /* --push (record_push.c): the options ('H' --push, 'a' --push-app, 'w'
  * --push-wait; 0 or the exit code), the sender's start before recording
  * (0 or the exit code), each written profile queued as pprof, and the

@@ -315,7 +315,14 @@ static int barriers_missing(struct sb_rec *r)
 	return ret;
 }
 
-int sb_rec_write(struct sb_rec *r)
+/*
+ * One profile of the current image (r->builder's result) to path.  An
+ * interval of a rotation (record_rotate.c) has its sections, waits and
+ * counts; the whole-run parts -- CHiP, sharing, sampled addresses, call
+ * chains -- go with the last profile only, so that the intervals added
+ * up count them once.
+ */
+static int write_profile(struct sb_rec *r, const char *path, bool interval)
 {
 	struct sb_profile *p = sb_profile_alloc();
 	struct sb_symbolizer *sym = NULL;
@@ -327,32 +334,20 @@ int sb_rec_write(struct sb_rec *r)
 
 	if (!p)
 		return sb_rec_fail(r, "out of memory");
-	sb_tm_mark("write: finish sections");
 	sb_bpf_read_counters(r->bpf, c);
-	/* Every image's sections are complete (inline condvar barriers are
-	 * found only from a whole history), then one profile: the image that
-	 * did the work (the others are listed). */
-	for (size_t i = 0; i < r->fw.nprocs; i++)
-		if (sb_builder_finish(r->fw.procs[i]->builder)) {
-			sb_rec_fail(r, "out of memory while building sections");
-			goto out;
-		}
-	sb_tm_mark("write: choose the image, threads");
-	sb_follow_use(r, sb_follow_choose(r));
-	follow_notes(r);
 	sym = sb_symbolizer_alloc(r->maps, p);
 	em = sym ? sb_eventmap_alloc(r->maps, sym, p) : NULL;
 	if (!em || add_threads(r, p) ||
 	    /* before the sections go out: their totals, same indices */
-	    sb_rec_chip_rows(r, p, p->nsections, c) ||
+	    (!interval && sb_rec_chip_rows(r, p, p->nsections, c)) ||
 	    add_sections(r, p, sym, em) ||
-	    sb_rec_chip_region_rows(r, p) ||
+	    (!interval && sb_rec_chip_region_rows(r, p)) ||
 	    (sb_tm_mark("write: finish the eventmap"), 0) ||
 	    /* the eventmap tells the program's binary from libraries by it */
 	    sb_profile_meta_set(p, "executable", r->fw.cur->exe) < 0 ||
 	    sb_eventmap_finish(em) ||
 	    (sb_tm_mark("write: addresses, notes"), 0) ||
-	    sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym)) {
+	    (!interval && sb_addr_sampler_store(r->addrs, p, sb_symbolizer_loc, sym))) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
@@ -415,11 +410,12 @@ int sb_rec_write(struct sb_rec *r)
 	}
 	sb_tm_mark("write: meta, stacks");
 	add_meta(r, p, c);
-	sb_rec_sharing_sampled(r, p, sym);
+	if (!interval)
+		sb_rec_sharing_sampled(r, p, sym);
 	/* Traces are where record put them only for a command it ran. */
-	if (r->plan.trace_mem && r->spawned)
+	if (r->plan.trace_mem && r->spawned && !interval)
 		sb_rec_sharing(r, p, sym);
-	else if (r->plan.trace_mem)
+	else if (r->plan.trace_mem && !interval)
 		sb_profile_meta_set(p, "coherence_error", "attached with -p: the traces are where "
 				    "the program's SCALEBPF_TRACE_DIR (or scalebpf-trace.PID) says; "
 				    "sharing is simulated for a command `record -- CMD` runs");
@@ -435,23 +431,34 @@ int sb_rec_write(struct sb_rec *r)
 		if (!sb_bpf_sample_stats(r->bpf, &ns, &runs) && runs)
 			sb_profile_meta_set_u64(p, "bpf_sample_ns_per_run", ns / runs);
 	}
-	if (sb_stacks_store(r->stacks, p, c, r->notes, sizeof(r->notes)) ||
+	if ((!interval && sb_stacks_store(r->stacks, p, c, r->notes, sizeof(r->notes))) ||
 	    sb_profile_meta_set(p, "notes", r->notes) < 0) {
 		sb_rec_fail(r, "out of memory while writing the profile");
 		goto out;
 	}
+	if (r->rot)     /* its own interval's times and counts */
+		sb_rec_rotate_adjust(r, p);
 	sb_tm_mark("write: the profile file");
-	if (sb_profile_write(p, r->output, err, sizeof(err))) {
+	if (sb_profile_write(p, path, err, sizeof(err))) {
 		sb_rec_fail(r, "%s", err);
 		goto out;
 	}
+	if (r->rot)
+		sb_rec_rotate_written(r, path);
 	sb_rec_push_profile(r, p);   /* a copy for the store, when --push */
 	sb_tm_mark("write: status, free");
+	if (interval) {
+		if (!r->quiet)
+			fprintf(stderr, "scalebpf: wrote %s (%zu sections, %zu instances)\n", path,
+				p->nsections, (size_t)sb_profile_meta_get_u64(p, "instances"));
+		ret = 0;
+		goto out;
+	}
 	if (!r->quiet) {
 		sb_rec_status(r, true);
 		fprintf(stderr, "scalebpf: wrote %s (%zu sections, %zu threads); "
-			"see it with: scalebpf report -i %s\n", r->output, p->nsections,
-			p->nthreads, r->output);
+			"see it with: scalebpf report -i %s\n", path, p->nsections,
+			p->nthreads, r->rot ? sb_rec_rotate_dir(r) : path);
 	}
 	if (sb_rec_drops(c))
 		fprintf(stderr, "scalebpf: warning: %llu records were dropped (ring buffer "
@@ -463,4 +470,24 @@ out:
 	sb_symbolizer_free(sym);
 	sb_profile_free(p);
 	return ret;
+}
+
+int sb_rec_write(struct sb_rec *r)
+{
+	sb_tm_mark("write: finish sections");
+	/* Every image's sections are complete (inline condvar barriers are
+	 * found only from a whole history), then one profile: the image that
+	 * did the work (the others are listed). */
+	for (size_t i = 0; i < r->fw.nprocs; i++)
+		if (sb_builder_finish(r->fw.procs[i]->builder))
+			return sb_rec_fail(r, "out of memory while building sections");
+	sb_tm_mark("write: choose the image, threads");
+	sb_follow_use(r, sb_follow_choose(r));
+	follow_notes(r);
+	return write_profile(r, r->rot ? sb_rec_rotate_last_path(r) : r->output, false);
+}
+
+int sb_rec_write_interval(struct sb_rec *r, const char *path)
+{
+	return write_profile(r, path, true);
 }
