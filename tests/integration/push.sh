@@ -11,6 +11,8 @@
 #   - a store that is down: the recording and its file are whole, exit 0,
 #     the warning says what was not pushed, within --push-wait;
 #   - a store that comes up late: retried until it is there;
+#   - with --rotate: one pprof per interval arrives, though the store
+#     refused the first two;
 #   - bad URLs and --push-wait values refused before anything records.
 PS_PY=/usr/bin/python3
 [ -x "$PS_PY" ] || PS_PY=python3
@@ -133,6 +135,20 @@ push_group() {
 	wait "$late" 2>/dev/null
 	check "push to a store that comes up late: retried until it lands (rc=$rc)" bash -c \
 		"[ $rc -eq 0 ] && jq -e '.ok and .answered == 200' '$d/late/0.json' >/dev/null && grep -q 'pushed 1 profile' '$d/late.err'"
+
+	# a rotation: a pprof per interval, through a store that fails twice
+	port=$(free_port)
+	if stub_up "$d/rot" "$port" --fail-first 2; then
+		"$SB" record -q --rotate 1 -o "$d/rotdir" --push "http://127.0.0.1:$port" --push-wait 20 \
+			-- "$wl" 4 150 3000 >/dev/null 2>"$d/rot.err"
+		rc=$?
+		stub_down
+		local files got
+		files=$(ls "$d/rotdir" | wc -l)
+		got=$(cat "$d/rot"/*.json 2>/dev/null | jq -s '[.[] | select(.ok and .answered == 200)] | length')
+		check "push with --rotate: every interval's pprof arrives, after 2 refusals ($got of $files, rc=$rc)" \
+			bash -c "[ $rc -eq 0 ] && [ $files -ge 3 ] && [ '$got' = $files ]"
+	fi
 
 	# bad input, refused before recording
 	"$SB" record --push ftp://example.org -o "$d/bad.sbp" -- /bin/true >"$d/bad1" 2>&1
