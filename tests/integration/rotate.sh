@@ -112,3 +112,14 @@ rot_bounds() {
 		"[ $rc -eq 1 ] && grep -q 'is not a directory' '$d/bad3' && [ \"\$(cat '$d/afile')\" = file ]"
 }
 rot_bounds
+
+# the README's systemd unit is one systemd accepts (where it is installed)
+if command -v systemd-analyze >/dev/null 2>&1; then
+	awk '/^```ini$/ { on = 1; next } on && /^```$/ { exit } on' "$TOP/README.md" |
+		sed "s|/usr/local/bin/scalebpf|$SB|" >"$TMP/scalebpf-test.service"
+	check "README's systemd unit: systemd-analyze verify accepts it, no key unknown" bash -c \
+		"[ -s '$TMP/scalebpf-test.service' ] && systemd-analyze verify '$TMP/scalebpf-test.service' >'$TMP/unit.out' 2>&1 &&
+		 ! grep -qiE 'unknown|ignoring|invalid|failed' '$TMP/unit.out' || { cat '$TMP/unit.out'; exit 1; }"
+else
+	echo "skipped: README's systemd unit not verified (no systemd-analyze here)"
+fi
