@@ -77,6 +77,7 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		{ "chip", no_argument, NULL, 'K' },
 		{ "chip-probes", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sample-duty", required_argument, NULL, 'D' },
 		{ "rotate", required_argument, NULL, 'T' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "max-bytes", required_argument, NULL, 'B' },
@@ -196,6 +197,10 @@ static int parse_opts(struct sb_rec *r, int argc, char **argv)
 		case 'a':
 		case 'w':
 			if ((ret = sb_rec_push_option(r, c, optarg)))
+				return ret;
+			break;
+		case 'D':
+			if ((ret = sb_rec_duty_option(r, optarg)))
 				return ret;
 			break;
 		case 'T':
@@ -343,6 +348,7 @@ static int record_loop(struct sb_rec *r)
 		/* before the flush below: an interval ends at its boundary */
 		if (sb_rec_rotate_tick(r, now))
 			return 1;
+		sb_rec_duty_tick(r, now);
 		/* Records from other CPUs may lag a little: hold back 200 ms. */
 		for (size_t i = 0; i < r->fw.nprocs; i++)
 			if (sb_builder_flush(r->fw.procs[i]->builder, now - 200000000ull))

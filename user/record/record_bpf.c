@@ -2,6 +2,7 @@
 #include "record_bpf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <linux/perf_event.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,8 +142,13 @@ static int load_object(struct sb_bpf **out, const struct sb_bpf_opts *opts,
 		ret = -ENOMEM;
 		goto fail;
 	}
+	s->sample_ctl = calloc(s->ncpus > 0 ? s->ncpus : 1, sizeof(int));
+	if (!s->sample_ctl) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	for (int i = 0; i < s->ncpus; i++)
-		s->perf_fds[i] = -1;
+		s->perf_fds[i] = s->sample_ctl[i] = -1;
 	if (opts->sample_hz) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
@@ -363,7 +370,9 @@ int sb_bpf_start(struct sb_bpf *s, sb_bpf_record_fn fn, void *ctx,
 				 cpu, strerror(-ret));
 			return ret;
 		}
-		s->perf_fds[cpu] = -1;   /* the link owns and closes it */
+		/* the link owns and closes it; a dup turns it on and off */
+		s->sample_ctl[cpu] = fcntl(s->perf_fds[cpu], F_DUPFD_CLOEXEC, 0);
+		s->perf_fds[cpu] = -1;
 		if ((ret = sb_bpf_add_link(s, l, -1, 0)))
 			return ret;
 	}
@@ -518,6 +527,10 @@ void sb_bpf_finish(struct sb_bpf *s)
 	sb_links_destroy(s->links, s->nlinks);
 	s->nlinks = 0;
 	ring_buffer__free(s->rb);
+	for (int i = 0; s->sample_ctl && i < s->ncpus; i++)
+		if (s->sample_ctl[i] >= 0)
+			close(s->sample_ctl[i]);
+	free(s->sample_ctl);
 	if (s->perf_fds)
 		for (int i = 0; i < s->ncpus; i++)
 			if (s->perf_fds[i] >= 0)
@@ -531,4 +544,15 @@ void sb_bpf_finish(struct sb_bpf *s)
 int sb_bpf_watch_prog_fd(const struct sb_bpf *s)
 {
 	return s && s->skel ? bpf_program__fd(s->skel->progs.on_watch) : -EINVAL;
+}
+
+int sb_bpf_samples_enable(struct sb_bpf *s, bool on)
+{
+	int ret = 0;
+
+	for (int cpu = 0; s->sample_ctl && cpu < s->ncpus; cpu++)
+		if (s->sample_ctl[cpu] >= 0 &&
+		    ioctl(s->sample_ctl[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+			ret = -errno;
+	return ret;
 }

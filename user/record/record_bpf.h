@@ -96,6 +96,8 @@ int sb_bpf_poll(struct sb_bpf *s, int timeout_ms);
 int sb_bpf_poll_fd(struct sb_bpf *s, int timeout_ms, int fd);
 /* Counter totals over CPUs. */
 int sb_bpf_read_counters(struct sb_bpf *s, uint64_t out[SB_CNT_MAX]);
+/* The cpu-clock samplers on or off (--sample-duty); 0 or -errno. */
+int sb_bpf_samples_enable(struct sb_bpf *s, bool on);
 /* Detaches the uprobes that fire in pid (its process ended), in the
  * background; returns how many. */
 unsigned sb_bpf_detach_pid(struct sb_bpf *s, int pid);

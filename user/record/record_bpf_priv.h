@@ -19,6 +19,8 @@ struct sb_bpf {
 	struct sb_link *links;
 	unsigned nlinks, caplinks, nprobes;
 	int *perf_fds;
+	int *sample_ctl;        /* dups of the samplers' perf fds, for
+				 * enabling and disabling them (--sample-duty) */
 	int ncpus;
 	int pid;      /* the first target: what sb_bpf_attach_uprobe's pid 0 means */
 	int wide_pid; /* its probes unfiltered (sb_bpf_probe_wide) */

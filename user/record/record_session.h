@@ -52,6 +52,9 @@ struct sb_rec {
 	bool unwind_fp;              /* --unwind fp: no stack copies */
 	unsigned watch_rate;         /* --watch-rate: watchpoint arms/s */
 	unsigned chip_probes;        /* --chip, --chip-probes: footprint probes/s */
+	uint64_t duty_on_ns, duty_period_ns;  /* --sample-duty ON/PERIOD (record_duty.c) */
+	bool duty_started, duty_on, duty_warned;
+	uint64_t duty_since, duty_on_total;   /* the samplers' state, their time on */
 	double rotate_s;             /* --rotate: seconds an interval (record_rotate.c) */
 	uint64_t keep, max_bytes;    /* --keep, --max-bytes: the directory's bound */
 	struct sb_rotation *rot;     /* its state, with --rotate */
@@ -153,6 +156,12 @@ int sb_rec_write_interval(struct sb_rec *r, const char *path);
 void sb_rec_rotate_adjust(struct sb_rec *r, struct sb_profile *p);
 void sb_rec_rotate_written(struct sb_rec *r, const char *path);
 void sb_rec_rotate_free(struct sb_rec *r);
+/* --sample-duty (record_duty.c): the option (0 or the exit code), the
+ * samplers turned on and off as the time comes, and what the profile
+ * says of it (sample_duty, samples_on_ns). */
+int sb_rec_duty_option(struct sb_rec *r, const char *arg);
+void sb_rec_duty_tick(struct sb_rec *r, uint64_t now);
+void sb_rec_duty_meta(struct sb_rec *r, struct sb_profile *p);
 /* --push (record_push.c): the options ('H' --push, 'a' --push-app, 'w'
  * --push-wait; 0 or the exit code), the sender's start before recording
  * (0 or the exit code), each written profile queued as pprof, and the

@@ -145,6 +145,7 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	sb_profile_meta_set_u64(p, "threads_untimed", c[SB_CNT_STATE_FULL]);
 	sb_profile_meta_set_u64(p, "sites_trampoline_lost", c[SB_CNT_TRAMPOLINE_LOST]);
 	sb_profile_meta_set_u64(p, "samples", c[SB_CNT_SAMPLES]);
+	sb_rec_duty_meta(r, p);
 	sb_profile_meta_set_u64(p, "futex_waits", c[SB_CNT_FUTEX_WAITS]);
 	/* pthread_barrier_wait without a uretprobe (SB_COOKIE_DEPART):
 	 * where its departures were found. */
