@@ -305,6 +305,42 @@ void sb_rec_rotate_written(struct sb_rec *r, const char *path)
 
 /* ---- the boundary ---- */
 
+/* Threads that ended by upto were in an interval written: their entries
+ * go, so a service that makes and ends threads all day keeps only its
+ * live ones (the merge lists every thread from the intervals). */
+static void threads_evict(struct sb_idmap *threads, uint64_t upto)
+{
+	uint64_t (*keys)[2] = NULL;
+	size_t n = 0, cap = 0, it = 0;
+	uint64_t k1, k2;
+	void *v;
+
+	while (sb_idmap_next(threads, &it, &k1, &k2, &v)) {
+		const struct sb_thread *t = v;
+
+		if (!t || !t->end_ns || t->end_ns > upto)
+			continue;
+		if (n == cap) {
+			uint64_t (*a)[2] = realloc(keys, (cap = cap ? cap * 2 : 64) * sizeof(*a));
+
+			if (!a)
+				break;   /* kept: they cost memory, not correctness */
+			keys = a;
+		}
+		keys[n][0] = k1;
+		keys[n++][1] = k2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sb_thread *t = sb_idmap_remove(threads, keys[i][0], keys[i][1]);
+
+		if (t) {
+			free(t->comm);
+			free(t);
+		}
+	}
+	free(keys);
+}
+
 int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now)
 {
 	struct sb_rotation *rot = r->rot;
@@ -356,8 +392,11 @@ int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now)
 		r->builder = keep;
 		r->end_ns = 0;
 	}
-	for (size_t i = 0; i < r->fw.nprocs; i++)
+	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		sb_builder_free(cuts[i]);
+		if (r->fw.procs[i]->threads)
+			threads_evict(r->fw.procs[i]->threads, rot->next_ns);
+	}
 	free(cuts);
 	rot->from_ns = rot->next_ns;
 	rot->next_ns += (uint64_t)(r->rotate_s * 1e9);
