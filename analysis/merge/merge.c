@@ -105,19 +105,6 @@ void sb_merge_get_stats(const struct sb_merge *m, struct sb_merge_stats *st)
 	*st = m->st;
 }
 
-/* src's index i mapped through map (n entries); -1 stays -1, and one out
- * of range marks the input corrupt. */
-static long mapped(struct sb_merge *m, const long *map, size_t n, int64_t i)
-{
-	if (i < 0)
-		return -1;
-	if ((uint64_t)i >= n) {
-		m->err = SB_ERR_CORRUPT;
-		return -1;
-	}
-	return map[i];
-}
-
 /* ---- binaries and locations ---- */
 
 struct bin_ctx {
@@ -178,7 +165,7 @@ static int add_locs(struct sb_merge *m, const struct sb_profile *src)
 		void **slot = NULL;
 		long k;
 
-		l.binary = (int32_t)mapped(m, m->bin, src->nbinaries, l.binary);
+		l.binary = (int32_t)sb_merge_mapped(m, m->bin, src->nbinaries, l.binary);
 		where = l.binary >= 0 ? l.offset : l.addr;
 		h = sb_merge_hash(SB_MERGE_HASH0, &l.binary, sizeof(l.binary));
 		h = sb_merge_hash(h, &where, sizeof(where));
@@ -265,29 +252,60 @@ static long section_find(const struct sb_merge *m, const struct sb_profile *src,
 	return -1;
 }
 
-/* Adds per-thread rows by tid into d. */
+/*
+ * Adds per-thread rows by tid into d: the k-th row of a tid in pt to the
+ * k-th of that tid in d (a profile lists a tid the kernel handed out
+ * again as rows of their own; the merge keeps them apart, though it
+ * cannot tell which thread of another input a tid was).
+ */
 static int rows_add(struct sb_section *d, const struct sb_thread_time *pt, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j = 0;
+	struct sb_idmap *have = sb_idmap_alloc(), *seen = sb_idmap_alloc();
+	int ret = SB_ERR_NOMEM;
 
-		while (j < d->nthreads && d->per_thread[j].tid != pt[i].tid)
-			j++;
-		if (j == d->nthreads) {
+	if (!have || !seen)
+		goto out;
+	for (uint32_t j = 0; j < d->nthreads; j++) {
+		void **c = sb_idmap_slot(seen, d->per_thread[j].tid, 0, true), **slot;
+
+		if (!c || !(slot = sb_idmap_slot(have, d->per_thread[j].tid,
+						 (uintptr_t)*c, true)))
+			goto out;
+		*slot = (void *)(uintptr_t)(j + 1);
+		*c = (void *)((uintptr_t)*c + 1);
+	}
+	sb_idmap_free(seen);
+	if (!(seen = sb_idmap_alloc()))
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		void **c = sb_idmap_slot(seen, pt[i].tid, 0, true), **slot;
+		uint32_t j;
+
+		if (!c || !(slot = sb_idmap_slot(have, pt[i].tid, (uintptr_t)*c, true)))
+			goto out;
+		*c = (void *)((uintptr_t)*c + 1);
+		if (*slot) {
+			j = (uint32_t)((uintptr_t)*slot - 1);
+		} else {
 			struct sb_thread_time *a = realloc(d->per_thread,
-							   (size_t)(j + 1) * sizeof(*a));
+							   (size_t)(d->nthreads + 1) * sizeof(*a));
 
 			if (!a)
-				return SB_ERR_NOMEM;
+				goto out;
 			d->per_thread = a;
+			j = d->nthreads++;
 			a[j] = (struct sb_thread_time){ .tid = pt[i].tid };
-			d->nthreads++;
+			*slot = (void *)(uintptr_t)(j + 1);
 		}
 		d->per_thread[j].busy_ns += pt[i].busy_ns;
 		d->per_thread[j].wait_ns += pt[i].wait_ns;
 		d->per_thread[j].wall_ns += pt[i].wall_ns;
 	}
-	return 0;
+	ret = 0;
+out:
+	sb_idmap_free(have);
+	sb_idmap_free(seen);
+	return ret;
 }
 
 static int add_sections(struct sb_merge *m, const struct sb_profile *src, uint64_t *base)
@@ -295,6 +313,7 @@ static int add_sections(struct sb_merge *m, const struct sb_profile *src, uint64
 	for (size_t s = 0; s < src->nsections; s++) {
 		const struct sb_section *x = &src->sections[s];
 		long k = section_find(m, src, s);
+		int ret;
 
 		if (x->loc >= src->nlocs)
 			return SB_ERR_CORRUPT;
@@ -324,8 +343,8 @@ static int add_sections(struct sb_merge *m, const struct sb_profile *src, uint64
 		d->ninstances += x->ninstances;
 		d->lost_ns += x->lost_ns;
 		d->capacity_ns += x->capacity_ns;
-		if (rows_add(d, x->per_thread, x->nthreads))
-			return SB_ERR_NOMEM;
+		if ((ret = rows_add(d, x->per_thread, x->nthreads)))
+			return ret;
 		m->sec[s] = k;
 	}
 	return 0;
@@ -336,7 +355,7 @@ static int add_instances(struct sb_merge *m, const struct sb_profile *src, const
 	for (size_t i = 0; i < src->ninstances; i++) {
 		struct sb_instance in = src->instances[i];
 		uint32_t from = in.section;
-		long s = mapped(m, m->sec, src->nsections, from), k;
+		long s = sb_merge_mapped(m, m->sec, src->nsections, from), k;
 
 		m->inst[i] = -1;
 		if (s < 0)
@@ -353,139 +372,6 @@ static int add_instances(struct sb_merge *m, const struct sb_profile *src, const
 		m->inst[i] = k;
 	}
 	return 0;
-}
-
-/* ---- waits, events, vectors, CFGs, addresses ---- */
-
-static int add_waits(struct sb_merge *m, const struct sb_profile *src)
-{
-	for (size_t i = 0; i < src->nwaits; i++) {
-		struct sb_wait w = src->waits[i];
-		void **slot = NULL;
-
-		w.loc = (int32_t)mapped(m, m->loc, src->nlocs, w.loc);
-		if (!(slot = sb_idmap_slot(m->waits, ((uint64_t)w.prim << 32) | (uint32_t)w.loc,
-					   w.object, true)))
-			return SB_ERR_NOMEM;
-		if (*slot) {
-			struct sb_wait *d = &m->p->waits[(uintptr_t)*slot - 1];
-
-			d->count += w.count;
-			d->wait_ns += w.wait_ns;
-		} else {
-			long k = sb_profile_add_wait(m->p, &w);
-
-			if (k < 0)
-				return SB_ERR_NOMEM;
-			*slot = (void *)(uintptr_t)(k + 1);
-		}
-	}
-	return m->err;
-}
-
-struct ev_ctx {
-	const struct sb_profile *p;
-	const struct sb_event_def *e;
-};
-
-static bool ev_same(const void *ctx, long i)
-{
-	const struct ev_ctx *c = ctx;
-	const struct sb_event_def *a = &c->p->events[i];
-
-	return a->kind == c->e->kind && a->binary == c->e->binary && a->vaddr == c->e->vaddr &&
-	       a->vaddr2 == c->e->vaddr2;
-}
-
-static int add_events(struct sb_merge *m, const struct sb_profile *src)
-{
-	for (size_t i = 0; i < src->nevents; i++) {
-		struct sb_event_def e = src->events[i];
-		struct ev_ctx c = { m->p, &e };
-		uint64_t h;
-		void **slot = NULL;
-		long k;
-
-		e.binary = (int32_t)mapped(m, m->bin, src->nbinaries, e.binary);
-		e.loc = (int32_t)mapped(m, m->loc, src->nlocs, e.loc);
-		e.loc2 = (int32_t)mapped(m, m->loc, src->nlocs, e.loc2);
-		e.loc_hot = (int32_t)mapped(m, m->loc, src->nlocs, e.loc_hot);
-		h = sb_merge_hash(SB_MERGE_HASH0, &e.kind, sizeof(e.kind));
-		h = sb_merge_hash(h, &e.binary, sizeof(e.binary));
-		h = sb_merge_hash(h, &e.vaddr, sizeof(e.vaddr));
-		h = sb_merge_hash(h, &e.vaddr2, sizeof(e.vaddr2));
-		if ((k = sb_merge_find(m->events, h, ev_same, &c, &slot)) < 0) {
-			if (!slot || (k = sb_profile_add_event(m->p, &e)) < 0)
-				return SB_ERR_NOMEM;
-			*slot = (void *)(uintptr_t)(k + 1);
-		}
-		m->ev[i] = k;
-	}
-	return m->err;
-}
-
-static int add_vectors(struct sb_merge *m, const struct sb_profile *src)
-{
-	for (size_t i = 0; i < src->nvectors; i++) {
-		struct sb_vector v = src->vectors[i];
-		long in = mapped(m, m->inst, src->ninstances, v.instance);
-		long ev = mapped(m, m->ev, src->nevents, v.event);
-
-		if (m->err || ev < 0)
-			return SB_ERR_CORRUPT;
-		if (in < 0) {
-			m->st.vectors_dropped++;
-			continue;
-		}
-		v.instance = (uint32_t)in;
-		v.event = (uint32_t)ev;
-		if (sb_profile_add_vector(m->p, &v) < 0)
-			return SB_ERR_NOMEM;
-	}
-	return 0;
-}
-
-static int add_cfgs(struct sb_merge *m, const struct sb_profile *src)
-{
-	for (size_t i = 0; i < src->ncfgs; i++) {
-		const struct sb_cfg_blob *g = &src->cfgs[i];
-		long b = mapped(m, m->bin, src->nbinaries, g->binary);
-		void **slot = NULL;
-
-		if (b < 0)
-			return SB_ERR_CORRUPT;
-		/* one binary (path and build-id): one CFG, the first */
-		if (!(slot = sb_idmap_slot(m->cfgs, (uint64_t)b, 0, true)))
-			return SB_ERR_NOMEM;
-		if (*slot)
-			continue;
-		if (sb_profile_add_cfg(m->p, (int32_t)b, g->data, g->len) < 0)
-			return SB_ERR_NOMEM;
-		*slot = (void *)1;
-	}
-	return 0;
-}
-
-static int add_addrs(struct sb_merge *m, const struct sb_profile *src)
-{
-	size_t room = m->o.max_addrs > m->p->naddrs ? m->o.max_addrs - m->p->naddrs : 0;
-	size_t n = src->naddrs < room ? src->naddrs : room;
-	struct sb_addr *a;
-
-	m->st.addrs_dropped += src->naddrs - n;
-	if (!n)
-		return 0;
-	if (!(a = realloc(m->p->addrs, (m->p->naddrs + n) * sizeof(*a))))
-		return SB_ERR_NOMEM;
-	m->p->addrs = a;
-	for (size_t i = 0; i < n; i++) {
-		struct sb_addr x = src->addrs[i];
-
-		x.loc = (int32_t)mapped(m, m->loc, src->nlocs, x.loc);
-		x.instance = (int32_t)mapped(m, m->inst, src->ninstances, x.instance);
-		a[m->p->naddrs++] = x;
-	}
-	return m->err;
 }
 
 static long *map_alloc(size_t n)
@@ -522,11 +408,11 @@ int sb_merge_add(struct sb_merge *m, const struct sb_profile *src, const char *n
 	ret = ret ? ret : add_threads(m, src);
 	ret = ret ? ret : add_sections(m, src, base);
 	ret = ret ? ret : add_instances(m, src, base);
-	ret = ret ? ret : add_waits(m, src);
-	ret = ret ? ret : add_events(m, src);
-	ret = ret ? ret : add_vectors(m, src);
-	ret = ret ? ret : add_cfgs(m, src);
-	ret = ret ? ret : add_addrs(m, src);
+	ret = ret ? ret : sb_merge_waits(m, src);
+	ret = ret ? ret : sb_merge_events(m, src);
+	ret = ret ? ret : sb_merge_vectors(m, src);
+	ret = ret ? ret : sb_merge_cfgs(m, src);
+	ret = ret ? ret : sb_merge_addrs(m, src);
 	ret = ret ? ret : sb_merge_rows(m, src);
 	if (ret == SB_ERR_CORRUPT)
 		what = "an index out of range";

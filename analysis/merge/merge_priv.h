@@ -27,6 +27,16 @@ struct sb_merge {
 	int err;
 };
 
+/* src's index i mapped through map (n entries): -1 stays -1, one out of
+ * range marks the input corrupt (m->err). */
+long sb_merge_mapped(struct sb_merge *m, const long *map, size_t n, int64_t i);
+/* The parts that point into the others (merge_refs.c), after the
+ * sections and instances: 0, SB_ERR_NOMEM or SB_ERR_CORRUPT. */
+int sb_merge_waits(struct sb_merge *m, const struct sb_profile *src);
+int sb_merge_events(struct sb_merge *m, const struct sb_profile *src);
+int sb_merge_vectors(struct sb_merge *m, const struct sb_profile *src);
+int sb_merge_cfgs(struct sb_merge *m, const struct sb_profile *src);
+int sb_merge_addrs(struct sb_merge *m, const struct sb_profile *src);
 /* The metadata of src into m->p (merge_meta.c): 0 or SB_ERR_NOMEM. */
 int sb_merge_meta(struct sb_merge *m, const struct sb_profile *src);
 /* CHiP, sharing and speedup-stack rows (merge_rows.c), after the

@@ -134,3 +134,26 @@ churn_attach_group() {
 	done
 }
 churn_attach_group
+
+# Rotated every second (issue 17): the rounds' join instances of all the
+# intervals add up to the rounds, exactly; no loss of any kind counted in
+# any interval; the recorder's thread tables drop the ended threads at
+# each boundary, and the intervals still list every one of them between
+# them (tids may come back here: the thread count is not the truth).
+churn_rotate_group() {
+	local d=$TMP/churn_rot j=$TMP/churn_rot.json rounds=5000 n=8 files
+	rm -rf "$d"
+	if ! "$SB" record -q --rotate 1 -o "$d" -- "$(wl gcc thread_churn)" $rounds $n 0 \
+		2>"$TMP/churn_rot.err"; then
+		bad "churn rotated: record"
+		cat "$TMP/churn_rot.err"
+		return
+	fi
+	files=$(ls "$d" | wc -l)
+	"$SB" report -i "$d" --format json >"$j" 2>/dev/null
+	check "churn $rounds x $n rotated every second: $files profiles (>= 3)" test "$files" -ge 3
+	jqcheck "churn $rounds x $n rotated: the join instances add up to the $rounds rounds" "$j" \
+		"[.sections[] | select(.kind == \"join\" and .location == \"$(site churn_join thread_churn.c)\")][0].instances == $rounds"
+	churn_clean "churn $rounds x $n rotated" "$j"
+}
+churn_rotate_group

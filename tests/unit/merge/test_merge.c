@@ -260,6 +260,30 @@ static void test_self(void)
 	sb_profile_free(a);
 }
 
+/* A tid the kernel handed out twice in one profile is two rows; merged
+ * with itself, each row doubles and they stay two. */
+static void test_reused_tid(void)
+{
+	struct sb_profile *a = sb_profile_alloc(), *m;
+	struct sb_thread_time rows[3] = { { 7, 100, 1, 101 }, { 8, 50, 2, 52 }, { 7, 30, 3, 33 } };
+	struct sb_merge *g = sb_merge_alloc(NULL);
+	char err[128];
+	long bin = sb_profile_add_binary(a, "/bin/app", NULL);
+
+	loc(a, (int32_t)bin, 0x1000, "solve", 10);
+	section(a, SB_SECT_JOIN, 0, 2, rows, 3, 0, 0);
+	sb_merge_add(g, a, "a", err, sizeof(err));
+	sb_merge_add(g, a, "a", err, sizeof(err));
+	m = sb_merge_finish(g);
+	sb_merge_free(g);
+	CHECK(m && m->sections[0].nthreads == 3, "three rows: %u", m ? m->sections[0].nthreads : 0);
+	CHECK(m && m->sections[0].per_thread[0].tid == 7 && m->sections[0].per_thread[0].busy_ns == 200 &&
+	      m->sections[0].per_thread[2].tid == 7 && m->sections[0].per_thread[2].busy_ns == 60 &&
+	      m->sections[0].per_thread[1].busy_ns == 100, "each row doubled, apart");
+	sb_profile_free(m);
+	sb_profile_free(a);
+}
+
 /* Beyond max_instances a section's instances are counted, not kept, and
  * their vectors go with them. */
 static void test_limit(void)
@@ -307,6 +331,7 @@ int main(void)
 	test_two_intervals();
 	test_self();
 	test_limit();
+	test_reused_tid();
 	test_corrupt();
 	return CHECK_DONE("test_merge");
 }
