@@ -596,6 +596,10 @@ fi
 # The report's exports on ~1 M events (tests/bench_export.sh).
 . tests/bench_export.sh
 
+# Production mode: 10 minutes beside a program with rotation, and what
+# recording and duty cycling cost it (tests/bench_production.sh).
+. tests/bench_production.sh
+
 # ccSIM over trace files (goal: piped >= 20 M references/s per core).
 build/tests/test_coherence_bench | grep '^coherence bench:' || die "the ccSIM benchmark failed"
 exit 0
