@@ -49,6 +49,7 @@ static enum rule rule_of(const char *key)
 		"follow_stop_ns_total", "follow_attach_errors", "follow_full", "dlopen_events",
 		"probes_late", "records_unrouted", "sites_trampoline_lost", "sample_keys",
 		"sample_keys_unmapped", "cfg_cache_hits", "unwind_samples", "chip_batches",
+		"threads_evicted",
 	};
 	static const char *const sum_prefixes[] = {
 		"drops_", "instances_", "barrier_departs_", "samples_", "addr_", "unwind_stop_",

@@ -112,6 +112,42 @@ int sb_builder_flush(struct sb_builder *b, uint64_t watermark)
 	return b->err;
 }
 
+/* At a cut: threads that exited and that nothing refers to any more (no
+ * barrier they wait in, no children, no join instance of theirs open, no
+ * first join undecided) leave the table, so that a service making and
+ * ending threads all day keeps only its live ones.  A later thread on
+ * the tid starts afresh, as a new thread does.  Returns how many. */
+static uint64_t threads_evict(struct sb_builder *b)
+{
+	uint64_t *tids = NULL, n = 0, cap = 0;
+	size_t it = 0;
+	uint64_t tid;
+	void *v;
+
+	while (sb_idmap_next(b->threads, &it, &tid, NULL, &v)) {
+		const struct sb_sect_thread *t = v;
+		void **open;
+
+		if (!t || !t->exited || t->pending || t->first_join || t->live_children)
+			continue;
+		open = sb_idmap_slot(b->syncobjs, SB_PRIM_JOIN, t->tid, false);
+		if (open && *open)
+			continue;
+		if (n == cap) {
+			uint64_t *a = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*a));
+
+			if (!a)
+				break;   /* kept: memory, not correctness */
+			tids = a;
+		}
+		tids[n++] = tid;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		thread_free(sb_idmap_remove(b->threads, tids[i], 0));
+	free(tids);
+	return n;
+}
+
 int sb_builder_cut(struct sb_builder *b, uint64_t watermark, struct sb_builder **out)
 {
 	struct sb_builder *c;
@@ -153,6 +189,7 @@ int sb_builder_cut(struct sb_builder *b, uint64_t watermark, struct sb_builder *
 	b->stored = NULL;
 	b->nstored = b->capstored = 0;
 	memset(&b->st, 0, sizeof(b->st));
+	c->st.threads_evicted = threads_evict(b);
 	*out = c;
 	return 0;
 }

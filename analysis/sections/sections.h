@@ -103,6 +103,8 @@ struct sb_builder_stats {
 	uint64_t cond_log_full;      /* events past the log's limit: detection skipped */
 	uint64_t tids_reused;        /* threads started on the tid of one that had
 				      * exited: counted as threads of their own */
+	uint64_t threads_evicted;    /* sb_builder_cut: ended threads nothing
+				      * referred to, dropped from the table */
 	uint64_t exits_unjoined;     /* exits of threads whose creator is unknown
 				      * (started before recording): in no join
 				      * instance, whose thread counts lack them */
@@ -148,7 +150,9 @@ void sb_builder_get_stats(const struct sb_builder *b, struct sb_builder_stats *s
  * _keys and _emit; it takes no events), and leaves b with its threads,
  * open instances and regions and no finished result.  So an instance is
  * in the cut taken after it ends, and in no other: cuts add up to the
- * builder never cut (instance numbers restart at 0 in each).  Events
+ * builder never cut (instance numbers restart at 0 in each).  Threads
+ * that ended and that nothing refers to any more leave b's table (the
+ * cut's threads_evicted): b holds its live threads, not a day's.  Events
  * still queued are processed up to watermark first.  Not with a log
  * (sb_builder_keep_log): inline barriers are found from a whole history.
  * 0, SB_ERR_NOMEM (b unchanged), or -1 with a log.

@@ -155,5 +155,7 @@ churn_rotate_group() {
 	jqcheck "churn $rounds x $n rotated: the join instances add up to the $rounds rounds" "$j" \
 		"[.sections[] | select(.kind == \"join\" and .location == \"$(site churn_join thread_churn.c)\")][0].instances == $rounds"
 	churn_clean "churn $rounds x $n rotated" "$j"
+	jqcheck "churn $rounds x $n rotated: the ended threads left the recorder's tables (threads_evicted, most of $((rounds * n)))" "$j" \
+		"(.meta.threads_evicted | tonumber) >= $((rounds * n / 2)) and (.meta.threads_evicted | tonumber) <= $((rounds * n))"
 }
 churn_rotate_group

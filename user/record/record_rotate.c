@@ -44,7 +44,7 @@ static const char *const per_cut[] = {
 	"thread_exits_unjoined", "exact_counts_unplaced", "samples_memory_access",
 	"samples_no_memory_access", "samples_undecodable", "samples_skid_corrected",
 	"sample_keys", "sample_keys_unmapped", "cfg_cache_hits", "exact_blocks",
-	"exact_blocks_unmapped", "sample_keys_in_exact_runtime",
+	"exact_blocks_unmapped", "sample_keys_in_exact_runtime", "threads_evicted",
 };
 
 struct written {

@@ -168,6 +168,8 @@ static void add_meta(struct sb_rec *r, struct sb_profile *p, const uint64_t *c)
 	 * their own; exits that join nothing and table entries lost, said. */
 	sb_profile_meta_set_u64(p, "tids_reused", st.tids_reused);
 	sb_profile_meta_set_u64(p, "thread_exits_unjoined", st.exits_unjoined);
+	/* --rotate: ended threads the section builder let go at the boundary */
+	sb_profile_meta_set_u64(p, "threads_evicted", st.threads_evicted);
 	sb_profile_meta_set_u64(p, "threads_unlisted", r->recs.threads_unlisted);
 	sb_profile_meta_set(p, "notes", r->notes);
 	hw_drops = sb_hwsession_meta(r->hw, p);   /* sampling path, hardware counters */

@@ -135,6 +135,71 @@ static void same(const struct sb_profile *a, const struct sb_profile *b, const c
 		      a->waits[i].wait_ns == b->waits[i].wait_ns, "%s: wait %zu", what, i);
 }
 
+/* Thread churn cut every round: each cut holds its round's join
+ * instance, the round's two ended children leave the builder's table at
+ * the next cut, and the cuts still add up to the uncut history. */
+static void test_churn_evicted(void)
+{
+	enum { ROUNDS = 5 };
+	struct sb_event e[4 + ROUNDS * 8];
+	struct sb_builder *b = sb_builder_alloc(100), *c, *w = sb_builder_alloc(100);
+	struct sb_merge *m = sb_merge_alloc(NULL);
+	struct sb_profile *p, *whole, *merged;
+	struct sb_builder_stats st;
+	uint64_t evicted = 0, ts = 1 * MS;
+	size_t n = 0, round_end[ROUNDS];
+	bool each = true;
+	char err[128];
+
+	e[n++] = ev(0, 7, SB_EV_THREAD_START, 0, 0, 0, 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		uint32_t k1 = 100 + 2 * (uint32_t)r, k2 = k1 + 1;
+
+		e[n++] = ev(ts, k1, SB_EV_THREAD_START, 0, 0, 7, 0);
+		e[n++] = ev(ts + 1, k2, SB_EV_THREAD_START, 0, 0, 7, 0);
+		e[n++] = ev(ts + 2, 7, SB_EV_SYNC_ENTER, SB_PRIM_JOIN, 0x555, 0, 0);
+		e[n++] = ev(ts + 3 * MS, k1, SB_EV_THREAD_EXIT, 0, 0, 0, 3 * MS);
+		e[n++] = ev(ts + 5 * MS, k2, SB_EV_THREAD_EXIT, 0, 0, 0, 5 * MS);
+		e[n++] = ev(ts + 5 * MS + 1, 7, SB_EV_SYNC_EXIT, SB_PRIM_JOIN, 0, 0, 0);
+		round_end[r] = n;
+		ts += 10 * MS;
+	}
+	for (size_t i = 0; i < n; i++)
+		sb_builder_add(w, &e[i]);
+	sb_builder_finish(w);
+	whole = emitted(w);
+	for (size_t i = 0, r = 0; i < n; i++) {
+		sb_builder_add(b, &e[i]);
+		if (r < ROUNDS && i + 1 == round_end[r]) {
+			CHECK(sb_builder_cut(b, e[i].ts, &c) == 0, "cut");
+			sb_builder_get_stats(c, &st);
+			/* the round's children ended and were joined */
+			each &= st.instances == 1 && st.threads_evicted == 2;
+			evicted += st.threads_evicted;
+			p = emitted(c);
+			sb_merge_add(m, p, "cut", err, sizeof(err));
+			sb_profile_free(p);
+			sb_builder_free(c);
+			r++;
+		}
+	}
+	sb_builder_finish(b);
+	p = emitted(b);
+	sb_merge_add(m, p, "last", err, sizeof(err));
+	merged = sb_merge_finish(m);
+	CHECK(each, "each round's cut: its join instance, its two ended children evicted");
+	CHECK(evicted == 2 * ROUNDS, "every child evicted once: %llu",
+	      (unsigned long long)evicted);
+	if (merged)
+		same(whole, merged, "churn cut every round");
+	sb_profile_free(p);
+	sb_profile_free(merged);
+	sb_profile_free(whole);
+	sb_merge_free(m);
+	sb_builder_free(b);
+	sb_builder_free(w);
+}
+
 int main(void)
 {
 	struct sb_event e[256];
@@ -192,5 +257,6 @@ int main(void)
 	CHECK(sb_builder_cut(b, 0, &c) == -1 && c == NULL, "refused with a log");
 	sb_builder_free(b);
 	sb_profile_free(whole);
+	test_churn_evicted();
 	return CHECK_DONE("test_cut");
 }
