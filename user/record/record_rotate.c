@@ -242,7 +242,7 @@ void sb_rec_rotate_adjust(struct sb_rec *r, struct sb_profile *p)
 {
 	struct sb_rotation *rot = r->rot;
 	uint64_t from = rot->from_ns ? rot->from_ns : r->start_ns;
-	uint64_t to = rot->next_ns && rot->next_ns <= r->end_ns ? rot->next_ns : r->end_ns;
+	uint64_t to = r->end_ns;   /* the boundary (sb_rec_rotate_tick), or the end */
 	int64_t real = r->start_realtime + (int64_t)((from - r->start_ns) / 1000000000ull);
 
 	rot->from_ns = from;
