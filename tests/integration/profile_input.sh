@@ -20,7 +20,18 @@ profile_input_group() {
 	ln -s /dev/zero "$TMP/pi-zero.sbp"
 	profile_input_refused /dev/zero /dev/zero "character device"
 	profile_input_refused "a FIFO" "$TMP/pi.fifo" "FIFO"
-	profile_input_refused "a directory" "$TMP" "directory"
+	# A directory is a set of profiles to merge (issue 17): one whose
+	# *.sbp are a FIFO and a link to a device is refused at once, each
+	# named, nothing blocks.
+	mkdir -p "$TMP/pi-dir"
+	mkfifo "$TMP/pi-dir/a.sbp"
+	ln -s /dev/zero "$TMP/pi-dir/b.sbp"
+	timeout 10 "$SB" report -i "$TMP/pi-dir" >"$TMP/pi.out" 2>"$TMP/pi.err"
+	local drc=$?
+	check "report -i a directory of a FIFO and a device: refused at once, each named (rc=$drc)" bash -c \
+		"[ $drc -eq 1 ] && grep -q 'a.sbp: it is a FIFO' '$TMP/pi.err' &&
+		 grep -q 'b.sbp: it is a character device' '$TMP/pi.err' &&
+		 grep -q 'none of its 2 profiles could be read' '$TMP/pi.err'"
 	profile_input_refused "a link to /dev/zero" "$TMP/pi-zero.sbp" "character device"
 
 	# fuzz_profile's first find (tests/fuzz/regress/): a section whose busy
