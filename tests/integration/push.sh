@@ -41,6 +41,18 @@ stub_down() {
 	wait "$STUB_PID" 2>/dev/null
 }
 
+# sent_waits DESC PPROF JSON: the pprof a store received decodes, and its
+# wait per primitive is the profile's (its JSON report)
+sent_waits() {
+	if "$PS_PY" "$TOP/tests/tools/pprof_totals.py" "$d/pb" "$2" >"$2.pt" 2>"$d/pt.err"; then
+		exq "$1: the pprof sent has the profile's wait per primitive" "$2.pt" "$3" \
+			'.problems == [] and ([.by_label.wait.primitive | to_entries[] | [.key, .value]] | sort) == ([$r[0].waits[] | [.primitive, .wait_ns]] | sort)'
+	else
+		bad "$1: the pprof sent decodes"
+		cat "$d/pt.err"
+	fi
+}
+
 push_group() {
 	local d=$TMP/push port rc t0 t1 wl
 	wl=$(wl gcc barrier_ratio)
@@ -64,13 +76,7 @@ push_group() {
 		pid=$(jq -r .meta.pid "$d/pyro.json" 2>/dev/null)
 		jqcheck "push pyroscope: /ingest, name barrier_ratio{host,comm,pid $pid}, from <= until, format pprof" "$d/pyro/0.json" \
 			".path == \"/ingest\" and (.query.name | test(\"^barrier_ratio[{]host=[^,]+,comm=barrier_ratio,pid=$pid[}]\$\")) and (.query.from | tonumber) <= (.query.until | tonumber) and .query.format == \"pprof\""
-		if "$PS_PY" "$TOP/tests/tools/pprof_totals.py" "$d/pb" "$d/pyro/0.pb.gz" >"$d/pyro.pt" 2>"$d/pt.err"; then
-			exq "push pyroscope: the pprof sent has the profile's wait per primitive" "$d/pyro.pt" "$d/pyro.json" \
-				'.problems == [] and ([.by_label.wait.primitive | to_entries[] | [.key, .value]] | sort) == ([$r[0].waits[] | [.primitive, .wait_ns]] | sort)'
-		else
-			bad "push pyroscope: the pprof sent decodes"
-			cat "$d/pt.err"
-		fi
+		sent_waits "push pyroscope" "$d/pyro/0.pb.gz" "$d/pyro.json"
 		check "push pyroscope: said on stderr" grep -q "pushed 1 profile to http://127.0.0.1:$port (1 attempt)" "$d/pyro.err"
 	else
 		bad "push: the stand-in store did not start"
@@ -87,12 +93,7 @@ push_group() {
 		"$SB" report -i "$d/parca.sbp" --format json >"$d/parca.json" 2>/dev/null
 		jqcheck "push parca: /profiles/writeraw, labels __name__=mysvc, comm, host, pid (rc=$rc)" "$d/parca/0.json" \
 			'.ok and .path == "/profiles/writeraw" and .labels.__name__ == "mysvc" and .labels.comm == "barrier_ratio" and (.labels.host | length) > 0 and (.labels.pid | test("^[0-9]+$"))'
-		if "$PS_PY" "$TOP/tests/tools/pprof_totals.py" "$d/pb" "$d/parca/0.pb.gz" >"$d/parca.pt" 2>"$d/pt.err"; then
-			exq "push parca: the pprof sent has the profile's wait per primitive" "$d/parca.pt" "$d/parca.json" \
-				'.problems == [] and ([.by_label.wait.primitive | to_entries[] | [.key, .value]] | sort) == ([$r[0].waits[] | [.primitive, .wait_ns]] | sort)'
-		else
-			bad "push parca: the pprof sent decodes"
-		fi
+		sent_waits "push parca" "$d/parca/0.pb.gz" "$d/parca.json"
 	fi
 
 	# a store that is busy twice: retried with backoff

@@ -346,9 +346,8 @@ int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now)
 	struct sb_rotation *rot = r->rot;
 	struct sb_builder **cuts, *keep = NULL;
 	struct sb_proc *best = NULL;
-	uint64_t best_n = 0, wm = now - 200000000ull;
+	uint64_t best_n = 0;
 	char path[4200];
-	int ret = 0;
 
 	if (!rot)
 		return 0;
@@ -360,13 +359,13 @@ int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now)
 		return 0;
 	if (!(cuts = calloc(r->fw.nprocs + 1, sizeof(*cuts))))
 		return sb_rec_fail(r, "out of memory");
-	wm = rot->next_ns;
 	/* every image's finished part; the one that did the most is written,
 	 * as at the end (the others are listed there) */
 	for (size_t i = 0; i < r->fw.nprocs; i++) {
 		struct sb_builder_stats st;
 
-		if (sb_builder_cut(r->fw.procs[i]->builder, wm, &cuts[i]))
+		/* what came by the boundary is processed first */
+		if (sb_builder_cut(r->fw.procs[i]->builder, rot->next_ns, &cuts[i]))
 			continue;
 		sb_builder_get_stats(cuts[i], &st);
 		if (!best || st.instances > best_n) {
@@ -400,7 +399,7 @@ int sb_rec_rotate_tick(struct sb_rec *r, uint64_t now)
 	free(cuts);
 	rot->from_ns = rot->next_ns;
 	rot->next_ns += (uint64_t)(r->rotate_s * 1e9);
-	return ret;
+	return 0;
 }
 
 void sb_rec_rotate_free(struct sb_rec *r)
